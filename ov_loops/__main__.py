@@ -1,0 +1,3 @@
+from ov_loops.cli import main
+
+raise SystemExit(main())

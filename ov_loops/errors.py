@@ -1,0 +1,56 @@
+"""One exception hierarchy for every user-facing failure.
+
+Each error carries the process exit code the CLI uses and renders as one line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class OvLoopsError(Exception):
+    """Base of every error ov-loops raises on purpose."""
+
+    exit_code = 1
+
+    def __str__(self) -> str:
+        # One line, whatever the underlying library put in the message.
+        return " ".join(super().__str__().split())
+
+
+class InputError(OvLoopsError):
+    """The input cannot be read: missing file, not ONNX, truncated, invalid graph, bad usage."""
+
+    exit_code = 2
+
+
+class ConversionError(OvLoopsError):
+    """The model was read but cannot be converted."""
+
+    exit_code = 1
+
+
+@dataclass(frozen=True)
+class UnsupportedItem:
+    """One thing in the model that cannot be converted, with where it is."""
+
+    op: str
+    domain: str
+    opset: int | None
+    path: str
+    reason: str = "no OpenVINO conversion rule"
+
+    def describe(self) -> str:
+        domain = self.domain or "ai.onnx"
+        opset = f"-{self.opset}" if self.opset is not None else ""
+        return f"{domain}.{self.op}{opset} at {self.path} ({self.reason})"
+
+
+class UnsupportedError(ConversionError):
+    """Every unsupported op or construct of a model, reported together."""
+
+    def __init__(self, items: list[UnsupportedItem]) -> None:
+        self.items = sorted(set(items), key=lambda item: (item.path, item.op))
+        listed = "; ".join(item.describe() for item in self.items)
+        noun = "construct" if len(self.items) == 1 else "constructs"
+        super().__init__(f"cannot convert {len(self.items)} unsupported {noun}: {listed}")

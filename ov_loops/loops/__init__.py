@@ -1,0 +1,1 @@
+"""Loops: the backend-neutral LoopSpec and the translators to and from it."""

@@ -1,0 +1,133 @@
+"""Guards for OpenVINO runtime pitfalls around a Loop's trip count and initial condition.
+
+See ../shared/notes/openvino-loop5.md: the CPU plugin truncates i64 trip counts to i32, crashes or
+returns wrong shapes when a Loop provably runs zero times, and returns a stale concatenated output
+when a run with zero iterations follows a run with some.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import openvino as ov
+import openvino.opset15 as ops
+
+from ov_loops.loops.spec import TRIP_COUNT_CONSTANT, TRIP_COUNT_INPUT, TRIP_COUNT_UNBOUNDED
+
+INT32_MAX = 2**31 - 1
+
+
+def constant_value(value: ov.Output) -> np.ndarray | None:
+    """The value of `value` when it comes straight from a Constant, else None."""
+    node = value.get_node()
+    if node.get_type_name() == "Constant":
+        return np.asarray(node.get_data())
+    return None
+
+
+def _scalar(value: ov.Output, element_type: ov.Type) -> ov.Output:
+    if value.get_element_type() != element_type:
+        value = ops.convert(value, element_type).output(0)
+    shape = value.get_partial_shape()
+    if shape.rank.is_static and shape.rank.get_length() == 0:
+        return value
+    return ops.reshape(value, ops.constant(np.array([], np.int64)), False).output(0)
+
+
+@dataclass(frozen=True)
+class TripCount:
+    """What the Loop receives as trip count, where it came from, and whether it may be zero."""
+
+    value: ov.Output
+    source: str
+    constant: int | None
+    runtime: bool
+
+    @property
+    def proven_zero(self) -> bool:
+        return self.constant == 0
+
+
+def trip_count(value: ov.Output | None) -> TripCount:
+    """Map an ONNX `M` to a Loop-5 trip count.
+
+    Absent or >= 2**31-1 -> -1 (unbounded: the CPU plugin would truncate it to i32);
+    negative -> 0 (onnxruntime runs no iteration). Constants are mapped here, runtime values
+    by a Select in the graph.
+    """
+    if value is None:
+        return TripCount(ops.constant(np.int64(-1)).output(0), TRIP_COUNT_UNBOUNDED, None, False)
+    known = constant_value(value)
+    if known is not None and known.size == 1:
+        count = int(known.reshape(-1)[0])
+        if count >= INT32_MAX:
+            return TripCount(
+                ops.constant(np.int64(-1)).output(0), TRIP_COUNT_UNBOUNDED, None, False
+            )
+        count = max(count, 0)
+        return TripCount(ops.constant(np.int64(count)).output(0), TRIP_COUNT_CONSTANT, count, False)
+    count = _scalar(value, ov.Type.i64)
+    # Decide in f32: the CPU plugin compares i64 values as truncated i32 (2**32+3 -> 3), but a
+    # Convert reads the full i64. f32(2**31-1) rounds up to 2**31, so ">= 2**31" covers it.
+    as_float = ops.convert(count, ov.Type.f32)
+    too_big = ops.greater_equal(as_float, ops.constant(np.float32(2.0**31)))
+    not_positive = ops.less_equal(as_float, ops.constant(np.float32(0.0)))
+    clamped = ops.select(not_positive, ops.constant(np.int64(0)), count)
+    guarded = ops.select(too_big, ops.constant(np.int64(-1)), clamped).output(0)
+    return TripCount(guarded, TRIP_COUNT_INPUT, None, True)
+
+
+@dataclass(frozen=True)
+class InitialCondition:
+    """What the Loop receives as initial execution condition."""
+
+    value: ov.Output
+    constant: bool | None
+    runtime: bool
+
+
+def initial_condition(value: ov.Output | None) -> InitialCondition:
+    """An omitted ONNX `cond` starts true; constants are recognised so a false one can be folded."""
+    if value is None:
+        return InitialCondition(ops.constant(True).output(0), True, False)
+    known = constant_value(value)
+    if known is not None and known.size == 1:
+        flag = bool(known.reshape(-1)[0])
+        return InitialCondition(ops.constant(flag).output(0), flag, False)
+    return InitialCondition(_scalar(value, ov.Type.boolean), None, True)
+
+
+def guard_zero_iterations(
+    outputs: list[ov.Output], trip: TripCount, condition: InitialCondition
+) -> list[ov.Output]:
+    """Cut concatenated outputs to length 0 when a runtime trip count or condition stops the loop.
+
+    Without this, a zero-iteration run after a run with iterations returns the earlier run's data.
+    The stop is the output's own length, not a large constant: the CPU plugin turned a stop of
+    2**31-1 into -2**31.
+    """
+    checks = []
+    if trip.runtime:
+        checks.append(ops.equal(trip.value, ops.constant(np.int64(0))))
+    if condition.runtime:
+        checks.append(ops.logical_not(condition.value))
+    if not checks or not outputs:
+        return outputs
+    runs_zero = checks[0] if len(checks) == 1 else ops.logical_or(checks[0], checks[1])
+    zero = ops.constant(np.array([0], np.int64))
+    step = ops.constant(np.array([1], np.int64))
+    guarded = []
+    for output in outputs:
+        length = ops.gather(ops.shape_of(output, ov.Type.i64), zero, zero)
+        stop = ops.select(runs_zero, zero, length)
+        guarded.append(ops.slice(output, zero, stop, step, zero).output(0))
+    return guarded
+
+
+def empty_stack(per_iteration: ov.Output) -> ov.Output:
+    """The stacked output of zero iterations: shape [0, *per-iteration shape], unknown dims 0."""
+    shape = per_iteration.get_partial_shape()
+    dims = [] if shape.rank.is_dynamic else [d.get_length() if d.is_static else 0 for d in shape]
+    dtype = per_iteration.get_element_type().to_dtype()
+    return ops.constant(np.zeros([0, *dims], dtype=dtype)).output(0)

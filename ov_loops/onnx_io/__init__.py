@@ -1,0 +1,1 @@
+"""Reading ONNX: loading, opsets, scope analysis and the normalisation passes."""

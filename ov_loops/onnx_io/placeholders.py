@@ -1,0 +1,66 @@
+"""Normalisation pass: replace each Loop node by a placeholder the converter expands.
+
+The placeholder lives in the custom domain `ov_loops`, keeps the op type, carries an integer
+`key` naming the original node, and takes as extra inputs the values the body captures from
+enclosing scopes. Omitted (empty) inputs are dropped; the converter knows which were present.
+Subgraphs of other nodes (If branches, Scan bodies) are rewritten in place, recursively; Loop
+bodies are rewritten later, when the converter expands their placeholder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import onnx
+
+from ov_loops.onnx_io.scopes import node_label, subgraphs
+
+PLACEHOLDER_DOMAIN = "ov_loops"
+LOOP_OPS = frozenset({"Loop"})
+
+# register(node, path) -> (key, inputs of the placeholder)
+Register = Callable[[onnx.NodeProto, str], tuple[int, list[str]]]
+
+
+def is_standard_loop(node: onnx.NodeProto) -> bool:
+    return node.op_type in LOOP_OPS and node.domain in ("", "ai.onnx")
+
+
+def replace_loops(graph: onnx.GraphProto, path: str, register: Register) -> onnx.GraphProto:
+    """Return a copy of `graph` with every Loop (outside Loop bodies) replaced by a placeholder."""
+    result = onnx.GraphProto()
+    result.CopyFrom(graph)
+    del result.node[:]
+    for index, node in enumerate(graph.node):
+        node_path = f"{path}/{node_label(node, index)}"
+        if is_standard_loop(node):
+            key, inputs = register(node, node_path)
+            placeholder = onnx.helper.make_node(
+                node.op_type,
+                inputs,
+                list(node.output),
+                name=node.name or node_label(node, index),
+                domain=PLACEHOLDER_DOMAIN,
+                key=key,
+            )
+            result.node.append(placeholder)
+            continue
+        rewritten = result.node.add()
+        rewritten.CopyFrom(node)
+        for attr in rewritten.attribute:
+            if attr.type == onnx.AttributeProto.GRAPH:
+                attr.g.CopyFrom(replace_loops(attr.g, f"{node_path}/{attr.name}", register))
+            elif attr.type == onnx.AttributeProto.GRAPHS:
+                for sub_index, sub in enumerate(attr.graphs):
+                    sub.CopyFrom(
+                        replace_loops(sub, f"{node_path}/{attr.name}_{sub_index}", register)
+                    )
+    return result
+
+
+def contains_loop(graph: onnx.GraphProto) -> bool:
+    """Whether `graph` or any graph nested in it holds a Loop."""
+    return any(
+        is_standard_loop(node) or any(contains_loop(sub) for _, sub in subgraphs(node))
+        for node in graph.node
+    )

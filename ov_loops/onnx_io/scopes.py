@@ -1,0 +1,53 @@
+"""Outer-scope analysis: which names a graph reads from its enclosing scopes.
+
+ONNX subgraphs (Loop and Scan bodies, If branches) may read any value visible in an
+enclosing graph by name. The translator turns these captures into explicit inputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import onnx
+
+
+def subgraphs(node: onnx.NodeProto) -> Iterator[tuple[str, onnx.GraphProto]]:
+    """Yield (attribute name, graph) for every subgraph attribute of `node`."""
+    for attr in node.attribute:
+        if attr.type == onnx.AttributeProto.GRAPH:
+            yield attr.name, attr.g
+        elif attr.type == onnx.AttributeProto.GRAPHS:
+            for index, graph in enumerate(attr.graphs):
+                yield f"{attr.name}_{index}", graph
+
+
+def defined_names(graph: onnx.GraphProto) -> set[str]:
+    """Names a graph defines itself: inputs, initializers and node outputs."""
+    names = {value.name for value in graph.input}
+    names.update(init.name for init in graph.initializer)
+    names.update(init.values.name for init in graph.sparse_initializer)
+    for node in graph.node:
+        names.update(name for name in node.output if name)
+    return names
+
+
+def read_names(graph: onnx.GraphProto) -> list[str]:
+    """Names `graph` reads: node inputs, its nested graphs' captures and its outputs, in order."""
+    read: dict[str, None] = {}
+    for node in graph.node:
+        read.update((name, None) for name in node.input if name)
+        for _, body in subgraphs(node):
+            read.update((name, None) for name in captured_names(body))
+    read.update((value.name, None) for value in graph.output)
+    return list(read)
+
+
+def captured_names(graph: onnx.GraphProto) -> list[str]:
+    """Names `graph` (or any graph nested in it) reads but does not define, in first-use order."""
+    defined = defined_names(graph)
+    return [name for name in read_names(graph) if name not in defined]
+
+
+def node_label(node: onnx.NodeProto, index: int) -> str:
+    """How a node is named in paths: its name, or `OpType_index` when it has none."""
+    return node.name or f"{node.op_type}_{index}"
