@@ -22,7 +22,9 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     convert = commands.add_parser("convert", help="convert an ONNX model to OpenVINO IR")
     convert.add_argument("model", help="the ONNX model (.onnx)")
-    convert.add_argument("-o", "--output", required=True, help="the IR to write (.xml; .bin beside)")
+    convert.add_argument(
+        "-o", "--output", required=True, help="the IR to write (.xml; .bin beside)"
+    )
     convert.add_argument(
         "--compress-to-fp16", action="store_true", help="store f32 weights as f16 in the .bin"
     )

@@ -189,8 +189,11 @@ class Converter:
         scan_results = results[1 + loop.carried_count :]
         if trip.proven_zero or start.constant is False:
             reason = "trip count 0" if trip.proven_zero else "initial condition false"
-            self._reports[-1].append(ConvertedLoop(loop.path, "Loop", None, f"runs zero times: {reason}"))
-            folded = list(carried) + [guards.empty_stack(r.input_value(0)) for r in scan_results]
+            self._reports[-1].append(
+                ConvertedLoop(loop.path, "Loop", None, f"runs zero times: {reason}")
+            )
+            folded = [guards.passthrough(value) for value in carried]
+            folded += [guards.empty_stack(r.input_value(0)) for r in scan_results]
             return folded[:outputs_wanted]
 
         parameter_index = {
@@ -213,7 +216,9 @@ class Converter:
             external[2 + loop.carried_count] = start.value
         for entry, value in zip(spec.invariant_inputs, captures):
             external[entry.external_port] = value
-        outputs = build_loop(spec, body, trip.value, start.value, external, loop.node.name or loop.path)
+        outputs = build_loop(
+            spec, body, trip.value, start.value, external, loop.node.name or loop.path
+        )
         guarded = guards.guard_zero_iterations(outputs[loop.carried_count :], trip, start)
         self._reports[-1].append(ConvertedLoop(loop.path, "Loop", spec))
         self._reports[-1].extend(nested)

@@ -131,3 +131,8 @@ def empty_stack(per_iteration: ov.Output) -> ov.Output:
     dims = [] if shape.rank.is_dynamic else [d.get_length() if d.is_static else 0 for d in shape]
     dtype = per_iteration.get_element_type().to_dtype()
     return ops.constant(np.zeros([0, *dims], dtype=dtype)).output(0)
+
+
+def passthrough(value: ov.Output) -> ov.Output:
+    """`value` behind a node of its own: the frontend renames a returned input's tensor otherwise."""
+    return ops.convert(value, value.get_element_type()).output(0)

@@ -54,9 +54,7 @@ def _parse(data: bytes, what: str) -> onnx.ModelProto:
 
 
 def _has_external_data(model: onnx.ModelProto) -> bool:
-    return any(
-        t.data_location == onnx.TensorProto.EXTERNAL for t in model.graph.initializer
-    )
+    return any(t.data_location == onnx.TensorProto.EXTERNAL for t in model.graph.initializer)
 
 
 def _check(model: onnx.ModelProto, what: str) -> None:

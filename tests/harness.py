@@ -1,0 +1,91 @@
+"""Run converted models on the CPU in f32 and compare them with onnxruntime."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import openvino as ov
+from lxml import etree
+
+import ov_loops
+
+F32 = {"INFERENCE_PRECISION_HINT": "f32"}
+_core = ov.Core()
+
+
+def compile_f32(model: ov.Model) -> ov.CompiledModel:
+    """Compile on CPU with f32 inference precision (this CPU defaults to bf16)."""
+    return _core.compile_model(model, "CPU", F32)
+
+
+def check_ir(xml: Path) -> etree._ElementTree:
+    """The IR has no TensorIterator, only Loop-5 loops, no negative axes, and OpenVINO reads it."""
+    tree = etree.parse(str(xml), etree.XMLParser(resolve_entities=False, no_network=True))
+    layers = tree.iter("layer")
+    for layer in layers:
+        assert layer.get("type") != "TensorIterator", f"TensorIterator layer {layer.get('name')}"
+        if layer.get("type") == "Loop":
+            assert layer.get("version") == "opset5", layer.get("version")
+    for entry in tree.iter("input", "output"):
+        if entry.getparent() is not None and entry.getparent().tag == "port_map":
+            assert int(entry.get("axis", "0")) >= 0, etree.tostring(entry)
+    _core.read_model(str(xml))
+    return tree
+
+
+def save_and_reload(model: ov.Model, directory: Path) -> tuple[ov.Model, etree._ElementTree]:
+    xml = directory / "model.xml"
+    ov_loops.save(model, xml)
+    tree = check_ir(xml)
+    return _core.read_model(str(xml)), tree
+
+
+def assert_close(expected: np.ndarray, got: np.ndarray, what: str, rtol: float, atol: float):
+    expected, got = np.asarray(expected), np.asarray(got)
+    if expected.size == 0 and expected.shape == (0,) and got.size == 0 and got.shape[:1] == (0,):
+        # onnxruntime returns shape (0,) for a zero-iteration scan output whose shape the body
+        # does not declare; ov-loops returns [0, *per-iteration shape].
+        return
+    assert got.shape == expected.shape, f"{what}: shape {got.shape} != {expected.shape}"
+    assert got.dtype == expected.dtype, f"{what}: dtype {got.dtype} != {expected.dtype}"
+    if expected.dtype == np.bool_ or np.issubdtype(expected.dtype, np.integer):
+        np.testing.assert_array_equal(got, expected, err_msg=what)
+    else:
+        np.testing.assert_allclose(got, expected, rtol=rtol, atol=atol, err_msg=what)
+
+
+def assert_matches_onnxruntime(
+    model: onnx.ModelProto,
+    feeds_list: list[dict[str, np.ndarray]],
+    directory: Path,
+    rtol: float = 1e-5,
+    atol: float = 1e-6,
+) -> ov_loops.Conversion:
+    """Convert, save, reload, compile (CPU, f32) and run every feed in order against onnxruntime.
+
+    The feeds run on one compiled model, so a zero-iteration run after a run with iterations
+    exercises the stale-output pitfall.
+    """
+    conversion = ov_loops.translate(model)
+    reloaded, _ = save_and_reload(conversion.model, directory)
+    compiled = compile_f32(reloaded)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    names = [output.name for output in session.get_outputs()]
+    for run, feeds in enumerate(feeds_list):
+        expected = session.run(None, feeds)
+        got = compiled(feeds)
+        for index, name in enumerate(names):
+            assert_close(
+                expected[index], got[index], f"run {run} {feeds_summary(feeds)}: {name}", rtol, atol
+            )
+    return conversion
+
+
+def feeds_summary(feeds: dict[str, np.ndarray]) -> str:
+    return ", ".join(
+        f"{k}={v.tolist() if np.asarray(v).size <= 2 else np.asarray(v).shape}"
+        for k, v in feeds.items()
+    )

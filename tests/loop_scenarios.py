@@ -1,0 +1,572 @@
+"""ONNX Loop scenario models, each named for what it exercises.
+
+Every builder returns (model, feeds): feeds run in order on one compiled model, with a
+zero-iteration run placed after runs with iterations.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tests.onnx_builders import T, const, graph, loop_body, model, node, typed, untyped
+
+I64_MAX = 2**63 - 1
+
+
+def _accumulate(trip: str, condition: str):
+    """y += x each iteration (x captured from main), stop when sum(y) >= limit; scan out y."""
+    body = loop_body(
+        [
+            node("Add", ["y_in", "x"], ["y_out"]),
+            node("ReduceSum", ["y_out"], ["total"], keepdims=0),
+            node("Less", ["total", "limit"], ["keep_going"]),
+            node("Identity", ["y_out"], ["y_scan"]),
+        ],
+        [typed("y_in", T.FLOAT, [2])],
+        [
+            typed("keep_going", T.BOOL, []),
+            typed("y_out", T.FLOAT, [2]),
+            typed("y_scan", T.FLOAT, [2]),
+        ],
+    )
+    inputs = [typed("x", T.FLOAT, [2]), typed("y0", T.FLOAT, [2]), typed("limit", T.FLOAT, [])]
+    if trip:
+        inputs.append(typed("M", T.INT64, []))
+    if condition:
+        inputs.append(typed("c0", T.BOOL, []))
+    main = graph(
+        [node("Loop", [trip, condition, "y0"], ["y_final", "y_all"], body=body)],
+        inputs,
+        [typed("y_final", T.FLOAT, [2]), typed("y_all", T.FLOAT, [None, 2])],
+    )
+    runs = []
+    for m, c, limit in [
+        (3, True, 1e9),
+        (6, True, 10.0),
+        (0, True, 1e9),
+        (4, False, 1e9),
+        (2, True, 1e9),
+        (50, True, 25.0),
+    ]:
+        feeds = {
+            "x": np.array([1.0, 2.0], np.float32),
+            "y0": np.array([0.5, -0.5], np.float32),
+            "limit": np.array(limit, np.float32),
+        }
+        if trip:
+            feeds["M"] = np.array(m, np.int64)
+        if condition:
+            feeds["c0"] = np.array(c)
+        if not trip and not condition or (not trip and c):
+            feeds["limit"] = np.array(min(limit, 40.0), np.float32)  # keep unbounded loops finite
+        runs.append(feeds)
+    return model(main), runs
+
+
+def loop_trip_count_and_condition():
+    return _accumulate("M", "c0")
+
+
+def loop_trip_count_only_body_condition_honoured():
+    return _accumulate("M", "")
+
+
+def loop_no_trip_count_while():
+    return _accumulate("", "c0")
+
+
+def loop_no_trip_count_no_condition():
+    return _accumulate("", "")
+
+
+def loop_iteration_number_and_condition_as_data():
+    """current_iteration feeds arithmetic; the incoming condition is used as data (Cast)."""
+    body = loop_body(
+        [
+            node("Cast", ["i"], ["fi"], to=T.FLOAT),
+            node("Cast", ["cond_in"], ["fc"], to=T.FLOAT),
+            node("Mul", ["fi", "fc"], ["step"]),
+            node("Add", ["acc_in", "step"], ["acc_out"]),
+            node("Less", ["fi", "stop_at"], ["keep_going"]),
+            node("Identity", ["i"], ["i_scan"]),
+        ],
+        [typed("acc_in", T.FLOAT, [])],
+        [
+            typed("keep_going", T.BOOL, []),
+            typed("acc_out", T.FLOAT, []),
+            typed("i_scan", T.INT64, []),
+        ],
+    )
+    main = graph(
+        [node("Loop", ["M", "c0", "acc0"], ["acc", "iters"], body=body)],
+        [
+            typed("M", T.INT64, []),
+            typed("c0", T.BOOL, []),
+            typed("acc0", T.FLOAT, []),
+            typed("stop_at", T.FLOAT, []),
+        ],
+        [typed("acc", T.FLOAT, []), typed("iters", T.INT64, [None])],
+    )
+    runs = [
+        {
+            "M": np.array(m, np.int64),
+            "c0": np.array(c),
+            "acc0": np.array(1.5, np.float32),
+            "stop_at": np.array(s, np.float32),
+        }
+        for m, c, s in [(5, True, 100), (10, True, 3), (0, True, 100), (4, False, 100)]
+    ]
+    return model(main), runs
+
+
+def loop_carried_shape_grows():
+    """A loop-carried vector grows by one element per iteration; a matrix doubles its rows."""
+    body = loop_body(
+        [
+            node("Cast", ["i"], ["fi"], to=T.FLOAT),
+            node("Unsqueeze", ["fi", "axis0"], ["fi1"]),
+            node("Concat", ["v_in", "fi1"], ["v_out"], axis=0),
+            node("Concat", ["m_in", "m_in"], ["m_out"], axis=0),
+            node("Identity", ["cond_in"], ["keep_going"]),
+        ],
+        [typed("v_in", T.FLOAT, [None]), typed("m_in", T.FLOAT, [None, 2])],
+        [
+            typed("keep_going", T.BOOL, []),
+            typed("v_out", T.FLOAT, [None]),
+            typed("m_out", T.FLOAT, [None, 2]),
+        ],
+        initializers=[const("axis0", [0], np.int64)],
+    )
+    main = graph(
+        [node("Loop", ["M", "", "v0", "m0"], ["v", "m"], body=body)],
+        [typed("M", T.INT64, []), typed("v0", T.FLOAT, [2]), typed("m0", T.FLOAT, [1, 2])],
+        [typed("v", T.FLOAT, [None]), typed("m", T.FLOAT, [None, 2])],
+    )
+    runs = [
+        {
+            "M": np.array(m, np.int64),
+            "v0": np.array([7.0, 8.0], np.float32),
+            "m0": np.array([[1.0, 2.0]], np.float32),
+        }
+        for m in (3, 0, 5)
+    ]
+    return model(main), runs
+
+
+def loop_scan_outputs_scalar_and_matrix():
+    """K = 2 scan outputs: a scalar and a 2x3 matrix per iteration, stacked on a new axis 0."""
+    body = loop_body(
+        [
+            node("Cast", ["i"], ["fi"], to=T.FLOAT),
+            node("Mul", ["w", "fi"], ["mat"]),
+            node("Add", ["s_in", "fi"], ["s_out"]),
+            node("Identity", ["cond_in"], ["keep_going"]),
+        ],
+        [typed("s_in", T.FLOAT, [])],
+        [
+            typed("keep_going", T.BOOL, []),
+            typed("s_out", T.FLOAT, []),
+            typed("fi", T.FLOAT, []),
+            typed("mat", T.FLOAT, [2, 3]),
+        ],
+    )
+    main = graph(
+        [node("Loop", ["M", "", "s0"], ["s", "scalars", "mats"], body=body)],
+        [typed("M", T.INT64, []), typed("s0", T.FLOAT, []), typed("w", T.FLOAT, [2, 3])],
+        [
+            typed("s", T.FLOAT, []),
+            typed("scalars", T.FLOAT, [None]),
+            typed("mats", T.FLOAT, [None, 2, 3]),
+        ],
+    )
+    w = np.arange(6, dtype=np.float32).reshape(2, 3)
+    runs = [
+        {"M": np.array(m, np.int64), "s0": np.array(0.25, np.float32), "w": w} for m in (4, 0, 1)
+    ]
+    return model(main), runs
+
+
+def loop_no_scan_outputs():
+    """K = 0: only loop-carried values."""
+    body = loop_body(
+        [node("Mul", ["p_in", "two"], ["p_out"]), node("Identity", ["cond_in"], ["keep_going"])],
+        [typed("p_in", T.INT32, [])],
+        [typed("keep_going", T.BOOL, []), typed("p_out", T.INT32, [])],
+        initializers=[const("two", 2, np.int32)],
+    )
+    main = graph(
+        [node("Loop", ["M", "", "p0"], ["p"], body=body)],
+        [typed("M", T.INT64, []), typed("p0", T.INT32, [])],
+        [typed("p", T.INT32, [])],
+    )
+    runs = [{"M": np.array(m, np.int64), "p0": np.array(3, np.int32)} for m in (10, 0, 1)]
+    return model(main), runs
+
+
+def loop_captures_main_graph_and_initializer():
+    """The body reads a main-graph input and a main-graph initializer by name."""
+    body = loop_body(
+        [
+            node("MatMul", ["h_in", "W"], ["hw"]),
+            node("Add", ["hw", "bias"], ["pre"]),
+            node("Tanh", ["pre"], ["h_out"]),
+            node("Identity", ["cond_in"], ["keep_going"]),
+        ],
+        [typed("h_in", T.FLOAT, [1, 4])],
+        [
+            typed("keep_going", T.BOOL, []),
+            typed("h_out", T.FLOAT, [1, 4]),
+            typed("h_out", T.FLOAT, [1, 4]),
+        ],
+    )
+    rng = np.random.default_rng(0)
+    main = graph(
+        [node("Loop", ["M", "", "h0"], ["h", "hs"], body=body)],
+        [typed("M", T.INT64, []), typed("h0", T.FLOAT, [1, 4]), typed("W", T.FLOAT, [4, 4])],
+        [typed("h", T.FLOAT, [1, 4]), typed("hs", T.FLOAT, [None, 1, 4])],
+        initializers=[const("bias", rng.standard_normal((1, 4)))],
+    )
+    runs = [
+        {
+            "M": np.array(m, np.int64),
+            "h0": rng.standard_normal((1, 4)).astype(np.float32),
+            "W": rng.standard_normal((4, 4)).astype(np.float32) * 0.5,
+        }
+        for m in (6, 0, 3)
+    ]
+    return model(main), runs
+
+
+def loop_nested_three_deep_with_captures():
+    """Loop in Loop in Loop; inner bodies read the main graph and the enclosing bodies' values."""
+    inner = loop_body(
+        [
+            node("Cast", ["k"], ["fk"], to=T.FLOAT),
+            node("Mul", ["fk", "scale"], ["a"]),
+            node("Add", ["a", "fj"], ["b"]),
+            node("Add", ["b", "outer_acc"], ["c"]),
+            node("Add", ["z_in", "c"], ["z_out"]),
+            node("Identity", ["cond_k"], ["keep_k"]),
+        ],
+        [typed("z_in", T.FLOAT, [])],
+        [typed("keep_k", T.BOOL, []), typed("z_out", T.FLOAT, []), typed("c", T.FLOAT, [])],
+        iteration="k",
+        condition="cond_k",
+    )
+    middle = loop_body(
+        [
+            node("Cast", ["j"], ["fj"], to=T.FLOAT),
+            node("Loop", ["inner_trips", "", "y_in"], ["y_out", "cs"], body=inner),
+            node("ReduceSum", ["cs"], ["cs_sum"], keepdims=0),
+            node("Identity", ["cond_j"], ["keep_j"]),
+        ],
+        [typed("y_in", T.FLOAT, [])],
+        [typed("keep_j", T.BOOL, []), typed("y_out", T.FLOAT, []), typed("cs_sum", T.FLOAT, [])],
+        iteration="j",
+        condition="cond_j",
+    )
+    outer = loop_body(
+        [
+            node("Loop", ["middle_trips", "", "outer_acc"], ["mid_acc", "sums"], body=middle),
+            node("ReduceSum", ["sums"], ["s"], keepdims=0),
+            node("Add", ["mid_acc", "s"], ["acc_out"]),
+            node("Identity", ["cond_in"], ["keep_going"]),
+        ],
+        [typed("outer_acc", T.FLOAT, [])],
+        [
+            typed("keep_going", T.BOOL, []),
+            typed("acc_out", T.FLOAT, []),
+            typed("mid_acc", T.FLOAT, []),
+        ],
+    )
+    main = graph(
+        [node("Loop", ["M", "", "acc0"], ["acc", "mids"], body=outer)],
+        [
+            typed("M", T.INT64, []),
+            typed("acc0", T.FLOAT, []),
+            typed("scale", T.FLOAT, []),
+            typed("middle_trips", T.INT64, []),
+            typed("inner_trips", T.INT64, []),
+        ],
+        [typed("acc", T.FLOAT, []), typed("mids", T.FLOAT, [None])],
+    )
+    runs = [
+        {
+            "M": np.array(m, np.int64),
+            "acc0": np.array(0.5, np.float32),
+            "scale": np.array(0.25, np.float32),
+            "middle_trips": np.array(j, np.int64),
+            "inner_trips": np.array(k, np.int64),
+        }
+        for m, j, k in [(3, 2, 4), (2, 0, 3), (0, 2, 2), (2, 3, 0), (4, 1, 1)]
+    ]
+    return model(main), runs
+
+
+def loop_inside_if_branches():
+    """Each If branch holds its own Loop reading a main-graph value."""
+
+    def branch(op, tag):
+        body = loop_body(
+            [
+                node(op, ["v_in", "x"], [f"v_out_{tag}"]),
+                node("Identity", ["cond_in"], [f"keep_{tag}"]),
+            ],
+            [typed("v_in", T.FLOAT, [3])],
+            [
+                typed(f"keep_{tag}", T.BOOL, []),
+                typed(f"v_out_{tag}", T.FLOAT, [3]),
+                typed(f"v_out_{tag}", T.FLOAT, [3]),
+            ],
+        )
+        return graph(
+            [node("Loop", ["M", "", "v0"], [f"r_{tag}", f"all_{tag}"], body=body)],
+            [],
+            [typed(f"r_{tag}", T.FLOAT, [3]), typed(f"all_{tag}", T.FLOAT, [None, 3])],
+            name=tag,
+        )
+
+    main = graph(
+        [
+            node(
+                "If",
+                ["flag"],
+                ["r", "all"],
+                then_branch=branch("Add", "then"),
+                else_branch=branch("Mul", "else"),
+            )
+        ],
+        [
+            typed("flag", T.BOOL, []),
+            typed("M", T.INT64, []),
+            typed("v0", T.FLOAT, [3]),
+            typed("x", T.FLOAT, [3]),
+        ],
+        [typed("r", T.FLOAT, [3]), typed("all", T.FLOAT, [None, 3])],
+    )
+    runs = [
+        {
+            "flag": np.array(f),
+            "M": np.array(m, np.int64),
+            "v0": np.array([1.0, 2.0, 3.0], np.float32),
+            "x": np.array([1.5, 0.5, -1.0], np.float32),
+        }
+        for f, m in [(True, 3), (False, 4), (True, 0), (False, 2)]
+    ]
+    return model(main), runs
+
+
+def if_inside_loop_body():
+    """An If in the body picks add or multiply by the parity of the iteration number."""
+    then_branch = graph(
+        [node("Add", ["y_in", "one"], ["t"])], [], [typed("t", T.FLOAT, [2])], name="then"
+    )
+    else_branch = graph(
+        [node("Mul", ["y_in", "two"], ["e"])], [], [typed("e", T.FLOAT, [2])], name="else"
+    )
+    body = loop_body(
+        [
+            node("Mod", ["i", "two_i"], ["parity"]),
+            node("Equal", ["parity", "zero_i"], ["even"]),
+            node("If", ["even"], ["y_out"], then_branch=then_branch, else_branch=else_branch),
+            node("Identity", ["cond_in"], ["keep_going"]),
+        ],
+        [typed("y_in", T.FLOAT, [2])],
+        [
+            typed("keep_going", T.BOOL, []),
+            typed("y_out", T.FLOAT, [2]),
+            typed("y_out", T.FLOAT, [2]),
+        ],
+        initializers=[
+            const("two_i", 2, np.int64),
+            const("zero_i", 0, np.int64),
+            const("one", 1.0),
+            const("two", 2.0),
+        ],
+    )
+    main = graph(
+        [node("Loop", ["M", "", "y0"], ["y", "ys"], body=body)],
+        [typed("M", T.INT64, []), typed("y0", T.FLOAT, [2])],
+        [typed("y", T.FLOAT, [2]), typed("ys", T.FLOAT, [None, 2])],
+    )
+    runs = [
+        {"M": np.array(m, np.int64), "y0": np.array([1.0, -2.0], np.float32)} for m in (5, 0, 2)
+    ]
+    return model(main), runs
+
+
+def loop_body_passthrough_outputs():
+    """tf2onnx-style: body outputs pass inputs and an initializer straight through."""
+    body = loop_body(
+        [
+            node("Add", ["counter_in", "one"], ["counter_out"]),
+            node("Less", ["counter_out", "limit"], ["keep_going"]),
+        ],
+        [
+            typed("counter_in", T.INT64, []),
+            typed("fixed_in", T.FLOAT, [2]),
+            typed("limit_in", T.INT64, []),
+        ],
+        [
+            typed("keep_going", T.BOOL, []),
+            typed("counter_out", T.INT64, []),
+            typed("fixed_in", T.FLOAT, [2]),
+            typed("limit_in", T.INT64, []),
+            typed("const_row", T.FLOAT, [2]),
+        ],
+        initializers=[const("one", 1, np.int64), const("const_row", [4.0, 5.0])],
+    )
+    main = graph(
+        [
+            node(
+                "Loop",
+                ["M", "c0", "zero", "x", "limit"],
+                ["count", "fixed", "lim", "rows"],
+                body=body,
+            )
+        ],
+        [
+            typed("M", T.INT64, []),
+            typed("c0", T.BOOL, []),
+            typed("x", T.FLOAT, [2]),
+            typed("limit", T.INT64, []),
+        ],
+        [
+            typed("count", T.INT64, []),
+            typed("fixed", T.FLOAT, [2]),
+            typed("lim", T.INT64, []),
+            typed("rows", T.FLOAT, [None, 2]),
+        ],
+        initializers=[const("zero", 0, np.int64)],
+    )
+    runs = [
+        {
+            "M": np.array(m, np.int64),
+            "c0": np.array(c),
+            "x": np.array([1.0, 2.0], np.float32),
+            "limit": np.array(lim, np.int64),
+        }
+        for m, c, lim in [(I64_MAX, True, 5), (3, True, 10), (4, False, 10), (2, True, 1)]
+    ]
+    return model(main), runs
+
+
+def untyped_body(iteration_and_condition_typed: bool = True):
+    """v = v + v; scan out v * i. Carried inputs and all outputs untyped."""
+    if iteration_and_condition_typed:  # onnxruntime insists on these two
+        first = [typed("it", T.INT64, []), typed("c", T.BOOL, [])]
+    else:
+        first = [untyped("it"), untyped("c")]
+    return graph(
+        [
+            node("Add", ["v_in", "v_in"], ["v_out"]),
+            node("Identity", ["c"], ["c_out"]),
+            node("Cast", ["it"], ["fit"], to=T.FLOAT),
+            node("Mul", ["v_out", "fit"], ["scan"]),
+        ],
+        [*first, untyped("v_in")],
+        [untyped("c_out"), untyped("v_out"), untyped("scan")],
+        name="body",
+    )
+
+
+def loop_untyped_body_inputs_and_outputs(iteration_and_condition_typed: bool = True):
+    """Body inputs and outputs without type information."""
+    main = graph(
+        [
+            node(
+                "Loop",
+                ["M", "", "v0"],
+                ["v", "scans"],
+                body=untyped_body(iteration_and_condition_typed),
+            )
+        ],
+        [typed("M", T.INT64, []), typed("v0", T.FLOAT, [2, 2])],
+        [typed("v", T.FLOAT, [2, 2]), typed("scans", T.FLOAT, [None, 2, 2])],
+    )
+    v0 = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
+    return model(main), [{"M": np.array(m, np.int64), "v0": v0} for m in (3, 0, 1)]
+
+
+def loop_trip_count_int64_max_constant():
+    """A constant INT64_MAX trip count means "unbounded": the body condition stops the loop."""
+    body = loop_body(
+        [node("Add", ["n_in", "one"], ["n_out"]), node("Less", ["n_out", "limit"], ["keep"])],
+        [typed("n_in", T.INT64, [])],
+        [typed("keep", T.BOOL, []), typed("n_out", T.INT64, []), typed("n_out", T.INT64, [])],
+        initializers=[const("one", 1, np.int64)],
+    )
+    main = graph(
+        [node("Loop", ["big", "", "n0"], ["n", "ns"], body=body)],
+        [typed("n0", T.INT64, []), typed("limit", T.INT64, [])],
+        [typed("n", T.INT64, []), typed("ns", T.INT64, [None])],
+        initializers=[const("big", I64_MAX, np.int64)],
+    )
+    runs = [{"n0": np.array(0, np.int64), "limit": np.array(lim, np.int64)} for lim in (7, 1, 3)]
+    return model(main), runs
+
+
+def loop_runtime_trip_count_beyond_int32():
+    """Runtime trip counts INT64_MAX and 2**32+3 must not be truncated to i32 (0 or 3 runs)."""
+    loop_model, _ = loop_trip_count_and_condition()
+    runs = []
+    for m, limit in [(I64_MAX, 30.0), (2**32 + 3, 40.0), (2**31 - 1, 20.0), (-5, 1e9), (3, 1e9)]:
+        runs.append(
+            {
+                "x": np.array([1.0, 2.0], np.float32),
+                "y0": np.zeros(2, np.float32),
+                "limit": np.array(limit, np.float32),
+                "M": np.array(m, np.int64),
+                "c0": np.array(True),
+            }
+        )
+    return loop_model, runs
+
+
+def _folded(trip_value, condition_value):
+    body = loop_body(
+        [node("Add", ["y_in", "one"], ["y_out"]), node("Identity", ["cond_in"], ["keep"])],
+        [typed("y_in", T.FLOAT, [3])],
+        [typed("keep", T.BOOL, []), typed("y_out", T.FLOAT, [3]), typed("y_out", T.FLOAT, [3])],
+        initializers=[const("one", 1.0)],
+    )
+    main = graph(
+        [node("Loop", ["trips", "start", "y0"], ["y", "ys"], body=body)],
+        [typed("y0", T.FLOAT, [3])],
+        [typed("y", T.FLOAT, [3]), typed("ys", T.FLOAT, [None, 3])],
+        initializers=[const("trips", trip_value, np.int64), const("start", condition_value, bool)],
+    )
+    return model(main), [{"y0": np.array([1.0, 2.0, 3.0], np.float32)}]
+
+
+def loop_constant_zero_trip_count_folded():
+    return _folded(0, True)
+
+
+def loop_constant_false_condition_folded():
+    return _folded(5, False)
+
+
+SCENARIOS = {
+    builder.__name__: builder
+    for builder in [
+        loop_trip_count_and_condition,
+        loop_trip_count_only_body_condition_honoured,
+        loop_no_trip_count_while,
+        loop_no_trip_count_no_condition,
+        loop_iteration_number_and_condition_as_data,
+        loop_carried_shape_grows,
+        loop_scan_outputs_scalar_and_matrix,
+        loop_no_scan_outputs,
+        loop_captures_main_graph_and_initializer,
+        loop_nested_three_deep_with_captures,
+        loop_inside_if_branches,
+        if_inside_loop_body,
+        loop_body_passthrough_outputs,
+        loop_untyped_body_inputs_and_outputs,
+        loop_trip_count_int64_max_constant,
+        loop_runtime_trip_count_beyond_int32,
+        loop_constant_zero_trip_count_folded,
+        loop_constant_false_condition_folded,
+    ]
+}
