@@ -271,10 +271,11 @@ def _relax(path: str, entering: TensorType, leaving: ov.Output) -> TensorType:
 
 
 def _nodes_by_output(graph: onnx.GraphProto, path: str):
-    """(output name, (node, node path)) for nodes of `graph` and of its non-Loop subgraphs."""
+    """(name, (node, node path)) for nodes of `graph` and its non-Loop subgraphs, by node name
+    and by output name."""
     for index, node in enumerate(graph.node):
         node_path = f"{path}/{node_label(node, index)}"
-        for name in node.output:
+        for name in (node.name, *node.output):  # the frontend names nodes either way
             if name:
                 yield name, (node, node_path)
         if node.domain != PLACEHOLDER_DOMAIN:
@@ -283,12 +284,15 @@ def _nodes_by_output(graph: onnx.GraphProto, path: str):
 
 
 def _walk(model: ov.Model):
-    """Every op of `model` and of the bodies nested in its If / Loop / TensorIterator ops."""
+    """Every op of `model` and of the bodies the frontend made (If, TensorIterator).
+
+    Loop bodies are ours: their ops were collected when the body was converted.
+    """
     for op in model.get_ordered_ops():
         yield op
         kind = op.get_type_name()
         if kind == "If":
             yield from _walk(op.get_then_body())
             yield from _walk(op.get_else_body())
-        elif kind in ("Loop", "TensorIterator"):
+        elif kind == "TensorIterator":
             yield from _walk(op.get_function())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 import onnx
 import onnxruntime as ort
@@ -19,6 +20,36 @@ _core = ov.Core()
 def compile_f32(model: ov.Model) -> ov.CompiledModel:
     """Compile on CPU with f32 inference precision (this CPU defaults to bf16)."""
     return _core.compile_model(model, "CPU", F32)
+
+
+def to_tensor(array) -> ov.Tensor:
+    """An ov.Tensor of `array`; bfloat16 goes by its bits (OpenVINO's numpy view of bf16 is f16)."""
+    array = np.asarray(array)
+    shape = ov.Shape(list(array.shape))  # ov.Tensor(ndarray) makes 0-d arrays shape [1]
+    if array.dtype == ml_dtypes.bfloat16:
+        tensor = ov.Tensor(ov.Type.bf16, shape)
+        tensor.data.view(np.uint16)[...] = array.view(np.uint16)
+    else:
+        tensor = ov.Tensor(ov.Type(array.dtype), shape)
+        tensor.data[...] = array
+    return tensor
+
+
+def run(compiled: ov.CompiledModel, inputs: dict | list) -> list[np.ndarray]:
+    """Run once; return outputs as numpy arrays in output order (bf16 as ml_dtypes.bfloat16)."""
+    request = compiled.create_infer_request()
+    if isinstance(inputs, dict):
+        request.infer({name: to_tensor(value) for name, value in inputs.items()})
+    else:
+        request.infer([to_tensor(value) for value in inputs])
+    outputs = []
+    for index in range(len(compiled.outputs)):
+        tensor = request.get_output_tensor(index)
+        data = np.array(tensor.data, copy=True)
+        if tensor.element_type == ov.Type.bf16:
+            data = data.view(np.uint16).view(ml_dtypes.bfloat16)
+        outputs.append(data)
+    return outputs
 
 
 def check_ir(xml: Path) -> etree._ElementTree:
@@ -74,12 +105,16 @@ def assert_matches_onnxruntime(
     compiled = compile_f32(reloaded)
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     names = [output.name for output in session.get_outputs()]
-    for run, feeds in enumerate(feeds_list):
+    for attempt, feeds in enumerate(feeds_list):
         expected = session.run(None, feeds)
-        got = compiled(feeds)
+        got = run(compiled, feeds)
         for index, name in enumerate(names):
             assert_close(
-                expected[index], got[index], f"run {run} {feeds_summary(feeds)}: {name}", rtol, atol
+                expected[index],
+                got[index],
+                f"run {attempt} {feeds_summary(feeds)}: {name}",
+                rtol,
+                atol,
             )
     return conversion
 

@@ -134,5 +134,5 @@ def empty_stack(per_iteration: ov.Output) -> ov.Output:
 
 
 def passthrough(value: ov.Output) -> ov.Output:
-    """`value` behind a node of its own: the frontend renames a returned input's tensor otherwise."""
+    """`value` behind a node of its own (the frontend renames a returned input's tensor)."""
     return ops.convert(value, value.get_element_type()).output(0)

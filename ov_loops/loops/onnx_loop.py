@@ -44,7 +44,7 @@ SCAN_OUTPUT_SUFFIX = "__ov_loops_scan"
 
 @dataclass(frozen=True)
 class TensorType:
-    """An ONNX tensor type: elem_type 0 is unknown; `shape` None is unknown rank, None dims are dynamic."""
+    """An ONNX tensor type: elem_type 0 is unknown, `shape` None unknown rank, None dims dynamic."""
 
     elem_type: int
     shape: tuple[int | None, ...] | None
