@@ -1,4 +1,4 @@
-"""Conformance: every ONNX backend node test (shipped with onnx) whose graph or functions hold a Loop.
+"""Conformance: every ONNX backend node test (shipped with onnx) holding a Loop in its graphs.
 
 Each case converts, saves as clean IR (no TensorIterator, only Loop-5), reloads, compiles on CPU
 in f32 and reproduces the case's expected outputs with the case's tolerances, or is an expected

@@ -1,0 +1,260 @@
+"""`ov-loops convert`: output lines, exit codes, one-line errors, nothing written on failure."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+import pytest
+
+from tests.loop_scenarios import (
+    loop_captures_main_graph_and_initializer,
+    loop_nested_three_deep_with_captures,
+)
+from tests.onnx_builders import T, const, graph, loop_body, model, node, typed
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "ov_loops", *args], capture_output=True, text=True, timeout=300
+    )
+
+
+def assert_one_line_error(result: subprocess.CompletedProcess, code: int, *fragments: str):
+    assert result.returncode == code, (result.returncode, result.stderr)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("ov-loops: error: "), lines[0]
+    assert "Traceback" not in result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+
+
+def write(tmp_path, made: onnx.ModelProto, name="model.onnx"):
+    path = tmp_path / name
+    path.write_bytes(made.SerializeToString())
+    return path
+
+
+def test_convert_prints_one_line_per_loop_and_writes_ir(tmp_path):
+    made, _ = loop_nested_three_deep_with_captures()
+    source = write(tmp_path, made)
+    result = run_cli("convert", str(source), "-o", str(tmp_path / "out.xml"))
+    assert result.returncode == 0, result.stderr
+    lines = [line for line in result.stdout.splitlines() if "-> Loop-5" in line]
+    assert [line.split(":")[0] for line in lines] == [
+        "main/Loop_0",
+        "main/Loop_0/body/Loop_0",
+        "main/Loop_0/body/Loop_0/body/Loop_1",
+    ]
+    # Each body reads its condition input (Identity to the condition output): 2 merged inputs.
+    # Captures: outer body reads middle_trips, inner_trips, scale; the middle body inner_trips,
+    # scale and the outer body's outer_acc; the innermost scale, fj and outer_acc.
+    counts = "inputs: 0 sliced, 2 merged, 3 invariant; outputs: 1 concatenated, 1 last-value"
+    assert all(f"trip count input; {counts}; special ports:" in line for line in lines), lines
+    assert lines[0].endswith("special ports: execution_condition")
+    assert lines[2].endswith("special ports: current_iteration, execution_condition")
+    assert (tmp_path / "out.xml").stat().st_size > 0 and (tmp_path / "out.bin").exists()
+
+
+def test_convert_reports_counts_of_each_port_kind(tmp_path):
+    made, _ = loop_captures_main_graph_and_initializer()
+    result = run_cli("convert", str(write(tmp_path, made)), "-o", str(tmp_path / "o.xml"))
+    assert result.returncode == 0, result.stderr
+    assert (
+        "main/Loop_0: Loop -> Loop-5; trip count input; inputs: 0 sliced, 2 merged, 2 invariant; "
+        "outputs: 1 concatenated, 1 last-value; special ports: execution_condition"
+    ) in result.stdout
+
+
+def test_compress_to_fp16_halves_the_weights(tmp_path):
+    body = loop_body(
+        [node("MatMul", ["h_in", "W"], ["h_out"]), node("Identity", ["cond_in"], ["keep"])],
+        [typed("h_in", T.FLOAT, [1, 64])],
+        [typed("keep", T.BOOL, []), typed("h_out", T.FLOAT, [1, 64])],
+    )
+    made = model(
+        graph(
+            [node("Loop", ["M", "", "h0"], ["h"], body=body)],
+            [typed("M", T.INT64, []), typed("h0", T.FLOAT, [1, 64])],
+            [typed("h", T.FLOAT, [1, 64])],
+            initializers=[const("W", np.random.default_rng(1).standard_normal((64, 64)))],
+        )
+    )
+    source = write(tmp_path, made)
+    assert run_cli("convert", str(source), "-o", str(tmp_path / "f32.xml")).returncode == 0
+    result = run_cli("convert", str(source), "-o", str(tmp_path / "f16.xml"), "--compress-to-fp16")
+    assert result.returncode == 0, result.stderr
+    f32, f16 = (tmp_path / "f32.bin").stat().st_size, (tmp_path / "f16.bin").stat().st_size
+    assert f32 >= 64 * 64 * 4 and f16 < 0.6 * f32, (f32, f16)
+
+
+def _unsupported_everywhere():
+    """Unknown ops in the main graph, in a Loop body and in an If branch inside that body."""
+    then_branch = graph(
+        [node("Frobnicate", ["y_in"], ["t"], domain="acme")],
+        [],
+        [typed("t", T.FLOAT, [2])],
+        name="then",
+    )
+    else_branch = graph(
+        [node("Identity", ["y_in"], ["e"])], [], [typed("e", T.FLOAT, [2])], name="else"
+    )
+    body = loop_body(
+        [
+            node("Twiddle", ["y_in"], ["tw"], domain="acme", name="twiddler"),
+            node("If", ["cond_in"], ["y_out"], then_branch=then_branch, else_branch=else_branch),
+            node("Identity", ["cond_in"], ["keep"]),
+        ],
+        [typed("y_in", T.FLOAT, [2])],
+        [typed("keep", T.BOOL, []), typed("y_out", T.FLOAT, [2]), typed("tw", T.FLOAT, [2])],
+    )
+    main = graph(
+        [
+            node("Gizmo", ["x"], ["g"], domain="acme"),
+            node("Loop", ["M", "", "g"], ["y", "tws"], body=body),
+        ],
+        [typed("M", T.INT64, []), typed("x", T.FLOAT, [2])],
+        [typed("y", T.FLOAT, [2]), typed("tws", T.FLOAT, [None, 2])],
+    )
+    made = onnx.helper.make_model(
+        main, opset_imports=[onnx.helper.make_opsetid("", 17), onnx.helper.make_opsetid("acme", 3)]
+    )
+    made.ir_version = 10
+    return made
+
+
+def test_unsupported_ops_are_listed_together_with_their_paths(tmp_path):
+    result = run_cli(
+        "convert", str(write(tmp_path, _unsupported_everywhere())), "-o", str(tmp_path / "out.xml")
+    )
+    assert_one_line_error(
+        result,
+        1,
+        "3 unsupported",
+        "acme.Gizmo-3 at main/Gizmo_0",
+        "acme.Twiddle-3 at main/Loop_1/body/twiddler",
+        "acme.Frobnicate-3 at main/Loop_1/body/If_1/then_branch/Frobnicate_0",
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.onnx"]
+
+
+def test_sequence_carried_value_is_not_supported_yet(tmp_path):
+    body = graph(
+        [node("Identity", ["cond_in"], ["keep"]), node("Identity", ["s_in"], ["s_out"])],
+        [
+            typed("i", T.INT64, []),
+            typed("cond_in", T.BOOL, []),
+            onnx.helper.make_tensor_sequence_value_info("s_in", T.FLOAT, None),
+        ],
+        [
+            typed("keep", T.BOOL, []),
+            onnx.helper.make_tensor_sequence_value_info("s_out", T.FLOAT, None),
+        ],
+    )
+    main = graph(
+        [
+            node("SequenceEmpty", [], ["s0"], dtype=T.FLOAT),
+            node("Loop", ["M", "", "s0"], ["s"], body=body, name="seq_loop"),
+            node("SequenceLength", ["s"], ["n"]),
+        ],
+        [typed("M", T.INT64, [])],
+        [typed("n", T.INT64, [])],
+    )
+    result = run_cli("convert", str(write(tmp_path, model(main))), "-o", str(tmp_path / "o.xml"))
+    assert_one_line_error(
+        result, 1, "main/seq_loop", "sequence-typed loop-carried value 's0'", "not supported yet"
+    )
+
+
+@pytest.mark.parametrize(
+    "content, fragment",
+    [
+        (b"", "empty file"),
+        (b"this is plainly not a protobuf\n" * 3, "not an ONNX model"),
+        (bytes(range(256)) * 4, "not an ONNX model"),
+    ],
+    ids=["empty", "text", "binary_noise"],
+)
+def test_non_onnx_files_exit_2(tmp_path, content, fragment):
+    source = tmp_path / "bad.onnx"
+    source.write_bytes(content)
+    assert_one_line_error(
+        run_cli("convert", str(source), "-o", str(tmp_path / "o.xml")), 2, str(source), fragment
+    )
+    assert not (tmp_path / "o.xml").exists() and not (tmp_path / "o.bin").exists()
+
+
+def test_truncated_protobuf_exits_2(tmp_path):
+    made, _ = loop_captures_main_graph_and_initializer()
+    data = made.SerializeToString()
+    source = tmp_path / "cut.onnx"
+    source.write_bytes(data[: len(data) // 2])
+    assert_one_line_error(
+        run_cli("convert", str(source), "-o", str(tmp_path / "o.xml")),
+        2,
+        "not an ONNX model or truncated",
+    )
+    assert not (tmp_path / "o.xml").exists()
+
+
+def test_missing_file_exits_2(tmp_path):
+    missing = tmp_path / "nope.onnx"
+    assert_one_line_error(
+        run_cli("convert", str(missing), "-o", str(tmp_path / "o.xml")), 2, "no such file"
+    )
+
+
+def test_invalid_graph_exits_2(tmp_path):
+    main = graph(
+        [node("Relu", ["undefined_value"], ["y"])],
+        [typed("x", T.FLOAT, [2])],
+        [typed("y", T.FLOAT, [2])],
+    )
+    result = run_cli("convert", str(write(tmp_path, model(main))), "-o", str(tmp_path / "o.xml"))
+    assert_one_line_error(result, 2, "invalid ONNX model", "undefined_value")
+    assert not (tmp_path / "o.xml").exists()
+
+
+def test_loop_arity_mismatch_names_the_node(tmp_path):
+    body = loop_body([node("Identity", ["cond_in"], ["keep"])], [], [typed("keep", T.BOOL, [])])
+    main = graph(
+        [node("Loop", ["M", "", "x"], ["y"], body=body, name="broken")],
+        [typed("M", T.INT64, []), typed("x", T.FLOAT, [2])],
+        [typed("y", T.FLOAT, [2])],
+    )
+    made = model(main)
+    made_bytes = made.SerializeToString()
+    source = tmp_path / "arity.onnx"
+    source.write_bytes(made_bytes)
+    result = run_cli("convert", str(source), "-o", str(tmp_path / "o.xml"))
+    assert result.returncode in (1, 2), result.stderr
+    assert_one_line_error(result, result.returncode, "broken")
+
+
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        ([], "the following arguments are required"),
+        (["convert"], "the following arguments are required"),
+        (["convert", "m.onnx"], "-o/--output"),
+        (["explode"], "invalid choice"),
+    ],
+    ids=["nothing", "no_model", "no_output", "unknown_command"],
+)
+def test_bad_usage_exits_2_in_one_line(args, fragment):
+    assert_one_line_error(run_cli(*args), 2, fragment)
+
+
+def test_output_must_be_xml_in_an_existing_directory(tmp_path):
+    made, _ = loop_captures_main_graph_and_initializer()
+    source = write(tmp_path, made)
+    assert_one_line_error(
+        run_cli("convert", str(source), "-o", str(tmp_path / "o.txt")), 2, "must end in .xml"
+    )
+    assert_one_line_error(
+        run_cli("convert", str(source), "-o", str(tmp_path / "no/o.xml")), 2, "no such directory"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.onnx"]
