@@ -20,7 +20,7 @@ from openvino.frontend.onnx import ConversionExtension
 
 from ov_loops.errors import ConversionError, OvLoopsError, UnsupportedError, UnsupportedItem
 from ov_loops.loops import guards
-from ov_loops.loops.onnx_loop import BOOL_SCALAR, OnnxLoop, TensorType
+from ov_loops.loops.onnx_loop import OnnxLoop, TensorType
 from ov_loops.loops.spec import LoopSpec
 from ov_loops.loops.to_openvino import build_loop
 from ov_loops.onnx_io.load import opset_version
@@ -115,6 +115,7 @@ class Converter:
 
     # -- frontend ----------------------------------------------------------------------------
     def _convert_graph(self, model: onnx.ModelProto, graph: onnx.GraphProto, path: str) -> ov.Model:
+        """Convert `model`; `graph` is the graph as the user wrote it, for node paths."""
         try:
             loaded = self._frontend.load(io.BytesIO(model.SerializeToString()))
             converted = self._frontend.convert_partially(loaded)
@@ -161,27 +162,24 @@ class Converter:
         carried_types = [
             _tensor_type(value, declared) for value, declared in zip(carried, template.input[2:])
         ]
-        condition_type = BOOL_SCALAR
-        if condition_value is not None:
-            condition_type = _tensor_type(start.value, template.input[1])
+        condition_shape = (1,) if _shape_of(start.value) == (1,) else ()
         capture_types = [_tensor_type(value, None) for value in captures]
 
         for _ in range(MAX_SHAPE_RELAXATIONS):
             body_proto = loop.body_model(
-                template, carried_types, condition_type, capture_types, self._model
+                template, carried_types, condition_shape, capture_types, self._model
             )
             self._add_placeholder_opset(body_proto)
             with self._collecting() as nested:
-                body = self._convert_graph(body_proto, body_proto.graph, f"{loop.path}/body")
+                body = self._convert_graph(body_proto, template, f"{loop.path}/body")
             results = body.get_results()
-            relaxed_carried = [
+            relaxed = [
                 _relax(loop.path, declared, result.input_value(0))
                 for declared, result in zip(carried_types, results[1:])
             ]
-            relaxed_condition = _relax(loop.path, condition_type, results[0].input_value(0))
-            if relaxed_carried == carried_types and relaxed_condition == condition_type:
+            if relaxed == carried_types:
                 break
-            carried_types, condition_type = relaxed_carried, relaxed_condition
+            carried_types = relaxed
         else:
             raise ConversionError(f"{loop.path}: loop-carried shapes did not settle")
 
@@ -196,9 +194,13 @@ class Converter:
             folded += [guards.empty_stack(r.input_value(0)) for r in scan_results]
             return folded[:outputs_wanted]
 
+        constants = {
+            name: value for name, value in zip(loop.captures, captures) if guards.is_constant(value)
+        }
+        parameters = _inline_constants(body.get_parameters(), constants)
         parameter_index = {
             name: index
-            for index, parameter in enumerate(body.get_parameters())
+            for index, parameter in enumerate(parameters)
             for name in parameter.output(0).get_names()
         }
         spec = loop.spec(parameter_index, trip.source, trip.constant)
@@ -207,14 +209,13 @@ class Converter:
             value = result.input_value(0)
             unsqueezed = ops.unsqueeze(value, ops.constant([0], ov.Type.i64))
             new_results.append(ops.result(unsqueezed))
-        body = ov.Model(new_results, body.get_parameters(), f"{loop.path}/body")
+        body = ov.Model(new_results, parameters, f"{loop.path}/body")
 
-        external = {}
-        for entry in spec.merged_inputs[: loop.carried_count]:
-            external[entry.external_port] = carried[entry.external_port - 2]
-        if loop.reads_condition():
-            external[2 + loop.carried_count] = start.value
-        for entry, value in zip(spec.invariant_inputs, captures):
+        invariant_values = [
+            value for name, value in zip(loop.captures, captures) if name not in constants
+        ]
+        external = {entry.external_port: value for entry, value in zip(spec.merged_inputs, carried)}
+        for entry, value in zip(spec.invariant_inputs, invariant_values):
             external[entry.external_port] = value
         outputs = build_loop(
             spec, body, trip.value, start.value, external, loop.node.name or loop.path
@@ -268,6 +269,25 @@ def _relax(path: str, entering: TensorType, leaving: ov.Output) -> TensorType:
     else:
         shape = tuple(a if a == b else None for a, b in zip(left, right))
     return TensorType(entering.elem_type or produced, shape)
+
+
+def _inline_constants(parameters, constants: dict[str, ov.Output]) -> list:
+    """Replace body Parameters fed by outer Constants with copies of those Constants.
+
+    The CPU plugin pre-packs constant MatMul weights; as invariant inputs they would not be.
+    The data is copied: a Constant sharing the outer one's buffer dangles once the outer graph
+    drops it (seen as wrong results). Returns the Parameters that remain.
+    """
+    remaining = []
+    for parameter in parameters:
+        names = parameter.output(0).get_names() & constants.keys()
+        if not names:
+            remaining.append(parameter)
+            continue
+        source = constants[next(iter(names))].get_node()
+        inlined = ov.op.Constant(source.get_tensor_view(), shared_memory=False)
+        parameter.output(0).replace(inlined.output(0))
+    return remaining
 
 
 def _nodes_by_output(graph: onnx.GraphProto, path: str):

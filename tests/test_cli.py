@@ -49,10 +49,11 @@ def test_convert_prints_one_line_per_loop_and_writes_ir(tmp_path):
         "main/Loop_0/body/Loop_0",
         "main/Loop_0/body/Loop_0/body/Loop_1",
     ]
-    # Each body reads its condition input (Identity to the condition output): 2 merged inputs.
-    # Captures: outer body reads middle_trips, inner_trips, scale; the middle body inner_trips,
-    # scale and the outer body's outer_acc; the innermost scale, fj and outer_acc.
-    counts = "inputs: 0 sliced, 2 merged, 3 invariant; outputs: 1 concatenated, 1 last-value"
+    # One carried value each (the condition input is a body constant: it is true whenever an
+    # iteration runs). Captures: the outer body reads middle_trips, inner_trips, scale; the
+    # middle body inner_trips, scale and the outer body's outer_acc; the innermost scale, fj
+    # and outer_acc.
+    counts = "inputs: 0 sliced, 1 merged, 3 invariant; outputs: 1 concatenated, 1 last-value"
     assert all(f"trip count input; {counts}; special ports:" in line for line in lines), lines
     assert lines[0].endswith("special ports: execution_condition")
     assert lines[2].endswith("special ports: current_iteration, execution_condition")
@@ -60,11 +61,12 @@ def test_convert_prints_one_line_per_loop_and_writes_ir(tmp_path):
 
 
 def test_convert_reports_counts_of_each_port_kind(tmp_path):
+    """W (an input) is invariant; the initializer bias becomes a body constant."""
     made, _ = loop_captures_main_graph_and_initializer()
     result = run_cli("convert", str(write(tmp_path, made)), "-o", str(tmp_path / "o.xml"))
     assert result.returncode == 0, result.stderr
     assert (
-        "main/Loop_0: Loop -> Loop-5; trip count input; inputs: 0 sliced, 2 merged, 2 invariant; "
+        "main/Loop_0: Loop -> Loop-5; trip count input; inputs: 0 sliced, 1 merged, 1 invariant; "
         "outputs: 1 concatenated, 1 last-value; special ports: execution_condition"
     ) in result.stdout
 

@@ -18,12 +18,14 @@ from ov_loops.loops.spec import TRIP_COUNT_CONSTANT, TRIP_COUNT_INPUT, TRIP_COUN
 INT32_MAX = 2**31 - 1
 
 
+def is_constant(value: ov.Output) -> bool:
+    """Whether `value` comes straight from a Constant."""
+    return value.get_node().get_type_name() == "Constant"
+
+
 def constant_value(value: ov.Output) -> np.ndarray | None:
     """The value of `value` when it comes straight from a Constant, else None."""
-    node = value.get_node()
-    if node.get_type_name() == "Constant":
-        return np.asarray(node.get_data())
-    return None
+    return np.asarray(value.get_node().get_data()) if is_constant(value) else None
 
 
 def _scalar(value: ov.Output, element_type: ov.Type) -> ov.Output:

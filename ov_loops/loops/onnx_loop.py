@@ -17,9 +17,10 @@ spec's pseudo-code differs)::
 The Loop-5 translation: each loop-carried value is a merged input (back edge from its body
 output) with a last-value output; each scan output is unsqueezed to a leading 1 in the body and
 becomes a concatenated output on axis 0; the iteration number is `current_iteration`; the
-body's condition output is `execution_condition`; the condition input, when the body reads it,
-is a merged input fed back from the condition output; values captured from enclosing scopes
-are invariant inputs.
+body's condition output is `execution_condition`; values captured from enclosing scopes are
+invariant inputs (constants among them become body constants). The body's condition input is
+the constant true: an iteration runs only when `keepgoing` is true, and `keepgoing` is what
+the body receives.
 """
 
 from __future__ import annotations
@@ -62,7 +63,6 @@ class TensorType:
         return info
 
 
-BOOL_SCALAR = TensorType(onnx.TensorProto.BOOL, ())
 INT64_SCALAR = TensorType(onnx.TensorProto.INT64, ())
 
 
@@ -172,13 +172,14 @@ class OnnxLoop:
         self,
         template: onnx.GraphProto,
         carried_types: list[TensorType],
-        condition_type: TensorType,
+        condition_shape: tuple[int, ...],
         capture_types: list[TensorType],
         model: onnx.ModelProto,
     ) -> onnx.ModelProto:
         """The body as a standalone model whose inputs are typed from the outer values.
 
-        Inputs: [iteration number if read] [condition if read] carried... captures...
+        Inputs: [iteration number if read] carried... captures...; the condition input, if
+        read, is a constant true of `condition_shape`.
         Outputs: condition, carried..., scan outputs...; each produced by a node of the body
         (outputs that pass an input, a capture or an initializer straight through, or repeat
         another output, get an Identity).
@@ -192,7 +193,11 @@ class OnnxLoop:
         if self.reads_iteration_number():
             graph.input.append(INT64_SCALAR.value_info(template.input[0].name))
         if self.reads_condition():
-            graph.input.append(condition_type.value_info(template.input[1].name))
+            always_true = onnx.helper.make_tensor("", onnx.TensorProto.BOOL, condition_shape, [1])
+            constant = onnx.helper.make_node(
+                "Constant", [], [template.input[1].name], value=always_true
+            )
+            graph.node.insert(0, constant)
         for value, value_type in zip(template.input[2:], carried_types):
             graph.input.append(value_type.value_info(value.name))
         for name, value_type in zip(self.captures, capture_types):
@@ -221,18 +226,17 @@ class OnnxLoop:
     ) -> LoopSpec:
         """The LoopSpec of this loop, given where each body input landed among the Parameters.
 
+        Captures without a Parameter (constants moved into the body) are not inputs.
         Body Results are: condition, carried values, scan outputs (unsqueezed), in that order.
         """
         carried_names = [value.name for value in self.body.input[2:]]
         merged = [
             MergedInput(2 + i, parameter_index[name], 1 + i) for i, name in enumerate(carried_names)
         ]
+        inputs = [name for name in self.captures if name in parameter_index]  # not constants
         port = 2 + len(merged)
-        if self.reads_condition():
-            merged.append(MergedInput(port, parameter_index[self.body.input[1].name], 0))
-            port += 1
         invariant = [
-            InvariantInput(port + i, parameter_index[name]) for i, name in enumerate(self.captures)
+            InvariantInput(port + i, parameter_index[name]) for i, name in enumerate(inputs)
         ]
         carried = self.carried_count
         last_values = [LastValueOutput(i, 1 + i) for i in range(carried)]
