@@ -142,10 +142,11 @@ class Converter:
 
     # -- the extension -----------------------------------------------------------------------
     def _expand(self, context) -> list[ov.Output]:
-        loop = self._loops[context.get_attribute("key")]
+        key = context.get_attribute("key")
+        loop = self._loops[key]
         values = [context.get_input(i) for i in range(context.get_input_size())]
         try:
-            return self._translate(context.get_attribute("key"), loop, values)
+            return self._translate(key, loop, values)
         except OvLoopsError as exc:
             self._error = self._error or exc
             raise
@@ -157,14 +158,35 @@ class Converter:
         trip_value, condition_value, carried, captures = loop.split(values)
         trip = guards.trip_count(trip_value)
         start = guards.initial_condition(condition_value)
-        template = self._template(key)
+        body, nested = self._convert_body(key, loop, carried, captures, start)
+        if trip.proven_zero or start.constant is False:
+            outputs = self._fold(loop, trip, carried, body)
+        else:
+            outputs = self._emit(loop, trip, start, carried, captures, body)
+            self._reports[-1].extend(nested)
+        return outputs[: len(loop.node.output)]
 
+    def _convert_body(
+        self,
+        key: int,
+        loop: OnnxLoop,
+        carried: list[ov.Output],
+        captures: list[ov.Output],
+        start: guards.InitialCondition,
+    ) -> tuple[ov.Model, list[ConvertedLoop]]:
+        """Convert the body, typed from the outer values.
+
+        Loop-carried values start with the shapes they enter with. When the body returns a
+        different shape, the differing dimensions (or the rank) become dynamic and the body is
+        converted again, until the shapes settle: a fixed point, so static shapes are kept only
+        where every iteration provably has them.
+        """
+        template = self._template(key)
         carried_types = [
             _tensor_type(value, declared) for value, declared in zip(carried, template.input[2:])
         ]
         condition_shape = (1,) if _shape_of(start.value) == (1,) else ()
         capture_types = [_tensor_type(value, None) for value in captures]
-
         for _ in range(MAX_SHAPE_RELAXATIONS):
             body_proto = loop.body_model(
                 template, carried_types, condition_shape, capture_types, self._model
@@ -172,28 +194,37 @@ class Converter:
             self._add_placeholder_opset(body_proto)
             with self._collecting() as nested:
                 body = self._convert_graph(body_proto, template, f"{loop.path}/body")
-            results = body.get_results()
             relaxed = [
                 _relax(loop.path, declared, result.input_value(0))
-                for declared, result in zip(carried_types, results[1:])
+                for declared, result in zip(carried_types, body.get_results()[1:])
             ]
             if relaxed == carried_types:
-                break
+                return body, nested
             carried_types = relaxed
-        else:
-            raise ConversionError(f"{loop.path}: loop-carried shapes did not settle")
+        raise ConversionError(f"{loop.path}: loop-carried shapes did not settle")
 
-        outputs_wanted = len(loop.node.output)
-        scan_results = results[1 + loop.carried_count :]
-        if trip.proven_zero or start.constant is False:
-            reason = "trip count 0" if trip.proven_zero else "initial condition false"
-            self._reports[-1].append(
-                ConvertedLoop(loop.path, "Loop", None, f"runs zero times: {reason}")
-            )
-            folded = [guards.passthrough(value) for value in carried]
-            folded += [guards.empty_stack(r.input_value(0)) for r in scan_results]
-            return folded[:outputs_wanted]
+    def _fold(
+        self, loop: OnnxLoop, trip: guards.TripCount, carried: list[ov.Output], body: ov.Model
+    ) -> list[ov.Output]:
+        """The results of a loop that provably runs zero times: initial values, empty stacks."""
+        reason = "trip count 0" if trip.proven_zero else "initial condition false"
+        self._reports[-1].append(
+            ConvertedLoop(loop.path, "Loop", None, f"runs zero times: {reason}")
+        )
+        scan_results = body.get_results()[1 + loop.carried_count :]
+        folded = [guards.passthrough(value) for value in carried]
+        return folded + [guards.empty_stack(result.input_value(0)) for result in scan_results]
 
+    def _emit(
+        self,
+        loop: OnnxLoop,
+        trip: guards.TripCount,
+        start: guards.InitialCondition,
+        carried: list[ov.Output],
+        captures: list[ov.Output],
+        body: ov.Model,
+    ) -> list[ov.Output]:
+        """Build the Loop-5 (and its zero-iteration guard) from the converted body."""
         constants = {
             name: value for name, value in zip(loop.captures, captures) if guards.is_constant(value)
         }
@@ -204,10 +235,11 @@ class Converter:
             for name in parameter.output(0).get_names()
         }
         spec = loop.spec(parameter_index, trip.source, trip.constant)
+
+        results = body.get_results()
         new_results = list(results[: 1 + loop.carried_count])
-        for result in scan_results:
-            value = result.input_value(0)
-            unsqueezed = ops.unsqueeze(value, ops.constant([0], ov.Type.i64))
+        for result in results[1 + loop.carried_count :]:  # scan outputs get a leading 1
+            unsqueezed = ops.unsqueeze(result.input_value(0), ops.constant([0], ov.Type.i64))
             new_results.append(ops.result(unsqueezed))
         body = ov.Model(new_results, parameters, f"{loop.path}/body")
 
@@ -222,8 +254,7 @@ class Converter:
         )
         guarded = guards.guard_zero_iterations(outputs[loop.carried_count :], trip, start)
         self._reports[-1].append(ConvertedLoop(loop.path, "Loop", spec))
-        self._reports[-1].extend(nested)
-        return (outputs[: loop.carried_count] + guarded)[:outputs_wanted]
+        return outputs[: loop.carried_count] + guarded
 
 
 def convert_model(model: onnx.ModelProto) -> Conversion:
