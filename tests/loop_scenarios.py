@@ -523,6 +523,40 @@ def loop_runtime_trip_count_beyond_int32():
     return loop_model, runs
 
 
+def loop_trip_count_and_condition_of_shape_1():
+    """Some producers give M and cond as shape-[1] tensors rather than scalars."""
+    body = graph(
+        [
+            node("Add", ["y_in", "y_in"], ["y_out"]),
+            node("ReduceSum", ["y_out"], ["total"], keepdims=0),
+            node("Less", ["total", "limit"], ["keep"]),
+        ],
+        [typed("i", T.INT64, []), typed("cond_in", T.BOOL, None), typed("y_in", T.FLOAT, [2])],
+        [typed("keep", T.BOOL, []), typed("y_out", T.FLOAT, [2]), typed("y_out", T.FLOAT, [2])],
+        name="body",
+    )
+    main = graph(
+        [node("Loop", ["M", "c0", "y0"], ["y", "ys"], body=body)],
+        [
+            typed("M", T.INT64, [1]),
+            typed("c0", T.BOOL, [1]),
+            typed("y0", T.FLOAT, [2]),
+            typed("limit", T.FLOAT, []),
+        ],
+        [typed("y", T.FLOAT, [2]), typed("ys", T.FLOAT, [None, 2])],
+    )
+    runs = [
+        {
+            "M": np.array([m], np.int64),
+            "c0": np.array([c]),
+            "y0": np.array([1.0, 2.0], np.float32),
+            "limit": np.array(lim, np.float32),
+        }
+        for m, c, lim in [(5, True, 1e9), (9, True, 50.0), (0, True, 1e9), (3, False, 1e9)]
+    ]
+    return model(main), runs
+
+
 def _folded(trip_value, condition_value):
     body = loop_body(
         [node("Add", ["y_in", "one"], ["y_out"]), node("Identity", ["cond_in"], ["keep"])],
@@ -551,6 +585,7 @@ SCENARIOS = {
     builder.__name__: builder
     for builder in [
         loop_trip_count_and_condition,
+        loop_trip_count_and_condition_of_shape_1,
         loop_trip_count_only_body_condition_honoured,
         loop_no_trip_count_while,
         loop_no_trip_count_no_condition,

@@ -14,7 +14,8 @@ import onnx
 import pytest
 
 import ov_loops
-from ov_loops.onnx_io.placeholders import contains_loop
+from ov_loops.onnx_io.placeholders import is_standard_loop
+from ov_loops.onnx_io.scopes import subgraphs
 from tests.harness import assert_close, compile_f32, run, save_and_reload
 
 with warnings.catch_warnings():  # the onnx test generators warn about overflowing casts
@@ -24,9 +25,16 @@ with warnings.catch_warnings():  # the onnx test generators warn about overflowi
     ALL_CASES = load_model_tests(kind="node")
 
 
+def _contains_loop(graph: onnx.GraphProto) -> bool:
+    return any(
+        is_standard_loop(node) or any(_contains_loop(sub) for _, sub in subgraphs(node))
+        for node in graph.node
+    )
+
+
 def _holds_loop(model: onnx.ModelProto) -> bool:
     functions = [onnx.helper.make_graph(f.node, f.name, [], []) for f in model.functions]
-    return any(contains_loop(graph) for graph in [model.graph, *functions])
+    return any(_contains_loop(graph) for graph in [model.graph, *functions])
 
 
 LOOP_CASES = {case.name: case for case in ALL_CASES if _holds_loop(case.model)}

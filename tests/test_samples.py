@@ -1,4 +1,4 @@
-"""The bundled samples are what make_samples.py builds, and convert to IR that matches onnxruntime."""
+"""The bundled samples are what make_samples.py builds and convert to IR matching onnxruntime."""
 
 from __future__ import annotations
 
@@ -22,8 +22,10 @@ def test_rnn_loop_sample_matches_onnxruntime(tmp_path):
     model = onnx.load(str(SAMPLE_DIR / "rnn_loop.onnx"))
     rng = np.random.default_rng(3)
     runs = [
-        {"X": rng.standard_normal((steps, 1, 16)).astype(np.float32),
-         "h0": rng.standard_normal((1, 16)).astype(np.float32)}
+        {
+            "X": rng.standard_normal((steps, 1, 16)).astype(np.float32),
+            "h0": rng.standard_normal((1, 16)).astype(np.float32),
+        }
         for steps in (20, 0, 7)
     ]
     assert_matches_onnxruntime(model, runs, tmp_path)

@@ -40,8 +40,6 @@ from ov_loops.loops.spec import (
 )
 from ov_loops.onnx_io.scopes import captured_names, defined_names, read_names
 
-SCAN_OUTPUT_SUFFIX = "__ov_loops_scan"
-
 
 @dataclass(frozen=True)
 class TensorType:
@@ -186,7 +184,7 @@ class OnnxLoop:
         """
         graph = onnx.GraphProto()
         graph.CopyFrom(template)
-        graph.name = f"{template.name or 'body'}"
+        graph.name = template.name or "body"
         del graph.input[:]
         del graph.output[:]
         del graph.value_info[:]

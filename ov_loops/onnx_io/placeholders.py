@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import onnx
 
-from ov_loops.onnx_io.scopes import node_label, subgraphs
+from ov_loops.onnx_io.scopes import node_label
 
 PLACEHOLDER_DOMAIN = "ov_loops"
 LOOP_OPS = frozenset({"Loop"})
@@ -56,11 +56,3 @@ def replace_loops(graph: onnx.GraphProto, path: str, register: Register) -> onnx
                         replace_loops(sub, f"{node_path}/{attr.name}_{sub_index}", register)
                     )
     return result
-
-
-def contains_loop(graph: onnx.GraphProto) -> bool:
-    """Whether `graph` or any graph nested in it holds a Loop."""
-    return any(
-        is_standard_loop(node) or any(contains_loop(sub) for _, sub in subgraphs(node))
-        for node in graph.node
-    )
