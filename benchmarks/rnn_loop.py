@@ -103,7 +103,7 @@ def main() -> int:
         "ov-loops": lambda: ov_loops.convert(data),
     }
     conversion = {name: [] for name in converters}
-    for _ in range(max(3, args.repeats // 3)):  # interleaved
+    for _ in range(args.repeats):  # interleaved
         for name, convert in converters.items():
             conversion[name].append(median_seconds(convert, 1))
 

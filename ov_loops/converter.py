@@ -12,9 +12,11 @@ import io
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+import numpy as np
 import onnx
 import openvino as ov
 import openvino.opset15 as ops
+from openvino._offline_transformations import apply_fused_names_cleanup, apply_moc_transformations
 from openvino.frontend import FrontEndManager
 from openvino.frontend.onnx import ConversionExtension
 
@@ -83,6 +85,10 @@ class Converter:
         if self._error is not None:
             raise self._error
         self._frontend.normalize(model)
+        # What openvino.convert_model applies to ONNX models too (Identity removal, constant
+        # weight layouts, ...); bodies included.
+        apply_moc_transformations(model, cf=False, smart_reshape=True)
+        apply_fused_names_cleanup(model)
         return Conversion(model, loops)
 
     # -- registry ----------------------------------------------------------------------------
@@ -155,14 +161,14 @@ class Converter:
             raise
 
     def _translate(self, key: int, loop: OnnxLoop, values: list[ov.Output]) -> list[ov.Output]:
-        trip_value, condition_value, carried, captures = loop.split(values)
-        trip = guards.trip_count(trip_value)
+        trip_value, condition_value, carried, captures, sliced = loop.split(values)
+        trip = guards.trip_count(trip_value, sliced)
         start = guards.initial_condition(condition_value)
-        body, nested = self._convert_body(key, loop, carried, captures, start)
+        body, nested = self._convert_body(key, loop, carried, captures + sliced, start)
         if trip.proven_zero or start.constant is False:
             outputs = self._fold(loop, trip, carried, body)
         else:
-            outputs = self._emit(loop, trip, start, carried, captures, body)
+            outputs = self._emit(loop, trip, start, carried, captures, sliced, body)
             self._reports[-1].extend(nested)
         return outputs[: len(loop.node.output)]
 
@@ -171,7 +177,7 @@ class Converter:
         key: int,
         loop: OnnxLoop,
         carried: list[ov.Output],
-        captures: list[ov.Output],
+        reads: list[ov.Output],
         start: guards.InitialCondition,
     ) -> tuple[ov.Model, list[ConvertedLoop]]:
         """Convert the body, typed from the outer values.
@@ -179,17 +185,22 @@ class Converter:
         Loop-carried values start with the shapes they enter with. When the body returns a
         different shape, the differing dimensions (or the rank) become dynamic and the body is
         converted again, until the shapes settle: a fixed point, so static shapes are kept only
-        where every iteration provably has them.
+        where every iteration provably has them. `reads` are the captured values, then the
+        sliced sources (of which the body sees one part, axis 0 removed).
         """
         template = self._template(key)
         carried_types = [
             _tensor_type(value, declared) for value, declared in zip(carried, template.input[2:])
         ]
         condition_shape = (1,) if _shape_of(start.value) == (1,) else ()
-        capture_types = [_tensor_type(value, None) for value in captures]
+        capture_types = [_tensor_type(value, None) for value in reads[: len(loop.captures)]]
+        slice_types = [
+            _tensor_type(value, None).without_leading_axis()
+            for value in reads[len(loop.captures) :]
+        ]
         for _ in range(MAX_SHAPE_RELAXATIONS):
             body_proto = loop.body_model(
-                template, carried_types, condition_shape, capture_types, self._model
+                template, carried_types, condition_shape, capture_types, slice_types, self._model
             )
             self._add_placeholder_opset(body_proto)
             with self._collecting() as nested:
@@ -222,6 +233,7 @@ class Converter:
         start: guards.InitialCondition,
         carried: list[ov.Output],
         captures: list[ov.Output],
+        sliced: list[ov.Output],
         body: ov.Model,
     ) -> list[ov.Output]:
         """Build the Loop-5 (and its zero-iteration guard) from the converted body."""
@@ -229,6 +241,7 @@ class Converter:
             name: value for name, value in zip(loop.captures, captures) if guards.is_constant(value)
         }
         parameters = _inline_constants(body.get_parameters(), constants)
+        parameters = _with_leading_axis(parameters, {entry.body_input for entry in loop.sliced})
         parameter_index = {
             name: index
             for index, parameter in enumerate(parameters)
@@ -248,6 +261,8 @@ class Converter:
         ]
         external = {entry.external_port: value for entry, value in zip(spec.merged_inputs, carried)}
         for entry, value in zip(spec.invariant_inputs, invariant_values):
+            external[entry.external_port] = value
+        for entry, value in zip(spec.sliced_inputs, sliced):
             external[entry.external_port] = value
         outputs = build_loop(
             spec, body, trip.value, start.value, external, loop.node.name or loop.path
@@ -319,6 +334,23 @@ def _inline_constants(parameters, constants: dict[str, ov.Output]) -> list:
         inlined = ov.op.Constant(source.get_tensor_view(), shared_memory=False)
         parameter.output(0).replace(inlined.output(0))
     return remaining
+
+
+def _with_leading_axis(parameters, names: set[str]) -> list:
+    """Give the named Parameters a leading axis of 1 (a sliced part), squeezed in the body."""
+    updated = []
+    for parameter in parameters:
+        if not parameter.output(0).get_names() & names:
+            updated.append(parameter)
+            continue
+        shape = parameter.get_partial_shape()
+        part_shape = ov.PartialShape([1, *shape]) if shape.rank.is_static else shape
+        part = ops.parameter(part_shape, parameter.get_element_type())
+        part.output(0).set_names(parameter.output(0).get_names())
+        squeezed = ops.squeeze(part, ops.constant(np.array([0], np.int64)))
+        parameter.output(0).replace(squeezed.output(0))
+        updated.append(part)
+    return updated
 
 
 def _nodes_by_output(graph: onnx.GraphProto, path: str):

@@ -581,6 +581,59 @@ def loop_constant_false_condition_folded():
     return _folded(5, False)
 
 
+def loop_reads_capture_at_iteration_number():
+    """x_t = Gather(X, i) on a captured X becomes a sliced input; Gathers on axis 1 or at another
+    index stay as they are. A while loop: it stops after the last row or at `limit`; with M
+    absent the trip count is capped at len(X)."""
+    body = loop_body(
+        [
+            node("Gather", ["X", "i"], ["x_t"], axis=0),
+            node("Gather", ["X", "zero"], ["x_first"], axis=0),
+            node("Gather", ["Y", "i"], ["y_col"], axis=1),
+            node("Add", ["x_t", "x_first"], ["a"]),
+            node("ReduceSum", ["y_col"], ["y_sum"], keepdims=0),
+            node("Add", ["a", "y_sum"], ["b"]),
+            node("Add", ["acc_in", "b"], ["acc_out"]),
+            node("ReduceSum", ["acc_out"], ["total"], keepdims=0),
+            node("Less", ["total", "limit"], ["below_limit"]),
+            node("Add", ["i", "one"], ["next_i"]),
+            node("Less", ["next_i", "rows"], ["more_rows"]),
+            node("And", ["below_limit", "more_rows"], ["keep"]),
+        ],
+        [typed("acc_in", T.FLOAT, [3])],
+        [typed("keep", T.BOOL, []), typed("acc_out", T.FLOAT, [3]), typed("x_t", T.FLOAT, [3])],
+        initializers=[const("zero", 0, np.int64), const("one", 1, np.int64)],
+    )
+    main = graph(
+        [
+            node("Shape", ["X"], ["x_shape"], start=0, end=1),
+            node("Squeeze", ["x_shape"], ["rows"]),
+            node("Greater", ["rows", "zero_rows"], ["has_rows"]),
+            node("Loop", ["", "has_rows", "acc0"], ["acc", "xs"], body=body),
+        ],
+        [
+            typed("X", T.FLOAT, ["T", 3]),
+            typed("Y", T.FLOAT, [2, None]),
+            typed("acc0", T.FLOAT, [3]),
+            typed("limit", T.FLOAT, []),
+        ],
+        [typed("acc", T.FLOAT, [3]), typed("xs", T.FLOAT, [None, 3])],
+        initializers=[const("zero_rows", 0, np.int64)],
+    )
+    rng = np.random.default_rng(5)
+    runs = []
+    for steps, limit in [(6, 1e9), (9, 40.0), (1, 1e9), (0, 1e9), (4, 1e9)]:
+        runs.append(
+            {
+                "X": rng.standard_normal((steps, 3)).astype(np.float32) + 1.0,
+                "Y": rng.standard_normal((2, steps + 2)).astype(np.float32),
+                "acc0": np.zeros(3, np.float32),
+                "limit": np.array(limit, np.float32),
+            }
+        )
+    return model(main), runs
+
+
 SCENARIOS = {
     builder.__name__: builder
     for builder in [
@@ -603,5 +656,6 @@ SCENARIOS = {
         loop_runtime_trip_count_beyond_int32,
         loop_constant_zero_trip_count_folded,
         loop_constant_false_condition_folded,
+        loop_reads_capture_at_iteration_number,
     ]
 }

@@ -138,3 +138,19 @@ def test_ir_port_map_matches_the_loop_spec(tmp_path):
     assert [int(entry.get("axis")) for entry in with_axis] == [0] * len(spec.concatenated_outputs)
     last = [e for e in outputs if e.get("axis") is None and e.get("purpose") is None]
     assert len(last) == len(spec.last_value_outputs)
+
+
+def test_gather_at_the_iteration_number_becomes_a_sliced_input(tmp_path):
+    made, runs = SCENARIOS["loop_reads_capture_at_iteration_number"]()
+    conversion = assert_matches_onnxruntime(made, runs, tmp_path)
+    (spec,) = [loop.spec for loop in conversion.loops]
+    assert [(entry.axis, entry.part_size, entry.stride) for entry in spec.sliced_inputs] == [
+        (0, 1, 1)
+    ]
+    # X stays an invariant input too (Gather(X, zero)); Y is read on axis 1, so not sliced;
+    # `limit` and `rows` are captured too. The zero-row run in `runs` runs no iteration.
+    assert len(spec.invariant_inputs) == 4 and spec.trip_count_source == "input"
+    _, tree = save_and_reload(conversion.model, tmp_path)
+    (layer,) = [layer for layer in tree.iter("layer") if layer.get("type") == "Loop"]
+    sliced = [e for e in layer.find("port_map").findall("input") if e.get("axis") is not None]
+    assert [e.get("axis") for e in sliced] == ["0"]

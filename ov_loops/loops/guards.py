@@ -51,13 +51,18 @@ class TripCount:
         return self.constant == 0
 
 
-def trip_count(value: ov.Output | None) -> TripCount:
-    """Map an ONNX `M` to a Loop-5 trip count.
+def trip_count(value: ov.Output | None, sliced: list[ov.Output] = ()) -> TripCount:
+    """Map an ONNX `M` to a Loop-5 trip count, capped at the length of each sliced input.
 
     Absent or >= 2**31-1 -> -1 (unbounded: the CPU plugin would truncate it to i32);
     negative -> 0 (onnxruntime runs no iteration). Constants are mapped here, runtime values
-    by a Select in the graph.
+    by a Select in the graph. A Loop does not stop at the end of a sliced input by itself.
     """
+    trip = _onnx_trip_count(value)
+    return _capped(trip, sliced) if sliced else trip
+
+
+def _onnx_trip_count(value: ov.Output | None) -> TripCount:
     if value is None:
         return TripCount(ops.constant(np.int64(-1)).output(0), TRIP_COUNT_UNBOUNDED, None, False)
     known = constant_value(value)
@@ -78,6 +83,37 @@ def trip_count(value: ov.Output | None) -> TripCount:
     clamped = ops.select(not_positive, ops.constant(np.int64(0)), count)
     guarded = ops.select(too_big, ops.constant(np.int64(-1)), clamped).output(0)
     return TripCount(guarded, TRIP_COUNT_INPUT, None, True)
+
+
+def _capped(trip: TripCount, sliced: list[ov.Output]) -> TripCount:
+    """min(trip, len(x) for x in sliced), constant when every length and the trip are known."""
+    static = [_static_length(value) for value in sliced]
+    if None not in static and trip.source != TRIP_COUNT_INPUT:
+        count = min(static) if trip.constant is None else min(min(static), trip.constant)
+        return TripCount(ops.constant(np.int64(count)).output(0), TRIP_COUNT_CONSTANT, count, False)
+    zero = ops.constant(np.array([0], np.int64))
+    lengths = [
+        ops.squeeze(ops.gather(ops.shape_of(value, ov.Type.i64), zero, zero), zero)
+        for value in sliced
+    ]
+    length = lengths[0]
+    for other in lengths[1:]:
+        length = ops.minimum(length, other)
+    if trip.source == TRIP_COUNT_UNBOUNDED:
+        value = length
+    elif trip.source == TRIP_COUNT_CONSTANT:
+        value = ops.minimum(length, trip.value)
+    else:  # runtime and already guarded: -1 means unbounded
+        unbounded = ops.less(trip.value, ops.constant(np.int64(0)))
+        value = ops.select(unbounded, length, ops.minimum(length, trip.value))
+    return TripCount(value.output(0), TRIP_COUNT_INPUT, None, True)
+
+
+def _static_length(value: ov.Output) -> int | None:
+    shape = value.get_partial_shape()
+    if shape.rank.is_dynamic or shape.rank.get_length() == 0 or shape[0].is_dynamic:
+        return None
+    return shape[0].get_length()
 
 
 @dataclass(frozen=True)

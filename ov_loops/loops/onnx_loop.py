@@ -18,7 +18,9 @@ The Loop-5 translation: each loop-carried value is a merged input (back edge fro
 output) with a last-value output; each scan output is unsqueezed to a leading 1 in the body and
 becomes a concatenated output on axis 0; the iteration number is `current_iteration`; the
 body's condition output is `execution_condition`; values captured from enclosing scopes are
-invariant inputs (constants among them become body constants). The body's condition input is
+invariant inputs (constants among them become body constants), except those the body reads
+at the iteration number, which become sliced inputs (see slicing.py). The body's condition
+input is
 the constant true: an iteration runs only when `keepgoing` is true, and `keepgoing` is what
 the body receives.
 """
@@ -30,6 +32,7 @@ from dataclasses import dataclass
 import onnx
 
 from ov_loops.errors import ConversionError, UnsupportedItem
+from ov_loops.loops.slicing import SlicedCapture, slice_iteration_gathers
 from ov_loops.loops.spec import (
     TRIP_COUNT_CONSTANT,
     ConcatenatedOutput,
@@ -37,8 +40,9 @@ from ov_loops.loops.spec import (
     LastValueOutput,
     LoopSpec,
     MergedInput,
+    SlicedInput,
 )
-from ov_loops.onnx_io.scopes import captured_names, defined_names, read_names
+from ov_loops.onnx_io.scopes import captured_names, defined_names, fresh_name, read_names
 
 
 @dataclass(frozen=True)
@@ -47,6 +51,10 @@ class TensorType:
 
     elem_type: int
     shape: tuple[int | None, ...] | None
+
+    def without_leading_axis(self) -> TensorType:
+        """The type of one part of this tensor along axis 0."""
+        return TensorType(self.elem_type, None if self.shape is None else self.shape[1:])
 
     def value_info(self, name: str) -> onnx.ValueInfoProto:
         info = onnx.ValueInfoProto(name=name)
@@ -66,13 +74,18 @@ INT64_SCALAR = TensorType(onnx.TensorProto.INT64, ())
 
 @dataclass
 class OnnxLoop:
-    """One ONNX Loop node, its body and what the body captures from enclosing scopes."""
+    """One ONNX Loop node, its body and what the body captures from enclosing scopes.
+
+    `body` is the node's body with reads at the iteration number rewritten (see slicing.py);
+    `captures` are the other values it reads from enclosing scopes.
+    """
 
     node: onnx.NodeProto
     path: str
     opset: int | None
     body: onnx.GraphProto
     captures: list[str]
+    sliced: list[SlicedCapture]
 
     @classmethod
     def read(cls, node: onnx.NodeProto, path: str, opset: int | None) -> OnnxLoop:
@@ -81,7 +94,6 @@ class OnnxLoop:
         if not bodies:
             raise ConversionError(f"{path}: Loop has no 'body' graph attribute")
         body = bodies[0]
-        loop = cls(node, path, opset, body, captured_names(body))
         carried = len(node.input) - 2
         if carried < 0:
             raise ConversionError(
@@ -103,7 +115,10 @@ class OnnxLoop:
                 f"{path}: Loop has {len(node.output)} outputs but its body yields "
                 f"{carried} loop-carried values and {scans} scan outputs"
             )
-        return loop
+        body, sliced = slice_iteration_gathers(body, captured_names(body))
+        slice_inputs = {entry.body_input for entry in sliced}
+        captures = [name for name in captured_names(body) if name not in slice_inputs]
+        return cls(node, path, opset, body, captures, sliced)
 
     # -- layout of the node ---------------------------------------------------------------
     @property
@@ -123,17 +138,20 @@ class OnnxLoop:
         return len(self.body.output) - 1 - self.carried_count
 
     def placeholder_inputs(self) -> list[str]:
-        """Inputs of the placeholder: present M, present cond, carried values, captures."""
+        """Inputs of the placeholder: present M, present cond, carried, captures, sliced sources."""
         present = [name for name in self.node.input[:2] if name]
-        return present + list(self.node.input[2:]) + self.captures
+        sources = [entry.source for entry in self.sliced]
+        return present + list(self.node.input[2:]) + self.captures + sources
 
-    def split(self, values: list) -> tuple[object, object, list, list]:
-        """Split placeholder input values into (M or None, cond or None, carried, captures)."""
+    def split(self, values: list) -> tuple[object, object, list, list, list]:
+        """Split placeholder input values: (M or None, cond or None, carried, captures, sliced)."""
         values = list(values)
         trip_count = values.pop(0) if self.has_trip_count else None
         condition = values.pop(0) if self.has_condition else None
         carried = values[: self.carried_count]
-        return trip_count, condition, carried, values[self.carried_count :]
+        captures = values[self.carried_count : self.carried_count + len(self.captures)]
+        sliced = values[self.carried_count + len(self.captures) :]
+        return trip_count, condition, carried, captures, sliced
 
     # -- body ------------------------------------------------------------------------------
     def unsupported_types(self, outer_types: dict[str, onnx.TypeProto]) -> list[UnsupportedItem]:
@@ -172,11 +190,12 @@ class OnnxLoop:
         carried_types: list[TensorType],
         condition_shape: tuple[int, ...],
         capture_types: list[TensorType],
+        slice_types: list[TensorType],
         model: onnx.ModelProto,
     ) -> onnx.ModelProto:
         """The body as a standalone model whose inputs are typed from the outer values.
 
-        Inputs: [iteration number if read] carried... captures...; the condition input, if
+        Inputs: [iteration number if read] carried... captures... slices...; the condition input, if
         read, is a constant true of `condition_shape`.
         Outputs: condition, carried..., scan outputs...; each produced by a node of the body
         (outputs that pass an input, a capture or an initializer straight through, or repeat
@@ -200,14 +219,17 @@ class OnnxLoop:
             graph.input.append(value_type.value_info(value.name))
         for name, value_type in zip(self.captures, capture_types):
             graph.input.append(value_type.value_info(name))
+        for entry, value_type in zip(self.sliced, slice_types):
+            graph.input.append(value_type.value_info(entry.body_input))
 
         produced_by_node = {name for node in template.node for name in node.output if name}
         seen: set[str] = set()
         taken = defined_names(template) | set(self.captures)
+        taken.update(entry.body_input for entry in self.sliced)
         for index, value in enumerate(template.output):
             name = value.name
             if name not in produced_by_node or name in seen:
-                fresh = _fresh_name(f"{name}__ov_loops_out{index}", taken)
+                fresh = fresh_name(f"{name}__ov_loops_out{index}", taken)
                 graph.node.append(onnx.helper.make_node("Identity", [name], [fresh]))
                 name = fresh
             seen.add(name)
@@ -236,6 +258,11 @@ class OnnxLoop:
         invariant = [
             InvariantInput(port + i, parameter_index[name]) for i, name in enumerate(inputs)
         ]
+        port += len(invariant)
+        sliced = [
+            SlicedInput(port + i, parameter_index[entry.body_input], axis=0)
+            for i, entry in enumerate(self.sliced)
+        ]
         carried = self.carried_count
         last_values = [LastValueOutput(i, 1 + i) for i in range(carried)]
         concatenated = [
@@ -247,6 +274,7 @@ class OnnxLoop:
         return LoopSpec(
             trip_count_source=trip_count_source,
             trip_count=trip_count if trip_count_source == TRIP_COUNT_CONSTANT else None,
+            sliced_inputs=tuple(sliced),
             merged_inputs=tuple(merged),
             invariant_inputs=tuple(invariant),
             concatenated_outputs=tuple(concatenated),
@@ -254,12 +282,3 @@ class OnnxLoop:
             current_iteration=current,
             execution_condition=0,
         )
-
-
-def _fresh_name(base: str, taken: set[str]) -> str:
-    name, suffix = base, 0
-    while name in taken:
-        suffix += 1
-        name = f"{base}_{suffix}"
-    taken.add(name)
-    return name

@@ -51,3 +51,13 @@ def captured_names(graph: onnx.GraphProto) -> list[str]:
 def node_label(node: onnx.NodeProto, index: int) -> str:
     """How a node is named in paths: its name, or `OpType_index` when it has none."""
     return node.name or f"{node.op_type}_{index}"
+
+
+def fresh_name(base: str, taken: set[str]) -> str:
+    """`base`, or `base_N` for the first N that is not taken; the name is then taken."""
+    name, suffix = base, 0
+    while name in taken:
+        suffix += 1
+        name = f"{base}_{suffix}"
+    taken.add(name)
+    return name
