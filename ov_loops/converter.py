@@ -8,6 +8,7 @@ the body from the values arriving at the placeholder, converts the body with the
 
 from __future__ import annotations
 
+import dataclasses
 import io
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -22,7 +23,9 @@ from openvino.frontend.onnx import ConversionExtension
 
 from ov_loops.errors import ConversionError, OvLoopsError, UnsupportedError, UnsupportedItem
 from ov_loops.loops import guards
-from ov_loops.loops.onnx_loop import OnnxLoop, TensorType
+from ov_loops.loops.onnx_body import LoopBody, TensorType, normalize_axis
+from ov_loops.loops.onnx_loop import OnnxLoop
+from ov_loops.loops.onnx_scan import OnnxScan
 from ov_loops.loops.spec import LoopSpec
 from ov_loops.loops.to_openvino import build_loop
 from ov_loops.onnx_io.load import opset_version
@@ -31,6 +34,7 @@ from ov_loops.onnx_io.scopes import node_label, subgraphs
 from ov_loops.onnx_io.types import known_types, onnx_elem_type
 
 MAX_SHAPE_RELAXATIONS = 8
+READERS = {"Loop": OnnxLoop, "Scan": OnnxScan}
 NOT_CONVERTED = {"NotSupportedONNXNode", "ONNXFrameworkNode", "FrameworkNode"}
 
 
@@ -63,13 +67,14 @@ class Converter:
     def __init__(self, model: onnx.ModelProto) -> None:
         self._model = model
         self._outer_types = known_types(model)
-        self._loops: dict[int, OnnxLoop] = {}
+        self._loops: dict[int, LoopBody] = {}
         self._templates: dict[int, onnx.GraphProto] = {}
         self._unsupported: list[UnsupportedItem] = []
         self._error: OvLoopsError | None = None
         self._reports: list[list[ConvertedLoop]] = []
         self._frontend = FrontEndManager().load_by_framework("onnx")
-        self._frontend.add_extension(ConversionExtension("Loop", PLACEHOLDER_DOMAIN, self._expand))
+        for op in READERS:
+            self._frontend.add_extension(ConversionExtension(op, PLACEHOLDER_DOMAIN, self._expand))
 
     # -- public ------------------------------------------------------------------------------
     def convert(self) -> Conversion:
@@ -93,7 +98,7 @@ class Converter:
 
     # -- registry ----------------------------------------------------------------------------
     def _register(self, node: onnx.NodeProto, path: str) -> tuple[int, list[str]]:
-        loop = OnnxLoop.read(node, path, opset_version(self._model, node.domain))
+        loop = READERS[node.op_type].read(node, path, opset_version(self._model, node.domain))
         self._unsupported.extend(loop.unsupported_types(self._outer_types))
         key = len(self._loops)
         self._loops[key] = loop
@@ -160,24 +165,45 @@ class Converter:
             self._error = self._error or ConversionError(f"{loop.path}: {_first_line(exc)}")
             raise
 
-    def _translate(self, key: int, loop: OnnxLoop, values: list[ov.Output]) -> list[ov.Output]:
+    def _translate(self, key: int, loop: LoopBody, values: list[ov.Output]) -> list[ov.Output]:
         trip_value, condition_value, carried, captures, sliced = loop.split(values)
-        trip = guards.trip_count(trip_value, sliced)
+        slice_axes = [
+            normalize_axis(entry.axis, _rank(value), f"{loop.path}: input '{entry.source}'")
+            for entry, value in zip(loop.sliced, sliced)
+        ]
+        trip = guards.trip_count(
+            trip_value, sliced, slice_axes, loop.sliced_lengths_must_agree, loop.path
+        )
         start = guards.initial_condition(condition_value)
-        body, nested = self._convert_body(key, loop, carried, captures + sliced, start)
+        slice_types = [
+            _tensor_type(value, None).without_axis(axis) for value, axis in zip(sliced, slice_axes)
+        ]
+        body, nested = self._convert_body(key, loop, carried, captures, slice_types, start)
+        results = body.get_results()
+        stacked_axes = [
+            normalize_axis(
+                entry.axis,
+                _plus_one(_rank(results[entry.index].input_value(0))),
+                f"{loop.path}: output {entry.index}",
+            )
+            for entry in loop.stacked_outputs
+        ]
         if trip.proven_zero or start.constant is False:
-            outputs = self._fold(loop, trip, carried, body)
+            outputs = self._fold(loop, trip, carried, body, stacked_axes)
         else:
-            outputs = self._emit(loop, trip, start, carried, captures, sliced, body)
+            outputs = self._emit(
+                loop, trip, start, carried, captures, sliced, body, slice_axes, stacked_axes
+            )
             self._reports[-1].extend(nested)
         return outputs[: len(loop.node.output)]
 
     def _convert_body(
         self,
         key: int,
-        loop: OnnxLoop,
+        loop: LoopBody,
         carried: list[ov.Output],
-        reads: list[ov.Output],
+        captures: list[ov.Output],
+        slice_types: list[TensorType],
         start: guards.InitialCondition,
     ) -> tuple[ov.Model, list[ConvertedLoop]]:
         """Convert the body, typed from the outer values.
@@ -185,19 +211,16 @@ class Converter:
         Loop-carried values start with the shapes they enter with. When the body returns a
         different shape, the differing dimensions (or the rank) become dynamic and the body is
         converted again, until the shapes settle: a fixed point, so static shapes are kept only
-        where every iteration provably has them. `reads` are the captured values, then the
-        sliced sources (of which the body sees one part, axis 0 removed).
+        where every iteration provably has them.
         """
         template = self._template(key)
+        declared = {value.name: value for value in template.input}
         carried_types = [
-            _tensor_type(value, declared) for value, declared in zip(carried, template.input[2:])
+            _tensor_type(value, declared.get(name))
+            for value, name in zip(carried, loop.carried_inputs)
         ]
         condition_shape = (1,) if _shape_of(start.value) == (1,) else ()
-        capture_types = [_tensor_type(value, None) for value in reads[: len(loop.captures)]]
-        slice_types = [
-            _tensor_type(value, None).without_leading_axis()
-            for value in reads[len(loop.captures) :]
-        ]
+        capture_types = [_tensor_type(value, None) for value in captures]
         for _ in range(MAX_SHAPE_RELAXATIONS):
             body_proto = loop.body_model(
                 template, carried_types, condition_shape, capture_types, slice_types, self._model
@@ -205,9 +228,10 @@ class Converter:
             self._add_placeholder_opset(body_proto)
             with self._collecting() as nested:
                 body = self._convert_graph(body_proto, template, f"{loop.path}/body")
+            results = body.get_results()
             relaxed = [
-                _relax(loop.path, declared, result.input_value(0))
-                for declared, result in zip(carried_types, body.get_results()[1:])
+                _relax(loop.path, entering, results[out].input_value(0))
+                for entering, out in zip(carried_types, loop.carried_outputs)
             ]
             if relaxed == carried_types:
                 return body, nested
@@ -215,61 +239,82 @@ class Converter:
         raise ConversionError(f"{loop.path}: loop-carried shapes did not settle")
 
     def _fold(
-        self, loop: OnnxLoop, trip: guards.TripCount, carried: list[ov.Output], body: ov.Model
+        self,
+        loop: LoopBody,
+        trip: guards.TripCount,
+        carried: list[ov.Output],
+        body: ov.Model,
+        stacked_axes: list[int],
     ) -> list[ov.Output]:
         """The results of a loop that provably runs zero times: initial values, empty stacks."""
         reason = "trip count 0" if trip.proven_zero else "initial condition false"
         self._reports[-1].append(
-            ConvertedLoop(loop.path, "Loop", None, f"runs zero times: {reason}")
+            ConvertedLoop(loop.path, loop.op, None, f"runs zero times: {reason}")
         )
-        scan_results = body.get_results()[1 + loop.carried_count :]
+        results = body.get_results()
         folded = [guards.passthrough(value) for value in carried]
-        return folded + [guards.empty_stack(result.input_value(0)) for result in scan_results]
+        for entry, axis in zip(loop.stacked_outputs, stacked_axes):
+            folded.append(guards.empty_stack(results[entry.index].input_value(0), axis))
+        return folded
 
     def _emit(
         self,
-        loop: OnnxLoop,
+        loop: LoopBody,
         trip: guards.TripCount,
         start: guards.InitialCondition,
         carried: list[ov.Output],
         captures: list[ov.Output],
         sliced: list[ov.Output],
         body: ov.Model,
+        slice_axes: list[int],
+        stacked_axes: list[int],
     ) -> list[ov.Output]:
-        """Build the Loop-5 (and its zero-iteration guard) from the converted body."""
+        """Build the Loop-5 (with its zero-iteration guard and output reversal) from the body."""
         constants = {
             name: value for name, value in zip(loop.captures, captures) if guards.is_constant(value)
         }
         parameters = _inline_constants(body.get_parameters(), constants)
-        parameters = _with_leading_axis(parameters, {entry.body_input for entry in loop.sliced})
+        parts = {entry.body_input: axis for entry, axis in zip(loop.sliced, slice_axes)}
+        parameters = _with_part_axis(parameters, parts)
         parameter_index = {
             name: index
             for index, parameter in enumerate(parameters)
             for name in parameter.output(0).get_names()
         }
-        spec = loop.spec(parameter_index, trip.source, trip.constant)
+        spec = loop.spec(parameter_index, trip.source, trip.constant, slice_axes, stacked_axes)
 
-        results = body.get_results()
-        new_results = list(results[: 1 + loop.carried_count])
-        for result in results[1 + loop.carried_count :]:  # scan outputs get a leading 1
-            unsqueezed = ops.unsqueeze(result.input_value(0), ops.constant([0], ov.Type.i64))
-            new_results.append(ops.result(unsqueezed))
-        body = ov.Model(new_results, parameters, f"{loop.path}/body")
+        results = list(body.get_results())
+        for entry, axis in zip(loop.stacked_outputs, stacked_axes):  # one part per iteration
+            value = results[entry.index].input_value(0)
+            part = ops.unsqueeze(value, ops.constant(np.array([axis], np.int64)))
+            results[entry.index] = ops.result(part)
+        if spec.execution_condition is None:  # Loop-5 requires a condition output
+            results.append(ops.result(ops.constant(True)))
+            spec = dataclasses.replace(spec, execution_condition=len(results) - 1)
+        body = ov.Model(results, parameters, f"{loop.path}/body")
 
-        invariant_values = [
+        kept_captures = [
             value for name, value in zip(loop.captures, captures) if name not in constants
         ]
-        external = {entry.external_port: value for entry, value in zip(spec.merged_inputs, carried)}
-        for entry, value in zip(spec.invariant_inputs, invariant_values):
-            external[entry.external_port] = value
-        for entry, value in zip(spec.sliced_inputs, sliced):
-            external[entry.external_port] = value
+        external = {}
+        for entries, values in (
+            (spec.merged_inputs, carried),
+            (spec.invariant_inputs, kept_captures),
+            (spec.sliced_inputs, sliced),
+        ):
+            external.update((entry.external_port, value) for entry, value in zip(entries, values))
         outputs = build_loop(
             spec, body, trip.value, start.value, external, loop.node.name or loop.path
         )
-        guarded = guards.guard_zero_iterations(outputs[loop.carried_count :], trip, start)
-        self._reports[-1].append(ConvertedLoop(loop.path, "Loop", spec))
-        return outputs[: loop.carried_count] + guarded
+        stacked = guards.guard_zero_iterations(
+            outputs[loop.carried_count :], stacked_axes, trip, start
+        )
+        stacked = [
+            guards.reverse(value, axis) if entry.reverse else value
+            for value, entry, axis in zip(stacked, loop.stacked_outputs, stacked_axes)
+        ]
+        self._reports[-1].append(ConvertedLoop(loop.path, loop.op, spec))
+        return outputs[: loop.carried_count] + stacked
 
 
 def convert_model(model: onnx.ModelProto) -> Conversion:
@@ -336,21 +381,34 @@ def _inline_constants(parameters, constants: dict[str, ov.Output]) -> list:
     return remaining
 
 
-def _with_leading_axis(parameters, names: set[str]) -> list:
-    """Give the named Parameters a leading axis of 1 (a sliced part), squeezed in the body."""
+def _with_part_axis(parameters, part_axes: dict[str, int]) -> list:
+    """Give the named Parameters (sliced parts) a length-1 axis, squeezed away in the body."""
     updated = []
     for parameter in parameters:
-        if not parameter.output(0).get_names() & names:
+        names = parameter.output(0).get_names() & part_axes.keys()
+        if not names:
             updated.append(parameter)
             continue
+        axis = part_axes[next(iter(names))]
         shape = parameter.get_partial_shape()
-        part_shape = ov.PartialShape([1, *shape]) if shape.rank.is_static else shape
-        part = ops.parameter(part_shape, parameter.get_element_type())
+        if shape.rank.is_static:
+            dims = list(shape)
+            shape = ov.PartialShape([*dims[:axis], 1, *dims[axis:]])
+        part = ops.parameter(shape, parameter.get_element_type())
         part.output(0).set_names(parameter.output(0).get_names())
-        squeezed = ops.squeeze(part, ops.constant(np.array([0], np.int64)))
+        squeezed = ops.squeeze(part, ops.constant(np.array([axis], np.int64)))
         parameter.output(0).replace(squeezed.output(0))
         updated.append(part)
     return updated
+
+
+def _rank(value: ov.Output) -> int | None:
+    shape = value.get_partial_shape()
+    return None if shape.rank.is_dynamic else shape.rank.get_length()
+
+
+def _plus_one(rank: int | None) -> int | None:
+    return None if rank is None else rank + 1
 
 
 def _nodes_by_output(graph: onnx.GraphProto, path: str):

@@ -13,6 +13,7 @@ import numpy as np
 import openvino as ov
 import openvino.opset15 as ops
 
+from ov_loops.errors import ConversionError
 from ov_loops.loops.spec import TRIP_COUNT_CONSTANT, TRIP_COUNT_INPUT, TRIP_COUNT_UNBOUNDED
 
 INT32_MAX = 2**31 - 1
@@ -51,15 +52,59 @@ class TripCount:
         return self.constant == 0
 
 
-def trip_count(value: ov.Output | None, sliced: list[ov.Output] = ()) -> TripCount:
-    """Map an ONNX `M` to a Loop-5 trip count, capped at the length of each sliced input.
+def trip_count(
+    value: ov.Output | None,
+    sliced: list[ov.Output] = (),
+    axes: list[int] = (),
+    must_agree: bool = False,
+    what: str = "",
+) -> TripCount:
+    """Map an ONNX `M` to a Loop-5 trip count, bounded by the sliced inputs' lengths.
 
     Absent or >= 2**31-1 -> -1 (unbounded: the CPU plugin would truncate it to i32);
     negative -> 0 (onnxruntime runs no iteration). Constants are mapped here, runtime values
-    by a Select in the graph. A Loop does not stop at the end of a sliced input by itself.
+    by a Select in the graph. A Loop does not stop at the end of a sliced input by itself, so
+    the count is capped at the shortest one; when the lengths `must_agree` (Scan), differing
+    static lengths are an error and at run time the longest is used, so that a shorter input
+    makes the Loop fail rather than silently drop iterations.
     """
     trip = _onnx_trip_count(value)
-    return _capped(trip, sliced) if sliced else trip
+    if not sliced:
+        return trip
+    static = [_static_length(value, axis) for value, axis in zip(sliced, axes)]
+    known = [length for length in static if length is not None]
+    if must_agree and len(set(known)) > 1:
+        raise ConversionError(f"{what}: scan inputs differ in length along their axes: {known}")
+    if None not in static and trip.source != TRIP_COUNT_INPUT:
+        count = min(static) if trip.constant is None else min(min(static), trip.constant)
+        return TripCount(ops.constant(np.int64(count)).output(0), TRIP_COUNT_CONSTANT, count, False)
+    lengths = [_length(value, axis) for value, axis in zip(sliced, axes)]
+    combine = ops.maximum if must_agree else ops.minimum
+    length = lengths[0]
+    for other in lengths[1:]:
+        length = combine(length, other)
+    if trip.source == TRIP_COUNT_UNBOUNDED:
+        bounded = length
+    elif trip.source == TRIP_COUNT_CONSTANT:
+        bounded = ops.minimum(length, trip.value)
+    else:  # runtime and already guarded: -1 means unbounded
+        unbounded = ops.less(trip.value, ops.constant(np.int64(0)))
+        bounded = ops.select(unbounded, length, ops.minimum(length, trip.value))
+    return TripCount(bounded.output(0), TRIP_COUNT_INPUT, None, True)
+
+
+def _length(value: ov.Output, axis: int) -> ov.Node:
+    """value.shape[axis] as an i64 scalar."""
+    index = ops.constant(np.array([axis], np.int64))
+    zero = ops.constant(np.array([0], np.int64))
+    return ops.squeeze(ops.gather(ops.shape_of(value, ov.Type.i64), index, zero), zero)
+
+
+def _static_length(value: ov.Output, axis: int) -> int | None:
+    shape = value.get_partial_shape()
+    if shape.rank.is_dynamic or axis >= shape.rank.get_length() or shape[axis].is_dynamic:
+        return None
+    return shape[axis].get_length()
 
 
 def _onnx_trip_count(value: ov.Output | None) -> TripCount:
@@ -85,37 +130,6 @@ def _onnx_trip_count(value: ov.Output | None) -> TripCount:
     return TripCount(guarded, TRIP_COUNT_INPUT, None, True)
 
 
-def _capped(trip: TripCount, sliced: list[ov.Output]) -> TripCount:
-    """min(trip, len(x) for x in sliced), constant when every length and the trip are known."""
-    static = [_static_length(value) for value in sliced]
-    if None not in static and trip.source != TRIP_COUNT_INPUT:
-        count = min(static) if trip.constant is None else min(min(static), trip.constant)
-        return TripCount(ops.constant(np.int64(count)).output(0), TRIP_COUNT_CONSTANT, count, False)
-    zero = ops.constant(np.array([0], np.int64))
-    lengths = [
-        ops.squeeze(ops.gather(ops.shape_of(value, ov.Type.i64), zero, zero), zero)
-        for value in sliced
-    ]
-    length = lengths[0]
-    for other in lengths[1:]:
-        length = ops.minimum(length, other)
-    if trip.source == TRIP_COUNT_UNBOUNDED:
-        value = length
-    elif trip.source == TRIP_COUNT_CONSTANT:
-        value = ops.minimum(length, trip.value)
-    else:  # runtime and already guarded: -1 means unbounded
-        unbounded = ops.less(trip.value, ops.constant(np.int64(0)))
-        value = ops.select(unbounded, length, ops.minimum(length, trip.value))
-    return TripCount(value.output(0), TRIP_COUNT_INPUT, None, True)
-
-
-def _static_length(value: ov.Output) -> int | None:
-    shape = value.get_partial_shape()
-    if shape.rank.is_dynamic or shape.rank.get_length() == 0 or shape[0].is_dynamic:
-        return None
-    return shape[0].get_length()
-
-
 @dataclass(frozen=True)
 class InitialCondition:
     """What the Loop receives as initial execution condition."""
@@ -137,9 +151,10 @@ def initial_condition(value: ov.Output | None) -> InitialCondition:
 
 
 def guard_zero_iterations(
-    outputs: list[ov.Output], trip: TripCount, condition: InitialCondition
+    outputs: list[ov.Output], axes: list[int], trip: TripCount, condition: InitialCondition
 ) -> list[ov.Output]:
-    """Cut concatenated outputs to length 0 when a runtime trip count or condition stops the loop.
+    """Cut concatenated outputs to length 0 on their axis when a runtime trip count or condition
+    stops the loop before its first iteration.
 
     Without this, a zero-iteration run after a run with iterations returns the earlier run's data.
     The stop is the output's own length, not a large constant: the CPU plugin turned a stop of
@@ -156,19 +171,27 @@ def guard_zero_iterations(
     zero = ops.constant(np.array([0], np.int64))
     step = ops.constant(np.array([1], np.int64))
     guarded = []
-    for output in outputs:
-        length = ops.gather(ops.shape_of(output, ov.Type.i64), zero, zero)
+    for output, axis in zip(outputs, axes):
+        length = ops.unsqueeze(_length(output, axis), zero)
         stop = ops.select(runs_zero, zero, length)
-        guarded.append(ops.slice(output, zero, stop, step, zero).output(0))
+        axis_list = ops.constant(np.array([axis], np.int64))
+        guarded.append(ops.slice(output, zero, stop, step, axis_list).output(0))
     return guarded
 
 
-def empty_stack(per_iteration: ov.Output) -> ov.Output:
-    """The stacked output of zero iterations: shape [0, *per-iteration shape], unknown dims 0."""
+def empty_stack(per_iteration: ov.Output, axis: int) -> ov.Output:
+    """The stacked output of zero iterations: the per-iteration shape with 0 inserted at `axis`
+    (unknown dims are 0)."""
     shape = per_iteration.get_partial_shape()
     dims = [] if shape.rank.is_dynamic else [d.get_length() if d.is_static else 0 for d in shape]
-    dtype = per_iteration.get_element_type().to_dtype()
-    return ops.constant(np.zeros([0, *dims], dtype=dtype)).output(0)
+    dims.insert(min(axis, len(dims)), 0)
+    return ops.constant(np.zeros(dims, np.uint8), per_iteration.get_element_type()).output(0)
+
+
+def reverse(value: ov.Output, axis: int) -> ov.Output:
+    """`value` reversed along `axis` (a prepended scan output)."""
+    axes = ops.constant(np.array([axis], np.int64))
+    return ops.reverse(value, axes, "index").output(0)
 
 
 def passthrough(value: ov.Output) -> ov.Output:

@@ -12,26 +12,17 @@ fail, so a valid model never runs one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import onnx
 
+from ov_loops.loops.onnx_body import SlicedRead
 from ov_loops.onnx_io.scopes import defined_names, fresh_name
 
 SLICE_SUFFIX = "__ov_loops_slice"
 
 
-@dataclass(frozen=True)
-class SlicedCapture:
-    """A captured tensor read as source[iteration]; the body receives the slice as `body_input`."""
-
-    source: str
-    body_input: str
-
-
 def slice_iteration_gathers(
     body: onnx.GraphProto, captures: list[str]
-) -> tuple[onnx.GraphProto, list[SlicedCapture]]:
+) -> tuple[onnx.GraphProto, list[SlicedRead]]:
     """Rewrite the body's top-level `Gather(capture, iteration number)` nodes (axis 0).
 
     Each rewritten node keeps its place and name (node paths stay valid) and becomes an Identity
@@ -40,7 +31,7 @@ def slice_iteration_gathers(
     iteration = body.input[0].name
     captured = set(captures)
     taken = defined_names(body) | captured
-    sliced: dict[str, SlicedCapture] = {}
+    sliced: dict[str, SlicedRead] = {}
     rewritten = onnx.GraphProto()
     rewritten.CopyFrom(body)
     for node in rewritten.node:
@@ -48,7 +39,7 @@ def slice_iteration_gathers(
             continue
         source = node.input[0]
         if source not in sliced:
-            sliced[source] = SlicedCapture(source, fresh_name(f"{source}{SLICE_SUFFIX}", taken))
+            sliced[source] = SlicedRead(source, fresh_name(f"{source}{SLICE_SUFFIX}", taken))
         node.op_type = "Identity"
         del node.input[:]
         node.input.append(sliced[source].body_input)

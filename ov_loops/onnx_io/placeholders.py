@@ -1,9 +1,9 @@
-"""Normalisation pass: replace each Loop node by a placeholder the converter expands.
+"""Normalisation pass: replace each Loop and Scan node by a placeholder the converter expands.
 
 The placeholder lives in the custom domain `ov_loops`, keeps the op type, carries an integer
 `key` naming the original node, and takes as extra inputs the values the body captures from
 enclosing scopes. Omitted (empty) inputs are dropped; the converter knows which were present.
-Subgraphs of other nodes (If branches, Scan bodies) are rewritten in place, recursively; Loop
+Subgraphs of other nodes (If branches) are rewritten in place, recursively; Loop and Scan
 bodies are rewritten later, when the converter expands their placeholder.
 """
 
@@ -16,7 +16,7 @@ import onnx
 from ov_loops.onnx_io.scopes import node_label
 
 PLACEHOLDER_DOMAIN = "ov_loops"
-LOOP_OPS = frozenset({"Loop"})
+LOOP_OPS = frozenset({"Loop", "Scan"})
 
 # register(node, path) -> (key, inputs of the placeholder)
 Register = Callable[[onnx.NodeProto, str], tuple[int, list[str]]]
@@ -27,7 +27,7 @@ def is_standard_loop(node: onnx.NodeProto) -> bool:
 
 
 def replace_loops(graph: onnx.GraphProto, path: str, register: Register) -> onnx.GraphProto:
-    """Return a copy of `graph` with every Loop (outside Loop bodies) replaced by a placeholder."""
+    """Return a copy of `graph` with every Loop and Scan (outside their bodies) replaced."""
     result = onnx.GraphProto()
     result.CopyFrom(graph)
     del result.node[:]

@@ -1,0 +1,112 @@
+"""ONNX Scan (opsets 9-23) read as a LoopBody.
+
+Semantics followed (ONNX Scan spec, "The behavior of Scan ... is equivalent to the following
+pseudocode")::
+
+    length = scan_1.shape[axis_1]          # every scan input has this length on its axis
+    st = init
+    for t in range(length):
+        parts = [x.take(t if forward else length - 1 - t, axis) for x, axis, forward in inputs]
+        *st, *elements = body(*st, *parts)
+        for out, element in zip(scan_outputs, elements):
+            out.append(element) if appending else out.prepend(element)
+    return *st, *[stack(out, axis=output_axis) for out in scan_outputs]
+
+Layout: body inputs (states..., scan parts...), outputs (states..., scan output elements...).
+Scan inputs are sliced inputs (axis, reverse = start -1, stride -1); scan outputs are
+concatenated on their axis (prepended outputs are reversed after the Loop); there is no
+iteration number and no condition. Axes are normalised by the translator once ranks are known.
+"""
+
+from __future__ import annotations
+
+import onnx
+
+from ov_loops.errors import ConversionError, UnsupportedError, UnsupportedItem
+from ov_loops.loops.onnx_body import LoopBody, SlicedRead, StackedOutput
+from ov_loops.onnx_io.scopes import captured_names
+
+
+def _ints(node: onnx.NodeProto, name: str) -> list[int] | None:
+    for attr in node.attribute:
+        if attr.name == name:
+            return list(attr.ints)
+    return None
+
+
+class OnnxScan(LoopBody):
+    """One ONNX Scan node (opset 9 and later)."""
+
+    op = "Scan"
+    sliced_lengths_must_agree = True
+
+    @classmethod
+    def read(cls, node: onnx.NodeProto, path: str, opset: int | None) -> OnnxScan:
+        """Check attributes and arity against the body; raise ConversionError naming the node."""
+        if opset is not None and opset < 9:
+            raise UnsupportedError(
+                [UnsupportedItem("Scan", node.domain, opset, path, "Scan-8 is not supported yet")]
+            )
+        bodies = [a.g for a in node.attribute if a.name == "body" and a.type == a.GRAPH]
+        scan_inputs = [a.i for a in node.attribute if a.name == "num_scan_inputs"]
+        if not bodies or not scan_inputs:
+            raise ConversionError(f"{path}: Scan needs the attributes 'body' and 'num_scan_inputs'")
+        body, scans_in = bodies[0], scan_inputs[0]
+        states = len(node.input) - scans_in
+        if scans_in < 1 or states < 0:
+            raise ConversionError(
+                f"{path}: num_scan_inputs={scans_in} but the node has {len(node.input)} inputs"
+            )
+        if len(body.input) != states + scans_in:
+            raise ConversionError(
+                f"{path}: body has {len(body.input)} inputs, expected {states + scans_in} "
+                f"({states} states and num_scan_inputs={scans_in} scan inputs)"
+            )
+        scans_out = len(body.output) - states
+        if scans_out < 0:
+            raise ConversionError(
+                f"{path}: body has {len(body.output)} outputs, expected at least {states} states"
+            )
+        if len(node.output) > states + scans_out:
+            raise ConversionError(
+                f"{path}: Scan has {len(node.output)} outputs but its body yields "
+                f"{states} states and {scans_out} scan outputs"
+            )
+        input_axes = cls._attribute(node, path, "scan_input_axes", scans_in, 0)
+        input_directions = cls._attribute(node, path, "scan_input_directions", scans_in, 0, True)
+        output_axes = cls._attribute(node, path, "scan_output_axes", scans_out, 0)
+        output_directions = cls._attribute(node, path, "scan_output_directions", scans_out, 0, True)
+        sliced = [
+            SlicedRead(node.input[states + j], body.input[states + j].name, axis, bool(reverse))
+            for j, (axis, reverse) in enumerate(zip(input_axes, input_directions))
+        ]
+        return cls(
+            node=node,
+            path=path,
+            opset=opset,
+            body=body,
+            captures=captured_names(body),
+            sliced=sliced,
+            carried_sources=list(node.input[:states]),
+            carried_inputs=[value.name for value in body.input[:states]],
+            carried_outputs=list(range(states)),
+            stacked_outputs=[
+                StackedOutput(states + k, axis, bool(reverse))
+                for k, (axis, reverse) in enumerate(zip(output_axes, output_directions))
+            ],
+        )
+
+    @staticmethod
+    def _attribute(
+        node: onnx.NodeProto, path: str, name: str, count: int, default: int, flags: bool = False
+    ) -> list[int]:
+        values = _ints(node, name)
+        if values is None:
+            return [default] * count
+        if len(values) != count:
+            raise ConversionError(
+                f"{path}: attribute {name} has {len(values)} entries, expected {count}"
+            )
+        if flags and any(value not in (0, 1) for value in values):
+            raise ConversionError(f"{path}: attribute {name} must hold only 0 or 1, got {values}")
+        return values
