@@ -23,7 +23,14 @@ from openvino.frontend.onnx import ConversionExtension
 
 from ov_loops.errors import ConversionError, OvLoopsError, UnsupportedError, UnsupportedItem
 from ov_loops.loops import guards
-from ov_loops.loops.onnx_body import LoopBody, TensorType, normalize_axis
+from ov_loops.loops.onnx_body import (
+    LoopBody,
+    PlaceholderValues,
+    SlicedRead,
+    StackedOutput,
+    TensorType,
+    normalize_axis,
+)
 from ov_loops.loops.onnx_loop import OnnxLoop
 from ov_loops.loops.onnx_scan import OnnxScan
 from ov_loops.loops.spec import LoopSpec
@@ -166,7 +173,18 @@ class Converter:
             raise
 
     def _translate(self, key: int, loop: LoopBody, values: list[ov.Output]) -> list[ov.Output]:
-        trip_value, condition_value, carried, captures, sliced = loop.split(values)
+        parts = loop.split(values)
+        if loop.batched:
+            outputs = self._translate_batch(key, loop, parts)
+        else:
+            outputs = self._translate_parts(key, loop, parts)
+        return outputs[: len(loop.node.output)]
+
+    def _translate_parts(
+        self, key: int, loop: LoopBody, parts: PlaceholderValues
+    ) -> list[ov.Output]:
+        """Translate one loop from its values by role; return all its outputs."""
+        trip_value, condition_value, carried, captures, sliced, _ = parts
         slice_axes = [
             normalize_axis(entry.axis, _rank(value), f"{loop.path}: input '{entry.source}'")
             for entry, value in zip(loop.sliced, sliced)
@@ -195,7 +213,92 @@ class Converter:
                 loop, trip, start, carried, captures, sliced, body, slice_axes, stacked_axes
             )
             self._reports[-1].extend(nested)
-        return outputs[: len(loop.node.output)]
+        return outputs
+
+    def _translate_batch(
+        self, key: int, loop: LoopBody, parts: PlaceholderValues
+    ) -> list[ov.Output]:
+        """Scan-8: a Loop over the batch entries whose body scans one entry.
+
+        Per entry the scan inputs are cut to the entry's sequence length, scanned as a Scan-9
+        (the same translation as any Scan), and the scan outputs padded with zeros to the full
+        sequence length. States, scan inputs and sequence lengths are sliced on the batch axis;
+        final states and scan outputs are concatenated on it.
+        """
+        entry_of = {}  # outer value -> Parameter holding one batch entry of it
+
+        def entry(value: ov.Output, name: str) -> ov.Output:
+            shape = value.get_partial_shape()
+            part = ops.parameter(
+                shape if shape.rank.is_dynamic else ov.PartialShape(list(shape)[1:]),
+                value.get_element_type(),
+            )
+            part.output(0).set_names({name})
+            entry_of[name] = (value, part)
+            return part.output(0)
+
+        states = [entry(v, f"{loop.path}/state_{i}") for i, v in enumerate(parts.carried)]
+        scans = [entry(v, f"{loop.path}/scan_input_{j}") for j, v in enumerate(parts.sliced)]
+        captures = []
+        for name, value in zip(loop.captures, parts.captures):
+            parameter = ops.parameter(value.get_partial_shape(), value.get_element_type())
+            parameter.output(0).set_names({name})
+            captures.append(parameter)
+        zero = ops.constant(np.array([0], np.int64))
+        one = ops.constant(np.array([1], np.int64))
+        if parts.sequence_lens is not None:
+            length = ops.reshape(
+                entry(parts.sequence_lens, f"{loop.path}/sequence_length"), one, False
+            )
+            scans = [ops.slice(x, zero, length, one, zero).output(0) for x in scans]
+        full_length = ops.gather(ops.shape_of(entry_of[f"{loop.path}/scan_input_0"][1]), zero, zero)
+
+        with self._collecting() as inner_reports:
+            inner = self._translate_parts(
+                key,
+                loop,
+                PlaceholderValues(None, None, states, [c.output(0) for c in captures], scans, None),
+            )
+        results = [ops.result(value) for value in inner[: loop.carried_count]]
+        for value in inner[loop.carried_count :]:
+            rank = _rank(value)
+            if rank is None:
+                raise ConversionError(f"{loop.path}: scan output of unknown rank")
+            missing = ops.subtract(full_length, ops.gather(ops.shape_of(value), zero, zero))
+            pads_end = ops.concat([missing, ops.constant(np.zeros(rank - 1, np.int64))], 0)
+            pads_begin = ops.constant(np.zeros(rank, np.int64))
+            padding = ops.convert(ops.constant(np.float32(0)), value.get_element_type())
+            results.append(ops.result(ops.pad(value, pads_begin, pads_end, "constant", padding)))
+
+        names = list(entry_of)
+        batch = _BatchOfScans(
+            node=loop.node,
+            path=loop.path,
+            opset=loop.opset,
+            body=onnx.GraphProto(),
+            captures=list(loop.captures),
+            sliced=[SlicedRead(name, name) for name in names],
+            carried_sources=[],
+            carried_inputs=[],
+            carried_outputs=[],
+            stacked_outputs=[StackedOutput(i) for i in range(len(results))],
+        )
+        body = ov.Model(
+            results, [*captures, *(entry_of[n][1] for n in names)], f"{loop.path}/batch"
+        )
+        sliced = [entry_of[name][0] for name in names]
+        axes = [0] * len(names)
+        trip = guards.trip_count(None, sliced, axes, True, loop.path)
+        start = guards.initial_condition(None)
+        stacked_axes = [0] * len(results)
+        if trip.proven_zero:
+            outputs = self._fold(batch, trip, [], body, stacked_axes)
+        else:
+            outputs = self._emit(
+                batch, trip, start, [], parts.captures, sliced, body, axes, stacked_axes
+            )
+            self._reports[-1].extend(inner_reports)
+        return outputs
 
     def _convert_body(
         self,
@@ -315,6 +418,12 @@ class Converter:
         ]
         self._reports[-1].append(ConvertedLoop(loop.path, loop.op, spec))
         return outputs[: loop.carried_count] + stacked
+
+
+class _BatchOfScans(LoopBody):
+    """The outer loop of a Scan-8: one iteration per batch entry."""
+
+    op = "Scan-8 batch"
 
 
 def convert_model(model: onnx.ModelProto) -> Conversion:

@@ -41,7 +41,6 @@ LOOP_CASES = {case.name: case for case in ALL_CASES if _holds_loop(case.model)}
 
 SEQUENCES_NOT_YET = "Sequence/Optional loop-carried values are not supported yet"
 EXPECTED_FAILURES = {
-    "test_scan_sum": "Scan-8 is not supported yet",
     "test_loop13_seq": SEQUENCES_NOT_YET,
     "test_loop16_seq_none": SEQUENCES_NOT_YET,
     **{name: SEQUENCES_NOT_YET for name in LOOP_CASES if name.startswith("test_sequence_map_")},

@@ -14,6 +14,7 @@ translation from layout to Loop-5 ports is here, once:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import onnx
 
@@ -92,6 +93,17 @@ def normalize_axis(axis: int, rank: int | None, what: str) -> int:
     return axis + rank if axis < 0 else axis
 
 
+class PlaceholderValues(NamedTuple):
+    """The values arriving at a placeholder, by role (whatever their type)."""
+
+    trip_count: object
+    condition: object
+    carried: list
+    captures: list
+    sliced: list
+    sequence_lens: object
+
+
 @dataclass
 class LoopBody:
     """An ONNX control-flow node whose body becomes a Loop-5 body. Subclasses fill the layout."""
@@ -111,6 +123,10 @@ class LoopBody:
     iteration_input: str | None = None
     condition_input: str | None = None
     condition_output: int | None = None
+    # Scan-8: inputs carry a leading batch axis; each batch entry is scanned on its own, up to
+    # its sequence length when `sequence_lens_source` is given.
+    batched: bool = False
+    sequence_lens_source: str | None = None
 
     op = "Loop"
     # Scan requires every sliced input to have the same length; Loop stops at the shortest.
@@ -128,19 +144,21 @@ class LoopBody:
         return self.condition_input is not None and self.condition_input in read_names(self.body)
 
     def placeholder_inputs(self) -> list[str]:
-        """Inputs of the placeholder: [M] [cond] carried..., captures..., sliced sources..."""
+        """Inputs of the placeholder: [M] [cond] carried... captures... sliced... [sequence_lens]"""
         present = [name for name in (self.trip_source, self.condition_source) if name]
         sources = [entry.source for entry in self.sliced]
-        return present + self.carried_sources + self.captures + sources
+        lengths = [self.sequence_lens_source] if self.sequence_lens_source else []
+        return present + self.carried_sources + self.captures + sources + lengths
 
-    def split(self, values: list) -> tuple[object, object, list, list, list]:
-        """Split placeholder input values: (M or None, cond or None, carried, captures, sliced)."""
+    def split(self, values: list) -> PlaceholderValues:
+        """The placeholder's input values by role (absent ones are None)."""
         values = list(values)
         trip_count = values.pop(0) if self.trip_source else None
         condition = values.pop(0) if self.condition_source else None
+        sequence_lens = values.pop() if self.sequence_lens_source else None
         carried, values = values[: self.carried_count], values[self.carried_count :]
         captures, sliced = values[: len(self.captures)], values[len(self.captures) :]
-        return trip_count, condition, carried, captures, sliced
+        return PlaceholderValues(trip_count, condition, carried, captures, sliced, sequence_lens)
 
     # -- checks ------------------------------------------------------------------------------
     def unsupported_types(self, outer_types: dict[str, onnx.TypeProto]) -> list[UnsupportedItem]:

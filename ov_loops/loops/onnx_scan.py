@@ -1,4 +1,4 @@
-"""ONNX Scan (opsets 9-23) read as a LoopBody.
+"""ONNX Scan (opsets 8-23) read as a LoopBody.
 
 Semantics followed (ONNX Scan spec, "The behavior of Scan ... is equivalent to the following
 pseudocode")::
@@ -16,13 +16,23 @@ Layout: body inputs (states..., scan parts...), outputs (states..., scan output 
 Scan inputs are sliced inputs (axis, reverse = start -1, stride -1); scan outputs are
 concatenated on their axis (prepended outputs are reversed after the Loop); there is no
 iteration number and no condition. Axes are normalised by the translator once ranks are known.
+
+Scan-8 (opset 8) adds a leading batch axis to states, scan inputs and outputs, scans axis 1,
+and takes optional `sequence_lens`::
+
+    for b in range(batch):
+        n = sequence_lens[b] if given else scan_1.shape[1]
+        st[b], outs[b] = Scan9(st[b], *[x[b, :n] for x in scan inputs])   # directions per input
+        outs[b] = pad outs[b] with zeros along axis 0 to scan_1.shape[1]
+
+It is read as the per-entry Scan (`batched`); the translator wraps it in a Loop over the batch.
 """
 
 from __future__ import annotations
 
 import onnx
 
-from ov_loops.errors import ConversionError, UnsupportedError, UnsupportedItem
+from ov_loops.errors import ConversionError
 from ov_loops.loops.onnx_body import LoopBody, SlicedRead, StackedOutput
 from ov_loops.onnx_io.scopes import captured_names
 
@@ -35,7 +45,7 @@ def _ints(node: onnx.NodeProto, name: str) -> list[int] | None:
 
 
 class OnnxScan(LoopBody):
-    """One ONNX Scan node (opset 9 and later)."""
+    """One ONNX Scan node."""
 
     op = "Scan"
     sliced_lengths_must_agree = True
@@ -43,19 +53,18 @@ class OnnxScan(LoopBody):
     @classmethod
     def read(cls, node: onnx.NodeProto, path: str, opset: int | None) -> OnnxScan:
         """Check attributes and arity against the body; raise ConversionError naming the node."""
-        if opset is not None and opset < 9:
-            raise UnsupportedError(
-                [UnsupportedItem("Scan", node.domain, opset, path, "Scan-8 is not supported yet")]
-            )
+        batched = opset is not None and opset < 9
+        inputs = list(node.input[1:] if batched else node.input)
         bodies = [a.g for a in node.attribute if a.name == "body" and a.type == a.GRAPH]
         scan_inputs = [a.i for a in node.attribute if a.name == "num_scan_inputs"]
         if not bodies or not scan_inputs:
             raise ConversionError(f"{path}: Scan needs the attributes 'body' and 'num_scan_inputs'")
         body, scans_in = bodies[0], scan_inputs[0]
-        states = len(node.input) - scans_in
+        states = len(inputs) - scans_in
         if scans_in < 1 or states < 0:
             raise ConversionError(
-                f"{path}: num_scan_inputs={scans_in} but the node has {len(node.input)} inputs"
+                f"{path}: num_scan_inputs={scans_in} but the node has {len(inputs)} inputs"
+                + (" besides sequence_lens" if batched else "")
             )
         if len(body.input) != states + scans_in:
             raise ConversionError(
@@ -72,12 +81,21 @@ class OnnxScan(LoopBody):
                 f"{path}: Scan has {len(node.output)} outputs but its body yields "
                 f"{states} states and {scans_out} scan outputs"
             )
-        input_axes = cls._attribute(node, path, "scan_input_axes", scans_in, 0)
-        input_directions = cls._attribute(node, path, "scan_input_directions", scans_in, 0, True)
-        output_axes = cls._attribute(node, path, "scan_output_axes", scans_out, 0)
-        output_directions = cls._attribute(node, path, "scan_output_directions", scans_out, 0, True)
+        if batched:  # Scan-8: per batch entry the sequence axis is 0; outputs are appended
+            input_axes, output_axes, output_directions = (
+                [0] * scans_in,
+                [0] * scans_out,
+                [0] * scans_out,
+            )
+            input_directions = cls._attribute(node, path, "directions", scans_in, 0, True)
+        else:
+            attribute = cls._attribute
+            input_axes = attribute(node, path, "scan_input_axes", scans_in, 0)
+            input_directions = attribute(node, path, "scan_input_directions", scans_in, 0, True)
+            output_axes = attribute(node, path, "scan_output_axes", scans_out, 0)
+            output_directions = attribute(node, path, "scan_output_directions", scans_out, 0, True)
         sliced = [
-            SlicedRead(node.input[states + j], body.input[states + j].name, axis, bool(reverse))
+            SlicedRead(inputs[states + j], body.input[states + j].name, axis, bool(reverse))
             for j, (axis, reverse) in enumerate(zip(input_axes, input_directions))
         ]
         return cls(
@@ -87,13 +105,15 @@ class OnnxScan(LoopBody):
             body=body,
             captures=captured_names(body),
             sliced=sliced,
-            carried_sources=list(node.input[:states]),
+            carried_sources=inputs[:states],
             carried_inputs=[value.name for value in body.input[:states]],
             carried_outputs=list(range(states)),
             stacked_outputs=[
                 StackedOutput(states + k, axis, bool(reverse))
                 for k, (axis, reverse) in enumerate(zip(output_axes, output_directions))
             ],
+            batched=batched,
+            sequence_lens_source=(node.input[0] or None) if batched else None,
         )
 
     @staticmethod
