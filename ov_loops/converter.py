@@ -260,15 +260,14 @@ class Converter:
                 PlaceholderValues(None, None, states, [c.output(0) for c in captures], scans, None),
             )
         results = [ops.result(value) for value in inner[: loop.carried_count]]
-        for value in inner[loop.carried_count :]:
-            rank = _rank(value)
-            if rank is None:
-                raise ConversionError(f"{loop.path}: scan output of unknown rank")
+        for value in inner[loop.carried_count :]:  # zero-pad to the full sequence length
             missing = ops.subtract(full_length, ops.gather(ops.shape_of(value), zero, zero))
-            pads_end = ops.concat([missing, ops.constant(np.zeros(rank - 1, np.int64))], 0)
-            pads_begin = ops.constant(np.zeros(rank, np.int64))
-            padding = ops.convert(ops.constant(np.float32(0)), value.get_element_type())
-            results.append(ops.result(ops.pad(value, pads_begin, pads_end, "constant", padding)))
+            rest = ops.slice(ops.shape_of(value), one, ops.constant(np.array([2**31 - 1])), one)
+            zeros = ops.broadcast(
+                ops.convert(ops.constant(np.float32(0)), value.get_element_type()),
+                ops.concat([missing, rest], 0),
+            )
+            results.append(ops.result(ops.concat([value, zeros], 0)))
 
         names = list(entry_of)
         batch = _BatchOfScans(
@@ -291,11 +290,32 @@ class Converter:
         trip = guards.trip_count(None, sliced, axes, True, loop.path)
         start = guards.initial_condition(None)
         stacked_axes = [0] * len(results)
+        # An empty batch: states [0, *state], scan outputs [0, T, *element] with T from the input.
+        sequence_length = ops.gather(ops.shape_of(parts.sliced[0], ov.Type.i64), one, zero)
+        empty_shapes = []
+        for index, result in enumerate(results):
+            dims = guards.empty_dims(result.input_value(0), 0)
+            if dims is None:
+                empty_shapes.append(None)
+            elif index < loop.carried_count:
+                empty_shapes.append(ops.constant(np.array(dims, np.int64)).output(0))
+            else:
+                element = ops.constant(np.array(dims[2:], np.int64))
+                empty_shapes.append(ops.concat([zero, sequence_length, element], 0).output(0))
         if trip.proven_zero:
             outputs = self._fold(batch, trip, [], body, stacked_axes)
         else:
             outputs = self._emit(
-                batch, trip, start, [], parts.captures, sliced, body, axes, stacked_axes
+                batch,
+                trip,
+                start,
+                [],
+                parts.captures,
+                sliced,
+                body,
+                axes,
+                stacked_axes,
+                empty_shapes,
             )
             self._reports[-1].extend(inner_reports)
         return outputs
@@ -371,8 +391,13 @@ class Converter:
         body: ov.Model,
         slice_axes: list[int],
         stacked_axes: list[int],
+        empty_shapes: list[ov.Output | None] | None = None,
     ) -> list[ov.Output]:
-        """Build the Loop-5 (with its zero-iteration guard and output reversal) from the body."""
+        """Build the Loop-5 (with its zero-iteration guard and output reversal) from the body.
+
+        `empty_shapes` are the stacked outputs' shapes after zero iterations, when the caller
+        knows them better than the body's static dims do.
+        """
         constants = {
             name: value for name, value in zip(loop.captures, captures) if guards.is_constant(value)
         }
@@ -387,6 +412,7 @@ class Converter:
         spec = loop.spec(parameter_index, trip.source, trip.constant, slice_axes, stacked_axes)
 
         results = list(body.get_results())
+        stacked_per_iteration = [results[entry.index] for entry in loop.stacked_outputs]
         for entry, axis in zip(loop.stacked_outputs, stacked_axes):  # one part per iteration
             value = results[entry.index].input_value(0)
             part = ops.unsqueeze(value, ops.constant(np.array([axis], np.int64)))
@@ -409,8 +435,13 @@ class Converter:
         outputs = build_loop(
             spec, body, trip.value, start.value, external, loop.node.name or loop.path
         )
+        if empty_shapes is None:
+            empty_shapes = [
+                guards.empty_shape(per_iteration.input_value(0), axis)
+                for per_iteration, axis in zip(stacked_per_iteration, stacked_axes)
+            ]
         stacked = guards.guard_zero_iterations(
-            outputs[loop.carried_count :], stacked_axes, trip, start
+            outputs[loop.carried_count :], stacked_axes, empty_shapes, trip, start
         )
         stacked = [
             guards.reverse(value, axis) if entry.reverse else value

@@ -90,32 +90,30 @@ def assert_close(expected: np.ndarray, got: np.ndarray, what: str, rtol: float, 
 
 def assert_matches_onnxruntime(
     model: onnx.ModelProto,
-    feeds_list: list[dict[str, np.ndarray]],
+    runs: list,
     directory: Path,
     rtol: float = 1e-5,
     atol: float = 1e-6,
 ) -> ov_loops.Conversion:
-    """Convert, save, reload, compile (CPU, f32) and run every feed in order against onnxruntime.
+    """Convert, save, reload, compile (CPU, f32) and run every run in order against onnxruntime.
 
-    The feeds run on one compiled model, so a zero-iteration run after a run with iterations
-    exercises the stale-output pitfall.
+    A run is a feeds dict, or (feeds, expected outputs) where onnxruntime cannot compute them
+    (it fails, or crashes with SIGFPE, on zero-length Scan inputs). The runs share one compiled
+    model, so a zero-iteration run after a run with iterations exercises the stale-output pitfall.
     """
     conversion = ov_loops.translate(model)
     reloaded, _ = save_and_reload(conversion.model, directory)
     compiled = compile_f32(reloaded)
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     names = [output.name for output in session.get_outputs()]
-    for attempt, feeds in enumerate(feeds_list):
-        expected = session.run(None, feeds)
+    for attempt, entry in enumerate(runs):
+        feeds, expected = entry if isinstance(entry, tuple) else (entry, None)
+        if expected is None:
+            expected = session.run(None, feeds)
         got = run(compiled, feeds)
         for index, name in enumerate(names):
-            assert_close(
-                expected[index],
-                got[index],
-                f"run {attempt} {feeds_summary(feeds)}: {name}",
-                rtol,
-                atol,
-            )
+            what = f"run {attempt} {feeds_summary(feeds)}: {name}"
+            assert_close(expected[index], got[index], what, rtol, atol)
     return conversion
 
 

@@ -151,14 +151,20 @@ def initial_condition(value: ov.Output | None) -> InitialCondition:
 
 
 def guard_zero_iterations(
-    outputs: list[ov.Output], axes: list[int], trip: TripCount, condition: InitialCondition
+    outputs: list[ov.Output],
+    axes: list[int],
+    empty_shapes: list[ov.Output | None],
+    trip: TripCount,
+    condition: InitialCondition,
 ) -> list[ov.Output]:
-    """Cut concatenated outputs to length 0 on their axis when a runtime trip count or condition
-    stops the loop before its first iteration.
+    """Make concatenated outputs empty, with a deterministic shape, when a runtime trip count or
+    condition stops the loop before its first iteration.
 
-    Without this, a zero-iteration run after a run with iterations returns the earlier run's data.
-    The stop is the output's own length, not a large constant: the CPU plugin turned a stop of
-    2**31-1 into -2**31.
+    Without this, a zero-iteration run after a run with iterations returns the earlier run's
+    data and shape. The output is cut to length 0 on its axis and, when other dims are dynamic
+    (and so may be stale), reshaped to its entry of `empty_shapes` (when given). The cut's stop
+    is the output's own length, not a large constant: the CPU plugin turned a stop of 2**31-1
+    into -2**31.
     """
     checks = []
     if trip.runtime:
@@ -171,27 +177,59 @@ def guard_zero_iterations(
     zero = ops.constant(np.array([0], np.int64))
     step = ops.constant(np.array([1], np.int64))
     guarded = []
-    for output, axis in zip(outputs, axes):
+    for output, axis, empty_shape in zip(outputs, axes, empty_shapes):
         length = ops.unsqueeze(_length(output, axis), zero)
         stop = ops.select(runs_zero, zero, length)
         axis_list = ops.constant(np.array([axis], np.int64))
-        guarded.append(ops.slice(output, zero, stop, step, axis_list).output(0))
+        cut = ops.slice(output, zero, stop, step, axis_list)
+        if empty_shape is not None and _dynamic_besides(output, axis):
+            shape = ops.select(runs_zero, empty_shape, ops.shape_of(cut, ov.Type.i64))
+            cut = ops.reshape(cut, shape, False)
+        guarded.append(cut.output(0))
     return guarded
 
 
-def empty_stack(per_iteration: ov.Output, axis: int) -> ov.Output:
-    """The stacked output of zero iterations: the per-iteration shape with 0 inserted at `axis`
-    (unknown dims are 0)."""
+def _dynamic_besides(value: ov.Output, axis: int) -> bool:
+    shape = value.get_partial_shape()
+    return shape.rank.is_dynamic or any(
+        dim.is_dynamic for index, dim in enumerate(shape) if index != axis
+    )
+
+
+def empty_dims(per_iteration: ov.Output, axis: int) -> list[int] | None:
+    """The shape of zero stacked iterations: the per-iteration shape with 0 inserted at `axis`.
+
+    Dims the body does not fix statically are 0: without an iteration nothing determines them.
+    None when the rank is unknown.
+    """
     shape = per_iteration.get_partial_shape()
-    dims = [] if shape.rank.is_dynamic else [d.get_length() if d.is_static else 0 for d in shape]
-    dims.insert(min(axis, len(dims)), 0)
+    if shape.rank.is_dynamic:
+        return None
+    dims = [d.get_length() if d.is_static else 0 for d in shape]
+    dims.insert(axis, 0)
+    return dims
+
+
+def empty_shape(per_iteration: ov.Output, axis: int) -> ov.Output | None:
+    """`empty_dims` as a constant shape vector."""
+    dims = empty_dims(per_iteration, axis)
+    return None if dims is None else ops.constant(np.array(dims, np.int64)).output(0)
+
+
+def empty_stack(per_iteration: ov.Output, axis: int) -> ov.Output:
+    """The stacked output of zero iterations, shaped as `empty_dims` says ([0] for unknown rank)."""
+    dims = empty_dims(per_iteration, axis) or [0]
     return ops.constant(np.zeros(dims, np.uint8), per_iteration.get_element_type()).output(0)
 
 
 def reverse(value: ov.Output, axis: int) -> ov.Output:
-    """`value` reversed along `axis` (a prepended scan output)."""
+    """`value` reversed along `axis` (a prepended scan output): a Slice with step -1 from the
+    last element to -(length + 1), computed from the length (no INT64_MIN: see the notes on i32)."""
+    minus_one = ops.constant(np.array([-1], np.int64))
+    zero = ops.constant(np.array([0], np.int64))
+    stop = ops.subtract(minus_one, ops.unsqueeze(_length(value, axis), zero))
     axes = ops.constant(np.array([axis], np.int64))
-    return ops.reverse(value, axes, "index").output(0)
+    return ops.slice(value, minus_one, stop, minus_one, axes).output(0)
 
 
 def passthrough(value: ov.Output) -> ov.Output:
