@@ -185,6 +185,7 @@ class Converter:
     ) -> list[ov.Output]:
         """Translate one loop from its values by role; return all its outputs."""
         trip_value, condition_value, carried, captures, sliced, _ = parts
+        self._refuse_strings(loop, parts)
         slice_axes = [
             normalize_axis(entry.axis, _rank(value), f"{loop.path}: input '{entry.source}'")
             for entry, value in zip(loop.sliced, sliced)
@@ -196,7 +197,7 @@ class Converter:
         slice_types = [
             _tensor_type(value, None).without_axis(axis) for value, axis in zip(sliced, slice_axes)
         ]
-        body, nested = self._convert_body(key, loop, carried, captures, slice_types, start)
+        body, nested = self._convert_body(key, loop, carried, captures, sliced, slice_types, start)
         results = body.get_results()
         stacked_axes = [
             normalize_axis(
@@ -320,12 +321,29 @@ class Converter:
             self._reports[-1].extend(inner_reports)
         return outputs
 
+    def _refuse_strings(self, loop: LoopBody, parts: PlaceholderValues) -> None:
+        """String tensors may not flow through a Loop: OpenVINO's CPU plugin cannot run them."""
+        names = [*loop.carried_sources, *loop.captures, *(entry.source for entry in loop.sliced)]
+        strings = [
+            name
+            for name, value in zip(names, [*parts.carried, *parts.captures, *parts.sliced])
+            if value.get_element_type() == ov.Type.string
+        ]
+        for name in strings:
+            reason = f"string tensor '{name}' in a loop (OpenVINO's CPU plugin cannot run it)"
+            self._unsupported.append(
+                UnsupportedItem(loop.op, loop.node.domain, loop.opset, loop.path, reason)
+            )
+        if strings:
+            raise ConversionError(f"{loop.path}: string tensors in a loop")
+
     def _convert_body(
         self,
         key: int,
         loop: LoopBody,
         carried: list[ov.Output],
         captures: list[ov.Output],
+        sliced: list[ov.Output],
         slice_types: list[TensorType],
         start: guards.InitialCondition,
     ) -> tuple[ov.Model, list[ConvertedLoop]]:
@@ -357,6 +375,12 @@ class Converter:
                 for entering, out in zip(carried_types, loop.carried_outputs)
             ]
             if relaxed == carried_types:
+                declared = zip(
+                    [*loop.carried_inputs, *(entry.body_input for entry in loop.sliced)],
+                    [*carried, *sliced],
+                    [*carried_types, *slice_types],
+                )
+                _add_unread_parameters(body, declared)
                 return body, nested
             carried_types = relaxed
         raise ConversionError(f"{loop.path}: loop-carried shapes did not settle")
@@ -412,6 +436,13 @@ class Converter:
         spec = loop.spec(parameter_index, trip.source, trip.constant, slice_axes, stacked_axes)
 
         results = list(body.get_results())
+        sliced_parameters = {
+            parameter for parameter in parameters if parameter.output(0).get_names() & parts.keys()
+        }
+        for merged in spec.merged_inputs:  # back edges must not be views of a sliced part
+            result = results[merged.body_result]
+            if _views(result.input_value(0), sliced_parameters):
+                results[merged.body_result] = ops.result(guards.copy(result.input_value(0)))
         stacked_per_iteration = [results[entry.index] for entry in loop.stacked_outputs]
         for entry, axis in zip(loop.stacked_outputs, stacked_axes):  # one part per iteration
             value = results[entry.index].input_value(0)
@@ -519,6 +550,41 @@ def _inline_constants(parameters, constants: dict[str, ov.Output]) -> list:
         inlined = ov.op.Constant(source.get_tensor_view(), shared_memory=False)
         parameter.output(0).replace(inlined.output(0))
     return remaining
+
+
+def _views(value: ov.Output, parameters: set) -> bool:
+    """Whether `value` is computed from one of `parameters` alone (through ops with one
+    non-constant input), so that the CPU plugin may make it a view of that Parameter."""
+    node = value.get_node()
+    while True:
+        if node.get_type_name() == "Parameter":
+            return any(node == parameter for parameter in parameters)
+        inputs = [v for v in node.input_values() if v.get_node().get_type_name() != "Constant"]
+        if len(inputs) != 1:
+            return False
+        node = inputs[0].get_node()
+
+
+def _add_unread_parameters(body: ov.Model, declared) -> None:
+    """Add Parameters for declared body inputs the body never reads (the frontend drops them);
+    the Loop's ports still need them. `declared` holds (name, outer value, TensorType)."""
+    present = {
+        name for parameter in body.get_parameters() for name in parameter.output(0).get_names()
+    }
+    missing = []
+    for name, value, value_type in declared:
+        if name in present:
+            continue
+        shape = (
+            ov.PartialShape.dynamic()
+            if value_type.shape is None
+            else ov.PartialShape([-1 if dim is None else dim for dim in value_type.shape])
+        )
+        parameter = ops.parameter(shape, value.get_element_type())
+        parameter.output(0).set_names({name})
+        missing.append(parameter)
+    if missing:
+        body.add_parameters(missing)
 
 
 def _with_part_axis(parameters, part_axes: dict[str, int]) -> list:

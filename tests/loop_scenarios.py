@@ -634,6 +634,35 @@ def loop_reads_capture_at_iteration_number():
     return model(main), runs
 
 
+def loop_carried_value_is_the_current_slice():
+    """carried <- Gather(X, i) (a sliced input, so a view of the slice); the scan output reads
+    the previous row. Exercises the copy ov-loops puts on such back edges."""
+    body = loop_body(
+        [
+            node("Gather", ["X", "i"], ["row"], axis=0),
+            node("Identity", ["prev_in"], ["prev"]),
+            node("Identity", ["cond_in"], ["keep"]),
+        ],
+        [typed("prev_in", T.FLOAT, [3])],
+        [typed("keep", T.BOOL, []), typed("row", T.FLOAT, [3]), typed("prev", T.FLOAT, [3])],
+    )
+    main = graph(
+        [node("Loop", ["M", "", "r0"], ["last", "previous_rows"], body=body)],
+        [typed("M", T.INT64, []), typed("r0", T.FLOAT, [3]), typed("X", T.FLOAT, ["T", 3])],
+        [typed("last", T.FLOAT, [3]), typed("previous_rows", T.FLOAT, [None, 3])],
+    )
+    rng = np.random.default_rng(9)
+    runs = [
+        {
+            "M": np.array(t, np.int64),
+            "r0": rng.standard_normal(3).astype(np.float32),
+            "X": rng.standard_normal((t, 3)).astype(np.float32),
+        }
+        for t in (5, 0, 2)
+    ]
+    return model(main), runs
+
+
 SCENARIOS = {
     builder.__name__: builder
     for builder in [
@@ -657,5 +686,6 @@ SCENARIOS = {
         loop_constant_zero_trip_count_folded,
         loop_constant_false_condition_folded,
         loop_reads_capture_at_iteration_number,
+        loop_carried_value_is_the_current_slice,
     ]
 }

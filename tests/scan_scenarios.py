@@ -392,6 +392,44 @@ def scan8_sequence_lens_reverse():
     return _scan8(True, directions=[1])
 
 
+def scan_state_is_the_previous_element():
+    """state <- x_t (a view of the sliced input); the scan output reads the previous element.
+    The CPU plugin wrote the next slice into the shared buffer first (ov-loops copies it)."""
+    body = graph(
+        [node("Identity", ["x_t"], ["s_out"]), node("Identity", ["s_in"], ["previous"])],
+        [typed("s_in", T.FLOAT, [2]), typed("x_t", T.FLOAT, [2])],
+        [typed("s_out", T.FLOAT, [2]), typed("previous", T.FLOAT, [2])],
+        name="body",
+    )
+    main = graph(
+        [_scan(["s0", "x"], ["s", "ys"], body, num_scan_inputs=1)],
+        [typed("s0", T.FLOAT, [2]), typed("x", T.FLOAT, ["T", 2])],
+        [typed("s", T.FLOAT, [2]), typed("ys", T.FLOAT, ["T", 2])],
+    )
+    return model(main), [{"s0": _f32(2), "x": _f32(t, 2)} for t in (4, 1, 6)]
+
+
+def scan_swapped_states_and_unread_input():
+    """Two states swap each step; the scan input is never read (its Parameter is dropped by
+    the frontend, and still drives the trip count)."""
+    body = graph(
+        [
+            node("Identity", ["b_in"], ["a_out"]),
+            node("Identity", ["a_in"], ["b_out"]),
+            node("Identity", ["a_in"], ["y"]),
+        ],
+        [typed("a_in", T.FLOAT, [2]), typed("b_in", T.FLOAT, [2]), typed("x_t", T.FLOAT, [2])],
+        [typed("a_out", T.FLOAT, [2]), typed("b_out", T.FLOAT, [2]), typed("y", T.FLOAT, [2])],
+        name="body",
+    )
+    main = graph(
+        [_scan(["a0", "b0", "x"], ["a", "b", "ys"], body, num_scan_inputs=1)],
+        [typed("a0", T.FLOAT, [2]), typed("b0", T.FLOAT, [2]), typed("x", T.FLOAT, ["T", 2])],
+        [typed("a", T.FLOAT, [2]), typed("b", T.FLOAT, [2]), typed("ys", T.FLOAT, ["T", 2])],
+    )
+    return model(main), [{"a0": _f32(2), "b0": _f32(2), "x": _f32(t, 2)} for t in (3, 4, 1)]
+
+
 SCENARIOS = {
     builder.__name__: builder
     for builder in [
@@ -407,5 +445,7 @@ SCENARIOS = {
         scan8_without_sequence_lens,
         scan8_sequence_lens_variable_lengths,
         scan8_sequence_lens_reverse,
+        scan_state_is_the_previous_element,
+        scan_swapped_states_and_unread_input,
     ]
 }

@@ -235,3 +235,16 @@ def reverse(value: ov.Output, axis: int) -> ov.Output:
 def passthrough(value: ov.Output) -> ov.Output:
     """`value` behind a node of its own (the frontend renames a returned input's tensor)."""
     return ops.convert(value, value.get_element_type()).output(0)
+
+
+def copy(value: ov.Output) -> ov.Output:
+    """A computed copy of `value` that the CPU plugin keeps (it optimises Identity, Convert,
+    x*1, x+0, Broadcast, Gather and Slice copies into views).
+
+    Needed where a back edge's value is a view of a sliced input: the plugin writes the next
+    slice into that buffer before the body reads the carried value, so the body would see the
+    current slice instead of the previous one (found by the Scan scenarios, CPU 2026.4.1).
+    """
+    if value.get_element_type() == ov.Type.boolean:
+        return ops.logical_or(value, value).output(0)
+    return ops.maximum(value, value).output(0)
