@@ -1,4 +1,4 @@
-"""Correctness of OpenVINO's own ONNX frontend vs ov-loops on every Loop scenario of the tests.
+"""Correctness of OpenVINO's own ONNX frontend vs ov-loops on every Loop and Scan scenario.
 
 Each scenario runs in a subprocess (OpenVINO's frontend output can crash the process), converted
 both ways, compiled on CPU with f32 inference precision, and compared with onnxruntime over the
@@ -24,9 +24,8 @@ def verdict(name: str, how: str) -> str:
 
     import ov_loops
     from tests.harness import F32, assert_close, run
-    from tests.loop_scenarios import SCENARIOS
 
-    model, runs = SCENARIOS[name]()
+    model, runs = all_scenarios()[name]()
     try:
         if how == "openvino":
             converted = ov.convert_model(io.BytesIO(model.SerializeToString()))
@@ -36,8 +35,10 @@ def verdict(name: str, how: str) -> str:
     except Exception as exc:
         return "REJECTED " + [ln for ln in str(exc).splitlines() if ln.strip()][-1][:90]
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    for index, feeds in enumerate(runs):
-        expected = session.run(None, feeds)
+    for index, entry in enumerate(runs):
+        feeds, expected = entry if isinstance(entry, tuple) else (entry, None)
+        if expected is None:
+            expected = session.run(None, feeds)
         try:
             got = run(compiled, feeds)
         except Exception as exc:
@@ -52,12 +53,17 @@ def verdict(name: str, how: str) -> str:
     return "OK"
 
 
-def main() -> int:
-    from tests.loop_scenarios import SCENARIOS
+def all_scenarios() -> dict:
+    from tests import loop_scenarios, scan_scenarios
 
+    return {**loop_scenarios.SCENARIOS, **scan_scenarios.SCENARIOS}
+
+
+def main() -> int:
+    scenarios = all_scenarios()
     counts = {"openvino": 0, "ov-loops": 0}
     print(f"{'scenario':48} {'openvino.convert_model':40} ov-loops")
-    for name in sorted(SCENARIOS):
+    for name in sorted(scenarios):
         row = []
         for how in ("openvino", "ov-loops"):
             child = subprocess.run(
@@ -72,7 +78,7 @@ def main() -> int:
             counts[how] += result == "OK"
             row.append(result)
         print(f"{name:48} {row[0][:40]:40} {row[1]}")
-    total = len(SCENARIOS)
+    total = len(scenarios)
     print(
         f"correct: openvino.convert_model {counts['openvino']}/{total}, "
         f"ov-loops {counts['ov-loops']}/{total}"

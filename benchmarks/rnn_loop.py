@@ -103,9 +103,10 @@ def main() -> int:
         "ov-loops": lambda: ov_loops.convert(data),
     }
     conversion = {name: [] for name in converters}
-    for _ in range(args.repeats):  # interleaved
-        for name, convert in converters.items():
-            conversion[name].append(median_seconds(convert, 1))
+    order = list(converters)
+    for repeat in range(args.repeats):  # interleaved, alternating which goes first
+        for name in order[repeat % 2 :] + order[: repeat % 2]:
+            conversion[name].append(median_seconds(converters[name], 1))
 
     core = ov.Core()
     compiled = {
@@ -122,9 +123,10 @@ def main() -> int:
     difference = max(float(np.max(np.abs(ours[i] - theirs[i]))) for i in range(2))
 
     latency = {name: [] for name in requests}
-    for _ in range(args.repeats):  # interleaved
-        for name, request in requests.items():
-            latency[name].append(median_seconds(lambda r=request: r.infer(feeds), 1))
+    order = list(requests)
+    for repeat in range(args.repeats):  # interleaved, alternating which goes first
+        for name in order[repeat % 2 :] + order[: repeat % 2]:
+            latency[name].append(median_seconds(lambda r=requests[name]: r.infer(feeds), 1))
 
     def med(values):
         return statistics.median(values)

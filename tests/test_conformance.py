@@ -47,12 +47,17 @@ EXPECTED_FAILURES = {
 }
 
 
-def test_the_loop_cases_were_found():
-    assert {
+def test_the_loop_and_scan_cases_were_found():
+    expected = {
         "test_loop11",
         "test_loop13_seq",
         "test_range_float_type_positive_delta_expanded",
-    } <= set(LOOP_CASES)
+        "test_scan_sum",
+        "test_scan9_sum",
+        "test_linear_attention_linear_expanded",
+    }
+    assert expected <= set(LOOP_CASES)
+    assert len(LOOP_CASES) == 31, sorted(LOOP_CASES)
 
 
 @pytest.mark.parametrize("name", sorted(set(LOOP_CASES) - set(EXPECTED_FAILURES)))
