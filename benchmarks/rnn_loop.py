@@ -11,39 +11,31 @@ latency (medians over interleaved repeats). Targets: latency ratio <= 1.0, conve
 from __future__ import annotations
 
 import argparse
+import sys
 import io
 import statistics
 import time
+from pathlib import Path
 
 import numpy as np
 import onnx
 import openvino as ov
 from onnx import TensorProto as T
-from onnx import helper, numpy_helper
+from onnx import helper
 
 import ov_loops
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
+from benchmarks.rnn_cell import rnn_cell_nodes, rnn_weights  # noqa: E402
 
 CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": 1, "NUM_STREAMS": 1}
 
 
 def rnn_loop_model(hidden: int, seed: int = 0) -> onnx.ModelProto:
-    rng = np.random.default_rng(seed)
-    scale = 1.0 / np.sqrt(hidden)
-    weights = [
-        numpy_helper.from_array(
-            (rng.standard_normal((hidden, hidden)) * scale).astype(np.float32), name
-        )
-        for name in ("W", "R")
-    ]
-    bias = numpy_helper.from_array(rng.standard_normal((1, hidden)).astype(np.float32) * 0.1, "b")
     body = helper.make_graph(
         [
             helper.make_node("Gather", ["X", "i"], ["x_t"], axis=0),
-            helper.make_node("MatMul", ["x_t", "W"], ["xw"]),
-            helper.make_node("MatMul", ["h_in", "R"], ["hr"]),
-            helper.make_node("Add", ["xw", "hr"], ["s"]),
-            helper.make_node("Add", ["s", "b"], ["pre"]),
-            helper.make_node("Tanh", ["pre"], ["h_out"]),
+            *rnn_cell_nodes("x_t", "h_in", "h_out"),
             helper.make_node("Identity", ["cond_in"], ["keep"]),
         ],
         "rnn_body",
@@ -73,7 +65,7 @@ def rnn_loop_model(hidden: int, seed: int = 0) -> onnx.ModelProto:
             helper.make_tensor_value_info("h_last", T.FLOAT, [1, hidden]),
             helper.make_tensor_value_info("hs", T.FLOAT, ["T", 1, hidden]),
         ],
-        [*weights, bias],
+        rnn_weights(hidden, seed),
     )
     made = helper.make_model(main, opset_imports=[helper.make_opsetid("", 17)])
     made.ir_version = 10

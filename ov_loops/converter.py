@@ -533,6 +533,18 @@ def _relax(path: str, entering: TensorType, leaving: ov.Output) -> TensorType:
     return TensorType(entering.elem_type or produced, shape)
 
 
+def _rewrite_parameters(parameters, by_name: dict, rewrite) -> list:
+    """Call `rewrite(parameter, by_name[its name])` for each Parameter named in `by_name`; it
+    returns the Parameter to keep in its place, or None to drop it. Others are kept as they are."""
+    kept = []
+    for parameter in parameters:
+        names = parameter.output(0).get_names() & by_name.keys()
+        replacement = rewrite(parameter, by_name[next(iter(names))]) if names else parameter
+        if replacement is not None:
+            kept.append(replacement)
+    return kept
+
+
 def _inline_constants(parameters, constants: dict[str, ov.Output]) -> list:
     """Replace body Parameters fed by outer Constants with copies of those Constants.
 
@@ -540,16 +552,12 @@ def _inline_constants(parameters, constants: dict[str, ov.Output]) -> list:
     The data is copied: a Constant sharing the outer one's buffer dangles once the outer graph
     drops it (seen as wrong results). Returns the Parameters that remain.
     """
-    remaining = []
-    for parameter in parameters:
-        names = parameter.output(0).get_names() & constants.keys()
-        if not names:
-            remaining.append(parameter)
-            continue
-        source = constants[next(iter(names))].get_node()
-        inlined = ov.op.Constant(source.get_tensor_view(), shared_memory=False)
-        parameter.output(0).replace(inlined.output(0))
-    return remaining
+
+    def inline(parameter, value: ov.Output) -> None:
+        constant = ov.op.Constant(value.get_node().get_tensor_view(), shared_memory=False)
+        parameter.output(0).replace(constant.output(0))
+
+    return _rewrite_parameters(parameters, constants, inline)
 
 
 def _views(value: ov.Output, parameters: set) -> bool:
@@ -589,13 +597,8 @@ def _add_unread_parameters(body: ov.Model, declared) -> None:
 
 def _with_part_axis(parameters, part_axes: dict[str, int]) -> list:
     """Give the named Parameters (sliced parts) a length-1 axis, squeezed away in the body."""
-    updated = []
-    for parameter in parameters:
-        names = parameter.output(0).get_names() & part_axes.keys()
-        if not names:
-            updated.append(parameter)
-            continue
-        axis = part_axes[next(iter(names))]
+
+    def with_axis(parameter, axis: int):
         shape = parameter.get_partial_shape()
         if shape.rank.is_static:
             dims = list(shape)
@@ -604,8 +607,9 @@ def _with_part_axis(parameters, part_axes: dict[str, int]) -> list:
         part.output(0).set_names(parameter.output(0).get_names())
         squeezed = ops.squeeze(part, ops.constant(np.array([axis], np.int64)))
         parameter.output(0).replace(squeezed.output(0))
-        updated.append(part)
-    return updated
+        return part
+
+    return _rewrite_parameters(parameters, part_axes, with_axis)
 
 
 def _rank(value: ov.Output) -> int | None:
