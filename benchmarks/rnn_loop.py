@@ -11,9 +11,9 @@ latency (medians over interleaved repeats). Targets: latency ratio <= 1.0, conve
 from __future__ import annotations
 
 import argparse
-import sys
 import io
 import statistics
+import sys
 import time
 from pathlib import Path
 

@@ -11,9 +11,9 @@ f32 single-thread latency per step of each and the ratios; target ov-loops / Ope
 from __future__ import annotations
 
 import argparse
-import sys
 import io
 import statistics
+import sys
 import time
 from pathlib import Path
 
