@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import ov_loops
-from tests.harness import assert_matches_onnxruntime
+from tests.harness import assert_matches_onnxruntime, save_and_reload
 from tests.onnx_builders import T, graph, model, node, typed
 from tests.scan_scenarios import SCENARIOS
 
@@ -81,3 +81,17 @@ def test_string_tensors_are_refused_in_one_line():
         ov_loops.convert(_element_type_scan(T.STRING))
     message = str(failure.value)
     assert "main/Scan_0" in message and "string" in message and "\n" not in message, message
+
+
+def test_reversed_scans_keep_concatenation_forward_in_the_ir(tmp_path):
+    """Reverse inputs slice with stride -1; prepended outputs concatenate forward (start 0,
+    stride 1: a reversed concatenation is outside Loop-5) and are reversed after the Loop."""
+    made, _ = SCENARIOS["scan_reverse_axis1_prepend"]()
+    _, tree = save_and_reload(ov_loops.convert(made), tmp_path)
+    (layer,) = [layer for layer in tree.iter("layer") if layer.get("type") == "Loop"]
+    port_map = layer.find("port_map")
+    (sliced,) = [e for e in port_map.findall("input") if e.get("axis") is not None]
+    assert (sliced.get("axis"), sliced.get("stride"), sliced.get("start")) == ("1", "-1", "-1")
+    (stacked,) = [e for e in port_map.findall("output") if e.get("axis") is not None]
+    assert stacked.get("axis") == "1"
+    assert stacked.get("stride", "1") == "1" and stacked.get("start", "0") == "0"
