@@ -375,12 +375,7 @@ class Converter:
                 for entering, out in zip(carried_types, loop.carried_outputs)
             ]
             if relaxed == carried_types:
-                declared = zip(
-                    [*loop.carried_inputs, *(entry.body_input for entry in loop.sliced)],
-                    [*carried, *sliced],
-                    [*carried_types, *slice_types],
-                )
-                _add_unread_parameters(body, declared)
+                _add_unread_parameters(body, zip(loop.carried_inputs, carried, carried_types))
                 return body, nested
             carried_types = relaxed
         raise ConversionError(f"{loop.path}: loop-carried shapes did not settle")
@@ -456,11 +451,16 @@ class Converter:
         kept_captures = [
             value for name, value in zip(loop.captures, captures) if name not in constants
         ]
+        read_sliced = [
+            value
+            for entry, value in zip(loop.sliced, sliced)
+            if entry.body_input in parameter_index
+        ]
         external = {}
         for entries, values in (
             (spec.merged_inputs, carried),
             (spec.invariant_inputs, kept_captures),
-            (spec.sliced_inputs, sliced),
+            (spec.sliced_inputs, read_sliced),
         ):
             external.update((entry.external_port, value) for entry, value in zip(entries, values))
         outputs = build_loop(
@@ -574,8 +574,8 @@ def _views(value: ov.Output, parameters: set) -> bool:
 
 
 def _add_unread_parameters(body: ov.Model, declared) -> None:
-    """Add Parameters for declared body inputs the body never reads (the frontend drops them);
-    the Loop's ports still need them. `declared` holds (name, outer value, TensorType)."""
+    """Add Parameters for loop-carried body inputs the body never reads (the frontend drops
+    them); their merged inputs still need them. `declared` holds (name, outer value, type)."""
     present = {
         name for parameter in body.get_parameters() for name in parameter.output(0).get_names()
     }

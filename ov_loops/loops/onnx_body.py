@@ -243,8 +243,8 @@ class LoopBody:
         """The LoopSpec, given where each body input landed among the Parameters and the
         normalised axes of the sliced inputs and stacked outputs.
 
-        Captures without a Parameter (constants moved into the body) are not inputs. Body
-        Results keep the body's output order.
+        Captures without a Parameter (constants moved into the body) and sliced inputs the body
+        does not read are not inputs. Body Results keep the body's output order.
         """
         merged = [
             MergedInput(2 + i, parameter_index[name], out)
@@ -255,10 +255,14 @@ class LoopBody:
         invariant = [InvariantInput(port + i, parameter_index[name]) for i, name in enumerate(kept)]
         port += len(invariant)
         sliced = []
-        for i, (entry, axis) in enumerate(zip(self.sliced, slice_axes)):
+        for entry, axis in zip(self.sliced, slice_axes):
+            if entry.body_input not in parameter_index:  # unread: the trip count is outside
+                continue
             direction = dict(start=-1, stride=-1, end=0) if entry.reverse else {}
             sliced.append(
-                SlicedInput(port + i, parameter_index[entry.body_input], axis=axis, **direction)
+                SlicedInput(
+                    port + len(sliced), parameter_index[entry.body_input], axis=axis, **direction
+                )
             )
         last_values = [LastValueOutput(i, out) for i, out in enumerate(self.carried_outputs)]
         concatenated = [

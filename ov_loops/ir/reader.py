@@ -1,0 +1,344 @@
+"""Read OpenVINO IR XML (v10/v11) safely into a small graph model, and Loop layers into LoopSpecs.
+
+The parser refuses DTDs (so no entity can be declared), never resolves entities or touches the
+network, and keeps lxml's limits on node size and depth (huge_tree off).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lxml import etree
+
+from ov_loops.errors import InputError
+from ov_loops.loops.spec import (
+    TRIP_COUNT_CONSTANT,
+    TRIP_COUNT_INPUT,
+    TRIP_COUNT_UNBOUNDED,
+    ConcatenatedOutput,
+    InvariantInput,
+    LastValueOutput,
+    LoopSpec,
+    MergedInput,
+    SlicedInput,
+)
+
+LOOP_TYPES = ("Loop", "TensorIterator")
+SLICING = ("axis", "start", "stride", "part_size", "end")
+
+
+@dataclass(frozen=True)
+class Port:
+    """A layer port: precision and dims as written (no <dim> is a scalar or an unknown rank)."""
+
+    id: int
+    precision: str | None
+    dims: tuple[int, ...]
+
+
+@dataclass
+class Layer:
+    id: str
+    name: str
+    type: str
+    version: str
+    line: int
+    data: dict[str, str]
+    inputs: dict[int, Port]
+    outputs: dict[int, Port]
+    element: etree._Element = field(repr=False)
+    body: Graph | None = None  # Loop / TensorIterator
+    branches: list[Graph] = field(default_factory=list)  # If: then_body, else_body
+
+    @property
+    def is_loop(self) -> bool:
+        return self.type in LOOP_TYPES
+
+    def subgraphs(self) -> list[Graph]:
+        return ([self.body] if self.body is not None else []) + self.branches
+
+    def declared_rank(self) -> int | None:
+        """A Parameter's rank from its `shape` attribute ("..." is unknown); None otherwise."""
+        shape = self.data.get("shape")
+        if self.type != "Parameter" or shape is None or shape.strip() in ("...", "?"):
+            return None
+        return 0 if shape.strip() == "" else len(shape.split(","))
+
+
+@dataclass(frozen=True)
+class Edge:
+    from_layer: str
+    from_port: int
+    to_layer: str
+    to_port: int
+
+
+@dataclass
+class Graph:
+    layers: dict[str, Layer]
+    edges: list[Edge]
+
+    def of_type(self, kind: str) -> list[Layer]:
+        """Layers of one type in document order (the order of a body's Parameters/Results)."""
+        return [layer for layer in self.layers.values() if layer.type == kind]
+
+    def producer(self, layer_id: str, port: int) -> tuple[Layer, int] | None:
+        for edge in self.edges:
+            if edge.to_layer == layer_id and edge.to_port == port:
+                source = self.layers.get(edge.from_layer)
+                return (source, edge.from_port) if source is not None else None
+        return None
+
+
+@dataclass(frozen=True)
+class PortMapEntry:
+    kind: str  # "input" or "output"
+    attrs: dict[str, str]
+    line: int
+
+    def int(self, name: str, default: int | None = None) -> int | None:
+        value = self.attrs.get(name)
+        if value is None:
+            return default
+        try:
+            return int(value)
+        except ValueError:
+            return None
+
+    def describe(self) -> str:
+        shown = " ".join(f'{key}="{value}"' for key, value in self.attrs.items())
+        return f"<{self.kind} {shown}/>"
+
+
+@dataclass(frozen=True)
+class BackEdge:
+    from_layer: str
+    to_layer: str
+    line: int
+
+    def describe(self) -> str:
+        return f'<edge from-layer="{self.from_layer}" to-layer="{self.to_layer}"/>'
+
+
+@dataclass
+class IRDocument:
+    """A parsed IR: the main graph, the .bin size, and the XML path."""
+
+    path: Path
+    graph: Graph
+    bin_size: int | None
+    bin_data: bytes | None = field(default=None, repr=False)
+
+
+def read_ir(path: str | Path) -> IRDocument:
+    """Parse `path` (.xml) and its .bin; raise InputError when either is unreadable."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a directory, not an IR file") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror}") from None
+    if b"<!DOCTYPE" in data or b"<!ENTITY" in data:
+        raise InputError(f"{path}: DTDs and entity declarations are not allowed in IR XML")
+    parser = etree.XMLParser(
+        resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False
+    )
+    try:
+        root = etree.fromstring(data, parser)
+    except etree.XMLSyntaxError as exc:
+        raise InputError(f"{path}: not well-formed XML ({exc})") from None
+    if root.tag != "net" or root.find("layers") is None:
+        raise InputError(f"{path}: not an OpenVINO IR (no <net> with <layers>)")
+    graph = read_graph(root, path)
+    bin_path = path.with_suffix(".bin")
+    bin_data = bin_path.read_bytes() if bin_path.is_file() else None
+    if bin_data is None and any(_has_data(layer) for layer in walk_layers(graph)):
+        raise InputError(f"{bin_path}: no such file (the IR has Const data)")
+    return IRDocument(path, graph, None if bin_data is None else len(bin_data), bin_data)
+
+
+def _has_data(layer: Layer) -> bool:
+    return layer.type == "Const" and int(layer.data.get("size", "0") or 0) > 0
+
+
+def read_graph(element: etree._Element, path: Path) -> Graph:
+    layers: dict[str, Layer] = {}
+    for node in element.find("layers"):
+        if node.tag != "layer":
+            continue
+        layer = _read_layer(node, path)
+        layers[layer.id] = layer
+    edges = []
+    for node in element.find("edges") if element.find("edges") is not None else []:
+        if node.tag != "edge":
+            continue
+        try:
+            edges.append(
+                Edge(
+                    node.get("from-layer"),
+                    int(node.get("from-port")),
+                    node.get("to-layer"),
+                    int(node.get("to-port")),
+                )
+            )
+        except (TypeError, ValueError):
+            raise InputError(f"{path}:{node.sourceline}: malformed <edge>") from None
+    return Graph(layers, edges)
+
+
+def _read_layer(node: etree._Element, path: Path) -> Layer:
+    layer_id = node.get("id")
+    if layer_id is None:
+        raise InputError(f"{path}:{node.sourceline}: <layer> without an id")
+    data = node.find("data")
+    layer = Layer(
+        id=layer_id,
+        name=node.get("name", ""),
+        type=node.get("type", ""),
+        version=node.get("version", ""),
+        line=node.sourceline or 0,
+        data=dict(data.attrib) if data is not None else {},
+        inputs=_ports(node.find("input"), path),
+        outputs=_ports(node.find("output"), path),
+        element=node,
+    )
+    body = node.find("body")
+    if body is not None and body.find("layers") is not None:
+        layer.body = read_graph(body, path)
+    for tag in ("then_body", "else_body"):
+        branch = node.find(tag)
+        if branch is not None and branch.find("layers") is not None:
+            layer.branches.append(read_graph(branch, path))
+    return layer
+
+
+def _ports(element: etree._Element | None, path: Path) -> dict[int, Port]:
+    ports = {}
+    for port in element if element is not None else []:
+        if port.tag != "port":
+            continue
+        try:
+            dims = tuple(int(dim.text) for dim in port.findall("dim"))
+            ports[int(port.get("id"))] = Port(int(port.get("id")), port.get("precision"), dims)
+        except (TypeError, ValueError):
+            raise InputError(f"{path}:{port.sourceline}: malformed <port>") from None
+    return ports
+
+
+def walk_layers(graph: Graph):
+    """Every layer of `graph` and of the bodies and branches nested in it."""
+    for layer in graph.layers.values():
+        yield layer
+        for inner in layer.subgraphs():
+            yield from walk_layers(inner)
+
+
+def loops(document: IRDocument, graph: Graph | None = None, path: str = ""):
+    """(layer path, graph holding it, layer) for every Loop/TensorIterator, outermost first."""
+    graph = document.graph if graph is None else graph
+    for layer in graph.layers.values():
+        layer_path = f"{path}/{layer.name}" if path else layer.name
+        if layer.is_loop:
+            yield layer_path, graph, layer
+        for inner in layer.subgraphs():
+            yield from loops(document, inner, layer_path)
+
+
+def port_map(layer: Layer) -> list[PortMapEntry]:
+    element = layer.element.find("port_map")
+    if element is None:
+        return []
+    return [
+        PortMapEntry(entry.tag, dict(entry.attrib), entry.sourceline or 0)
+        for entry in element
+        if entry.tag in ("input", "output")
+    ]
+
+
+def back_edges(layer: Layer) -> list[BackEdge]:
+    element = layer.element.find("back_edges")
+    if element is None:
+        return []
+    return [
+        BackEdge(edge.get("from-layer", ""), edge.get("to-layer", ""), edge.sourceline or 0)
+        for edge in element
+        if edge.tag == "edge"
+    ]
+
+
+def constant_value(document: IRDocument, layer: Layer) -> int | None:
+    """The single integer a scalar or [1] integer Const holds, read from the .bin."""
+    if layer.type != "Const" or document.bin_data is None:
+        return None
+    widths = {"i64": 8, "i32": 4}
+    element_type = layer.data.get("element_type")
+    try:
+        offset, size = int(layer.data["offset"]), int(layer.data["size"])
+    except (KeyError, ValueError):
+        return None
+    width = widths.get(element_type)
+    if width is None or size != width or offset + size > len(document.bin_data):
+        return None
+    return int.from_bytes(document.bin_data[offset : offset + size], "little", signed=True)
+
+
+def loop_spec(document: IRDocument, graph: Graph, layer: Layer) -> LoopSpec:
+    """Read a (well-formed) Loop or TensorIterator layer as a LoopSpec.
+
+    Input external ports are the layer's input port ids; output external ports are written as
+    number_of_inputs + output index and read back as the output index.
+    """
+    parameters = {p.id: i for i, p in enumerate(layer.body.of_type("Parameter"))}
+    results = {r.id: i for i, r in enumerate(layer.body.of_type("Result"))}
+    edges = {edge.to_layer: edge.from_layer for edge in back_edges(layer)}
+    sliced, merged, invariant, concatenated, last_values = [], [], [], [], []
+    current = condition = None
+    for entry in port_map(layer):
+        internal = entry.attrs.get("internal_layer_id")
+        purpose = entry.attrs.get("purpose")
+        external = entry.int("external_port_id")
+        slicing = {name: entry.int(name) for name in SLICING if name in entry.attrs}
+        if entry.kind == "input":
+            if purpose == "current_iteration":
+                current = parameters[internal]
+            elif "axis" in slicing:
+                sliced.append(SlicedInput(external, parameters[internal], **slicing))
+            elif internal in edges:
+                merged.append(MergedInput(external, parameters[internal], results[edges[internal]]))
+            else:
+                invariant.append(InvariantInput(external, parameters[internal]))
+        elif purpose == "execution_condition":
+            condition = results[internal]
+        elif external is not None and external >= 0:
+            index = external - len(layer.inputs)
+            if "axis" in slicing:
+                concatenated.append(ConcatenatedOutput(index, results[internal], **slicing))
+            else:
+                last_values.append(LastValueOutput(index, results[internal]))
+    source, count = TRIP_COUNT_INPUT, None
+    if layer.type == "Loop":
+        producer = graph.producer(layer.id, 0)
+        value = constant_value(document, producer[0]) if producer else None
+        if value is not None:
+            source, count = (
+                (TRIP_COUNT_UNBOUNDED, None) if value < 0 else (TRIP_COUNT_CONSTANT, value)
+            )
+    return LoopSpec(
+        trip_count_source=source,
+        trip_count=count,
+        sliced_inputs=tuple(sorted(sliced, key=_port)),
+        merged_inputs=tuple(sorted(merged, key=_port)),
+        invariant_inputs=tuple(sorted(invariant, key=_port)),
+        concatenated_outputs=tuple(sorted(concatenated, key=_port)),
+        last_value_outputs=tuple(sorted(last_values, key=_port)),
+        current_iteration=current,
+        execution_condition=condition,
+    )
+
+
+def _port(entry) -> int:
+    return entry.external_port
