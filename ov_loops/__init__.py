@@ -1,4 +1,5 @@
-"""ov-loops: ONNX models with control flow -> OpenVINO IR in which every Loop is a Loop-5."""
+"""ov-loops: ONNX models with control flow -> OpenVINO IR in which every Loop and Scan is a
+Loop-5, and a validator for Loop-5 / TensorIterator-1 layers in any IR."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import openvino as ov
 
 from ov_loops.converter import Conversion, ConvertedLoop, convert_model
 from ov_loops.errors import ConversionError, InputError, OvLoopsError, UnsupportedError
+from ov_loops.ir.validate import Finding, Report, validate
 from ov_loops.loops.spec import LoopSpec
 from ov_loops.onnx_io.inline import inline_local_functions
 from ov_loops.onnx_io.load import load_model
@@ -19,13 +21,16 @@ __all__ = [
     "Conversion",
     "ConversionError",
     "ConvertedLoop",
+    "Finding",
     "InputError",
     "LoopSpec",
     "OvLoopsError",
+    "Report",
     "UnsupportedError",
     "convert",
     "save",
     "translate",
+    "validate",
 ]
 
 ModelSource = str | os.PathLike | bytes | onnx.ModelProto

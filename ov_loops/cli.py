@@ -1,6 +1,7 @@
 """`ov-loops` command line, thin over the Python API.
 
-Exit codes: 0 success; 1 the model cannot be converted; 2 unreadable input or bad usage.
+Exit codes: 0 success; 1 the model cannot be converted, or the IR has an error; 2 unreadable
+input or bad usage.
 """
 
 from __future__ import annotations
@@ -29,6 +30,14 @@ def _parser() -> argparse.ArgumentParser:
         "--compress-to-fp16", action="store_true", help="store f32 weights as f16 in the .bin"
     )
     convert.set_defaults(run=_convert)
+
+    validate = commands.add_parser(
+        "validate", help="check the Loop / TensorIterator layers of an OpenVINO IR"
+    )
+    validate.add_argument("model", help="the IR (.xml; .bin beside)")
+    validate.add_argument("--format", choices=("text", "json"), default="text")
+    validate.add_argument("--show", action="store_true", help="print each loop's structure")
+    validate.set_defaults(run=_validate)
     return parser
 
 
@@ -41,6 +50,22 @@ def _convert(args: argparse.Namespace) -> int:
         print(loop.summary())
     print(f"wrote {args.output} ({len(conversion.loops)} loop(s) translated)")
     return 0
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from ov_loops.ir.validate import show, validate
+
+    report = validate(args.model)
+    if args.format == "json":
+        print(report.to_json())
+    else:
+        if args.show:
+            for line in show(args.model):
+                print(line)
+        for finding in report.findings:
+            print(finding.text(report.path))
+        print(report.summary())
+    return report.exit_code
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -12,6 +12,7 @@ import openvino as ov
 from lxml import etree
 
 import ov_loops
+from ov_loops.ir.reader import loop_spec, loops, read_ir
 
 F32 = {"INFERENCE_PRECISION_HINT": "f32"}
 _core = ov.Core()
@@ -67,10 +68,21 @@ def check_ir(xml: Path) -> etree._ElementTree:
     return tree
 
 
-def save_and_reload(model: ov.Model, directory: Path) -> tuple[ov.Model, etree._ElementTree]:
+def save_and_reload(
+    model: ov.Model, directory: Path, conversion: ov_loops.Conversion | None = None
+) -> tuple[ov.Model, etree._ElementTree]:
+    """Save, check the IR, validate it (no error) and, given the conversion, check that the
+    validator reads back each loop's LoopSpec exactly as the translator built it."""
     xml = directory / "model.xml"
     ov_loops.save(model, xml)
     tree = check_ir(xml)
+    report = ov_loops.validate(xml)
+    assert not report.errors, [finding.text(xml) for finding in report.errors]
+    if conversion is not None:
+        document = read_ir(xml)
+        read_back = sorted(repr(loop_spec(document, g, layer)) for _, g, layer in loops(document))
+        built = sorted(repr(loop.spec) for loop in conversion.loops if loop.spec is not None)
+        assert read_back == built
     return _core.read_model(str(xml)), tree
 
 
@@ -102,7 +114,7 @@ def assert_matches_onnxruntime(
     model, so a zero-iteration run after a run with iterations exercises the stale-output pitfall.
     """
     conversion = ov_loops.translate(model)
-    reloaded, _ = save_and_reload(conversion.model, directory)
+    reloaded, _ = save_and_reload(conversion.model, directory, conversion)
     compiled = compile_f32(reloaded)
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     names = [output.name for output in session.get_outputs()]

@@ -64,7 +64,7 @@ def test_the_loop_and_scan_cases_were_found():
 def test_backend_case_passes(name, tmp_path):
     case = LOOP_CASES[name]
     conversion = ov_loops.translate(case.model)
-    reloaded, _ = save_and_reload(conversion.model, tmp_path)
+    reloaded, _ = save_and_reload(conversion.model, tmp_path, conversion)
     compiled = compile_f32(reloaded)
     for inputs, expected_outputs in case.data_sets:
         got = run(compiled, list(inputs))

@@ -1,0 +1,550 @@
+"""Validation rules for Loop-5 and TensorIterator-1 layers, each with a stable code.
+
+Ground truth: the Loop-5 spec and ../shared/notes/openvino-loop5.md (how the IR reader classifies
+port_map entries, and what the CPU plugin mis-executes). Every rule looks at one loop layer
+(`LoopContext`) and yields `(message, entry, line)`; a new rule is one function here plus a
+sample in ir_samples/invalid/ and its test.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import cached_property
+
+from ov_loops.ir.reader import (
+    BackEdge,
+    Graph,
+    IRDocument,
+    Layer,
+    PortMapEntry,
+    back_edges,
+    constant_value,
+    port_map,
+)
+
+ERROR, WARNING = "error", "warning"
+INTEGER_PRECISIONS = {"I32", "I64"}
+BOOLEAN_PRECISIONS = {"BOOL", "BOOLEAN", "U8"}
+PURPOSES = {"input": "current_iteration", "output": "execution_condition"}
+
+
+@dataclass
+class LoopContext:
+    """One Loop/TensorIterator layer with what the rules need to know about it."""
+
+    document: IRDocument
+    graph: Graph  # the graph holding the layer
+    layer: Layer
+    path: str
+
+    @cached_property
+    def entries(self) -> list[PortMapEntry]:
+        return port_map(self.layer)
+
+    @cached_property
+    def edges(self) -> list[BackEdge]:
+        return back_edges(self.layer)
+
+    @cached_property
+    def body(self) -> Graph:
+        return self.layer.body or Graph({}, [])
+
+    @cached_property
+    def parameters(self) -> dict[str, Layer]:
+        return {layer.id: layer for layer in self.body.of_type("Parameter")}
+
+    @cached_property
+    def results(self) -> dict[str, Layer]:
+        return {layer.id: layer for layer in self.body.of_type("Result")}
+
+    @property
+    def is_loop(self) -> bool:
+        return self.layer.type == "Loop"
+
+    def inputs(self) -> list[PortMapEntry]:
+        return [e for e in self.entries if e.kind == "input"]
+
+    def outputs(self) -> list[PortMapEntry]:
+        return [e for e in self.entries if e.kind == "output"]
+
+    def external_rank(self, entry: PortMapEntry) -> int | None:
+        """Rank of the layer port an entry maps, when the IR states it."""
+        port_id = entry.int("external_port_id")
+        if entry.kind == "input":
+            producer = self.graph.producer(self.layer.id, port_id)
+            if producer is not None and producer[0].declared_rank() is not None:
+                return producer[0].declared_rank()
+            port = self.layer.inputs.get(port_id)
+        else:
+            port = self.layer.outputs.get(port_id)
+        return len(port.dims) if port is not None and port.dims else None
+
+    def constant_input(self, port: int) -> int | None:
+        producer = self.graph.producer(self.layer.id, port)
+        return constant_value(self.document, producer[0]) if producer else None
+
+
+Check = Callable[[LoopContext], Iterator[tuple[str, str | None, int]]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    severity: str
+    summary: str
+    check: Check
+
+
+RULES: list[Rule] = []
+
+
+def rule(code: str, severity: str, summary: str):
+    def register(check: Check) -> Check:
+        RULES.append(Rule(code, severity, summary, check))
+        return check
+
+    return register
+
+
+def _result_port(layer: Layer):
+    return layer.inputs.get(min(layer.inputs)) if layer.inputs else None
+
+
+def _parameter_port(layer: Layer):
+    return layer.outputs.get(min(layer.outputs)) if layer.outputs else None
+
+
+# -- structure -------------------------------------------------------------------------------
+@rule("ST001", ERROR, "a loop layer has a <body> with <layers> and a <port_map>")
+def _structure(loop: LoopContext):
+    if loop.layer.body is None:
+        yield "the layer has no <body> with <layers>", None, loop.layer.line
+    if loop.layer.element.find("port_map") is None:
+        yield "the layer has no <port_map>", None, loop.layer.line
+
+
+# -- port_map ------------------------------------------------------------------------------
+@rule("PM001", ERROR, "every port_map <input> names a body Parameter")
+def _input_is_parameter(loop: LoopContext):
+    for entry in loop.inputs():
+        internal = entry.attrs.get("internal_layer_id")
+        if internal not in loop.parameters:
+            found = loop.body.layers.get(internal)
+            what = f"a {found.type}" if found else "no layer"
+            yield (
+                f"internal_layer_id {internal} is {what} in the body, not a Parameter",
+                (entry.describe()),
+                entry.line,
+            )
+
+
+@rule("PM002", ERROR, "every port_map <output> names a body Result")
+def _output_is_result(loop: LoopContext):
+    for entry in loop.outputs():
+        internal = entry.attrs.get("internal_layer_id")
+        if internal not in loop.results:
+            found = loop.body.layers.get(internal)
+            what = f"a {found.type}" if found else "no layer"
+            yield (
+                f"internal_layer_id {internal} is {what} in the body, not a Result",
+                (entry.describe()),
+                entry.line,
+            )
+
+
+@rule("PM003", ERROR, "external_port_id names a port of the layer, or is -1 with a purpose")
+def _external_port(loop: LoopContext):
+    for entry in loop.entries:
+        external = entry.int("external_port_id")
+        purpose = entry.attrs.get("purpose")
+        ports = loop.layer.inputs if entry.kind == "input" else loop.layer.outputs
+        if external is None:
+            yield "external_port_id is missing or not an integer", entry.describe(), entry.line
+        elif purpose is not None:
+            if purpose != PURPOSES[entry.kind]:
+                yield (
+                    f"purpose '{purpose}' is not valid on an <{entry.kind}>",
+                    (entry.describe()),
+                    entry.line,
+                )
+            elif external != -1:
+                yield (
+                    f"an entry with purpose '{purpose}' must have external_port_id -1",
+                    (entry.describe()),
+                    entry.line,
+                )
+        elif external < 0:
+            yield (
+                f"external_port_id {external} without a purpose maps no port",
+                (entry.describe()),
+                entry.line,
+            )
+        elif external not in ports:
+            kind = "input" if entry.kind == "input" else "output"
+            yield f"the layer has no {kind} port {external}", entry.describe(), entry.line
+
+
+@rule("PM004", ERROR, "no external port is mapped twice")
+def _duplicate_external(loop: LoopContext):
+    seen: Counter = Counter()
+    for entry in loop.entries:
+        external = entry.int("external_port_id")
+        if external is None or external < 0:
+            continue
+        seen[(entry.kind, external)] += 1
+        if seen[(entry.kind, external)] == 2:
+            yield (
+                f"{entry.kind} port {external} is mapped by more than one entry",
+                (entry.describe()),
+                entry.line,
+            )
+
+
+@rule("PM005", ERROR, "no body Parameter is mapped twice")
+def _parameter_mapped_twice(loop: LoopContext):
+    seen: Counter = Counter()
+    for entry in loop.inputs():
+        internal = entry.attrs.get("internal_layer_id")
+        seen[internal] += 1
+        if seen[internal] == 2 and internal in loop.parameters:
+            yield (
+                f"body Parameter {internal} is fed by more than one port_map entry",
+                (entry.describe()),
+                entry.line,
+            )
+
+
+@rule("PM006", ERROR, "every body Parameter is fed (port_map entry or purpose)")
+def _parameter_fed(loop: LoopContext):
+    fed = {entry.attrs.get("internal_layer_id") for entry in loop.inputs()}
+    for parameter in loop.parameters.values():
+        if parameter.id not in fed:
+            hint = ""
+            if parameter.outputs and next(iter(parameter.outputs.values())).precision in (
+                INTEGER_PRECISIONS
+            ):
+                hint = ' (an iteration counter without purpose="current_iteration" runs as 0)'
+            yield (
+                f"body Parameter {parameter.id} '{parameter.name}' is fed by nothing{hint}",
+                (None),
+                parameter.line,
+            )
+
+
+# -- axes --------------------------------------------------------------------------------------
+def _sliced(loop: LoopContext) -> Iterator[PortMapEntry]:
+    return (entry for entry in loop.entries if "axis" in entry.attrs)
+
+
+@rule("AX001", ERROR, "axes are not negative (the IR reader reads them as unsigned)")
+def _negative_axis(loop: LoopContext):
+    for entry in _sliced(loop):
+        axis = entry.int("axis")
+        if axis is not None and axis < 0:
+            consequence = (
+                "rejected when the IR is read"
+                if entry.kind == "input"
+                else "loads but fails or misbehaves at run time"
+            )
+            yield f"axis {axis} is negative: {consequence}", entry.describe(), entry.line
+
+
+@rule("AX002", ERROR, "axes are below the rank of the port they slice or concatenate")
+def _axis_in_rank(loop: LoopContext):
+    for entry in _sliced(loop):
+        axis, rank = entry.int("axis"), loop.external_rank(entry)
+        if axis is not None and axis >= 0 and rank is not None and axis >= rank:
+            yield (
+                f"axis {axis} is out of range for the port's rank {rank}",
+                (entry.describe()),
+                entry.line,
+            )
+
+
+@rule("AX003", ERROR, "part_size equals |stride|")
+def _part_size(loop: LoopContext):
+    for entry in _sliced(loop):
+        stride, part = entry.int("stride", 1), entry.int("part_size", 1)
+        if stride and part is not None and part != abs(stride):
+            yield (
+                f"part_size {part} differs from |stride| {abs(stride)}",
+                (entry.describe()),
+                entry.line,
+            )
+
+
+@rule("AX004", ERROR, "stride is not 0")
+def _stride(loop: LoopContext):
+    for entry in _sliced(loop):
+        if entry.int("stride", 1) == 0:
+            yield "stride 0 never advances", entry.describe(), entry.line
+
+
+@rule("AX005", ERROR, "a sliced part's shape matches its body Parameter's declared shape")
+def _sliced_shape(loop: LoopContext):
+    for entry in _sliced(loop):
+        if entry.kind != "input":
+            continue
+        parameter = loop.parameters.get(entry.attrs.get("internal_layer_id"))
+        port = loop.layer.inputs.get(entry.int("external_port_id"))
+        axis, part = entry.int("axis"), entry.int("part_size", 1)
+        declared = _parameter_port(parameter) if parameter else None
+        if port is None or declared is None or axis is None or not 0 <= axis < len(port.dims):
+            continue
+        expected = list(port.dims)
+        expected[axis] = part
+        if len(declared.dims) != len(expected) or any(
+            a >= 0 and b >= 0 and a != b for a, b in zip(declared.dims, expected)
+        ):
+            yield (
+                f"the sliced part has shape {expected} but body Parameter {parameter.id} is "
+                f"declared {list(declared.dims)}",
+                entry.describe(),
+                entry.line,
+            )
+
+
+@rule("AX006", ERROR, "a concatenated output's shape agrees with the layer's output port")
+def _concatenated_shape(loop: LoopContext):
+    for entry in _sliced(loop):
+        if entry.kind != "output":
+            continue
+        result = loop.results.get(entry.attrs.get("internal_layer_id"))
+        port = loop.layer.outputs.get(entry.int("external_port_id"))
+        part = _result_port(result) if result else None
+        axis = entry.int("axis")
+        if port is None or part is None or axis is None or not port.dims or not part.dims:
+            continue
+        if len(part.dims) != len(port.dims):
+            yield (
+                f"body Result {result.id} has rank {len(part.dims)} but output port "
+                f"{port.id} has rank {len(port.dims)}",
+                entry.describe(),
+                entry.line,
+            )
+            continue
+        for index, (inner, outer) in enumerate(zip(part.dims, port.dims)):
+            if index != axis and inner >= 0 and outer >= 0 and inner != outer:
+                yield (
+                    f"dim {index} is {inner} in body Result {result.id} but {outer} in "
+                    f"output port {port.id}",
+                    entry.describe(),
+                    entry.line,
+                )
+                break
+
+
+# -- back edges --------------------------------------------------------------------------------
+@rule("BE001", ERROR, "back edges start at a body Result")
+def _edge_from_result(loop: LoopContext):
+    for edge in loop.edges:
+        if edge.from_layer not in loop.results:
+            found = loop.body.layers.get(edge.from_layer)
+            what = f"a {found.type}" if found else "no layer"
+            yield (
+                f"from-layer {edge.from_layer} is {what}, not a body Result",
+                (edge.describe()),
+                edge.line,
+            )
+
+
+@rule("BE002", ERROR, "back edges end at a body Parameter with a port_map input without axis")
+def _edge_to_merged(loop: LoopContext):
+    entries = {e.attrs.get("internal_layer_id"): e for e in loop.inputs()}
+    for edge in loop.edges:
+        entry = entries.get(edge.to_layer)
+        if edge.to_layer not in loop.parameters:
+            found = loop.body.layers.get(edge.to_layer)
+            what = f"a {found.type}" if found else "no layer"
+            yield (
+                f"to-layer {edge.to_layer} is {what}, not a body Parameter",
+                (edge.describe()),
+                edge.line,
+            )
+        elif entry is None:
+            yield (
+                f"body Parameter {edge.to_layer} has no port_map input for its initial value",
+                edge.describe(),
+                edge.line,
+            )
+        elif "axis" in entry.attrs or entry.attrs.get("purpose"):
+            kind = "a sliced input" if "axis" in entry.attrs else "a special port"
+            yield (
+                f"body Parameter {edge.to_layer} is {kind}; a back edge needs a merged "
+                "input (no axis)",
+                edge.describe(),
+                edge.line,
+            )
+
+
+@rule("BE003", ERROR, "at most one back edge per body Parameter")
+def _one_edge(loop: LoopContext):
+    seen: Counter = Counter()
+    for edge in loop.edges:
+        seen[edge.to_layer] += 1
+        if seen[edge.to_layer] == 2:
+            yield (
+                f"body Parameter {edge.to_layer} has more than one back edge",
+                (edge.describe()),
+                edge.line,
+            )
+
+
+@rule("BE004", ERROR, "back edge ends agree in element type and static shape")
+def _edge_types(loop: LoopContext):
+    for edge in loop.edges:
+        result, parameter = loop.results.get(edge.from_layer), loop.parameters.get(edge.to_layer)
+        if result is None or parameter is None:
+            continue
+        source, target = _result_port(result), _parameter_port(parameter)
+        if source is None or target is None:
+            continue
+        if source.precision and target.precision and source.precision != target.precision:
+            yield (
+                f"Result {result.id} is {source.precision} but Parameter {parameter.id} is "
+                f"{target.precision}",
+                edge.describe(),
+                edge.line,
+            )
+        elif (
+            source.dims
+            and target.dims
+            and -1 not in source.dims + target.dims
+            and source.dims != target.dims
+        ):
+            yield (
+                f"Result {result.id} has shape {list(source.dims)} but Parameter "
+                f"{parameter.id} has {list(target.dims)}",
+                edge.describe(),
+                edge.line,
+            )
+
+
+# -- special ports -----------------------------------------------------------------------------
+def _scalar_or_one(port) -> bool:
+    return port is not None and port.dims in ((), (1,))
+
+
+@rule("SP001", ERROR, "current_iteration is an integer scalar or [1] Parameter, mapped once")
+def _current_iteration(loop: LoopContext):
+    others = Counter(
+        e.attrs.get("internal_layer_id") for e in loop.inputs() if not e.attrs.get("purpose")
+    )
+    targets = {edge.to_layer for edge in loop.edges}
+    for entry in loop.inputs():
+        if entry.attrs.get("purpose") != "current_iteration":
+            continue
+        internal = entry.attrs.get("internal_layer_id")
+        parameter = loop.parameters.get(internal)
+        if not loop.is_loop:
+            yield "a TensorIterator has no current_iteration port", entry.describe(), entry.line
+        elif parameter is None:
+            continue  # PM001
+        elif not _scalar_or_one(_parameter_port(parameter)) or (
+            _parameter_port(parameter).precision not in INTEGER_PRECISIONS
+        ):
+            port = _parameter_port(parameter)
+            yield (
+                f"body Parameter {internal} is {port.precision} {list(port.dims)}, not an "
+                "integer scalar or [1]",
+                entry.describe(),
+                entry.line,
+            )
+        elif others[internal] or internal in targets:
+            yield (
+                f"body Parameter {internal} is also fed by a port_map entry or back edge",
+                (entry.describe()),
+                entry.line,
+            )
+
+
+@rule("SP002", ERROR, "execution_condition is a boolean scalar or [1] Result")
+def _execution_condition(loop: LoopContext):
+    for entry in loop.outputs():
+        if entry.attrs.get("purpose") != "execution_condition":
+            continue
+        internal = entry.attrs.get("internal_layer_id")
+        result = loop.results.get(internal)
+        if not loop.is_loop:
+            yield "a TensorIterator has no execution_condition port", entry.describe(), entry.line
+        elif result is not None:
+            port = _result_port(result)
+            if not _scalar_or_one(port) or port.precision not in BOOLEAN_PRECISIONS:
+                shown = f"{port.precision} {list(port.dims)}" if port else "without input"
+                yield (
+                    f"body Result {internal} is {shown}, not a boolean scalar or [1]",
+                    (entry.describe()),
+                    entry.line,
+                )
+
+
+@rule("SP003", ERROR, "Loop inputs 0 and 1 are an integer trip count and a boolean condition")
+def _loop_inputs(loop: LoopContext):
+    if not loop.is_loop:
+        return
+    for port_id, wanted, allowed in (
+        (0, "integer", INTEGER_PRECISIONS),
+        (1, "boolean", BOOLEAN_PRECISIONS),
+    ):
+        port = loop.layer.inputs.get(port_id)
+        if port is None:
+            yield f"the Loop has no input port {port_id}", None, loop.layer.line
+        elif port.precision not in allowed or not _scalar_or_one(port):
+            yield (
+                f"input port {port_id} is {port.precision} {list(port.dims)}, not a {wanted} "
+                "scalar or [1]",
+                None,
+                loop.layer.line,
+            )
+    for entry in loop.inputs():
+        if entry.int("external_port_id") in (0, 1) and not entry.attrs.get("purpose"):
+            yield (
+                f"port {entry.int('external_port_id')} is the Loop's "
+                f"{'trip count' if entry.int('external_port_id') == 0 else 'condition'} and "
+                "may not be in the port_map",
+                entry.describe(),
+                entry.line,
+            )
+
+
+# -- warnings: patterns the CPU plugin mis-executes --------------------------------------------
+@rule("WR001", WARNING, "a constant zero trip count with a concatenated output")
+def _zero_trip(loop: LoopContext):
+    if (
+        loop.is_loop
+        and loop.constant_input(0) == 0
+        and any("axis" in e.attrs for e in loop.outputs())
+    ):
+        yield (
+            "constant trip count 0 with a concatenated output crashes the CPU plugin at "
+            "compile time (SIGFPE); fold the loop away",
+            None,
+            loop.layer.line,
+        )
+
+
+@rule("WR002", WARNING, "a constant false initial execution condition")
+def _false_condition(loop: LoopContext):
+    if loop.is_loop and loop.constant_input(1) == 0:
+        yield (
+            "a constant false initial condition gives wrong shapes for last-value outputs "
+            "on the CPU plugin; fold the loop away",
+            None,
+            loop.layer.line,
+        )
+
+
+@rule("WR003", WARNING, "a reversed concatenated output in a Loop")
+def _reversed_output(loop: LoopContext):
+    if not loop.is_loop:
+        return
+    for entry in loop.outputs():
+        if "axis" in entry.attrs and (entry.int("stride", 1) < 0 or entry.int("start", 0) != 0):
+            yield (
+                "a reversed concatenation is outside Loop-5 (start 0, stride 1 only); "
+                "reverse after the Loop",
+                entry.describe(),
+                entry.line,
+            )

@@ -1,0 +1,192 @@
+"""`ov_loops.validate`: every defect of every Loop-5 / TensorIterator-1 layer, one line each."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from ov_loops.ir.reader import (
+    IRDocument,
+    Layer,
+    back_edges,
+    loop_spec,
+    loops,
+    port_map,
+    read_ir,
+    walk_layers,
+)
+from ov_loops.ir.rules import ERROR, RULES, WARNING, LoopContext
+
+BIN_CODE = "BIN001"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One defect: stable rule code, severity, the layer, the entry or edge, and a message."""
+
+    code: str
+    severity: str
+    layer_id: str
+    layer_name: str
+    layer_path: str
+    entry: str | None
+    message: str
+    line: int
+
+    def text(self, source: Path) -> str:
+        where = f" at {self.entry}" if self.entry else ""
+        return (
+            f"{source}:{self.line}: {self.severity} {self.code} layer {self.layer_id} "
+            f"'{self.layer_path}'{where}: {self.message}"
+        )
+
+
+@dataclass
+class Report:
+    """All findings of one IR, and how the CLI exits on them."""
+
+    path: Path
+    loops: int
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity == ERROR]
+
+    @property
+    def warnings(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity == WARNING]
+
+    @property
+    def exit_code(self) -> int:
+        """0 no error; 1 an error; 2 the .bin is short (the IR cannot be read)."""
+        if any(f.code == BIN_CODE for f in self.findings):
+            return 2
+        return 1 if self.errors else 0
+
+    def summary(self) -> str:
+        return (
+            f"{self.path}: {self.loops} loop layer(s), {len(self.errors)} error(s), "
+            f"{len(self.warnings)} warning(s)"
+        )
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "path": str(self.path),
+                "loops": self.loops,
+                "errors": len(self.errors),
+                "warnings": len(self.warnings),
+                "findings": [asdict(finding) for finding in self.findings],
+            },
+            indent=2,
+        )
+
+
+def validate(path: str | Path) -> Report:
+    """Check every Loop/TensorIterator layer of the IR at `path` (nested ones too).
+
+    Raises InputError when the IR cannot be read (missing file, not XML, DTD or entities,
+    missing .bin).
+    """
+    document = read_ir(path)
+    report = Report(document.path, 0)
+    report.findings.extend(_bin_findings(document))
+    for layer_path, graph, layer in loops(document):
+        report.loops += 1
+        context = LoopContext(document, graph, layer, layer_path)
+        for rule in RULES:
+            for message, entry, line in rule.check(context):
+                report.findings.append(
+                    Finding(
+                        rule.code,
+                        rule.severity,
+                        layer.id,
+                        layer.name,
+                        layer_path,
+                        entry,
+                        message,
+                        line,
+                    )
+                )
+    return report
+
+
+def _bin_findings(document: IRDocument):
+    """BIN001: every Const's offset + size lies within the .bin."""
+    size = document.bin_size or 0
+    for layer in walk_layers(document.graph):
+        if layer.type != "Const":
+            continue
+        try:
+            offset, length = int(layer.data.get("offset", 0)), int(layer.data.get("size", 0))
+        except ValueError:
+            offset, length = -1, 0
+        if offset < 0 or length < 0 or offset + length > size:
+            yield Finding(
+                BIN_CODE,
+                ERROR,
+                layer.id,
+                layer.name,
+                layer.name,
+                f'<data offset="{layer.data.get("offset")}" size="{layer.data.get("size")}"/>',
+                f"Const data [{offset}, {offset + length}) lies outside the {size}-byte .bin",
+                layer.line,
+            )
+
+
+def show(path: str | Path) -> list[str]:
+    """Each loop's structure, one line per port, nested loops indented (valid or not)."""
+    document = read_ir(path)
+    return list(_show(document, document.graph, 0))
+
+
+def _show(document: IRDocument, graph, depth: int):
+    for layer in graph.layers.values():
+        if layer.is_loop:
+            yield from _show_loop(document, graph, layer, depth)
+        for inner in layer.branches:
+            yield from _show(document, inner, depth)
+
+
+def _show_loop(document: IRDocument, graph, layer: Layer, depth: int):
+    indent = "  " * depth
+    body = layer.body
+    try:
+        spec = loop_spec(document, graph, layer)
+        trip = spec.trip_count_source + (
+            f" {spec.trip_count}" if spec.trip_count is not None else ""
+        )
+    except (KeyError, TypeError, ValueError):
+        spec, trip = None, "unreadable"
+    yield f"{indent}{layer.type} '{layer.name}' (id {layer.id}): trip count {trip}"
+    names = {} if body is None else {item.id: item.name for item in body.layers.values()}
+    edges = {edge.to_layer: edge.from_layer for edge in back_edges(layer)}
+    for entry in port_map(layer):
+        internal = entry.attrs.get("internal_layer_id", "?")
+        target = f"body {internal} '{names.get(internal, '?')}'"
+        external = entry.attrs.get("external_port_id", "?")
+        slicing = ", ".join(
+            f"{key} {entry.attrs[key]}"
+            for key in ("axis", "start", "stride", "part_size", "end")
+            if key in entry.attrs
+        )
+        purpose = entry.attrs.get("purpose")
+        if purpose:
+            kind, text = purpose, target
+        elif entry.kind == "input":
+            kind = "sliced" if slicing else "merged" if internal in edges else "invariant"
+            text = f"port {external} -> {target}"
+            if kind == "merged":
+                text += f" <- back edge from body {edges[internal]}"
+        else:
+            kind = "concatenated" if slicing else "last-value"
+            text = f"{target} -> port {external}"
+        yield f"{indent}  {kind:19} {text}" + (f" ({slicing})" if slicing else "")
+    if body is not None:
+        for inner in body.layers.values():
+            if inner.is_loop:
+                yield from _show_loop(document, body, inner, depth + 1)
+            for branch in inner.branches:
+                yield from _show(document, branch, depth + 1)
