@@ -17,7 +17,6 @@ import numpy as np
 import onnx
 import openvino as ov
 import openvino.opset15 as ops
-from openvino._offline_transformations import apply_fused_names_cleanup, apply_moc_transformations
 from openvino.frontend import FrontEndManager
 from openvino.frontend.onnx import ConversionExtension
 
@@ -96,11 +95,10 @@ class Converter:
             raise UnsupportedError(self._unsupported)
         if self._error is not None:
             raise self._error
+        # No MOC pass after this (openvino.convert_model runs one): it would prune and renumber
+        # Loop ports after translation, so the IR would no longer be the LoopSpecs reported,
+        # and it gained no measurable latency (the CPU plugin does its own clean-up).
         self._frontend.normalize(model)
-        # What openvino.convert_model applies to ONNX models too (Identity removal, constant
-        # weight layouts, ...); bodies included.
-        apply_moc_transformations(model, cf=False, smart_reshape=True)
-        apply_fused_names_cleanup(model)
         return Conversion(model, loops)
 
     # -- registry ----------------------------------------------------------------------------
