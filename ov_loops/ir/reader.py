@@ -271,10 +271,10 @@ def back_edges(layer: Layer) -> list[BackEdge]:
 
 
 def constant_value(document: IRDocument, layer: Layer) -> int | None:
-    """The single integer a scalar or [1] integer Const holds, read from the .bin."""
+    """The single integer (or boolean, as 0/1) a scalar or [1] Const holds, from the .bin."""
     if layer.type != "Const" or document.bin_data is None:
         return None
-    widths = {"i64": 8, "i32": 4}
+    widths = {"i64": 8, "i32": 4, "boolean": 1, "u8": 1}
     element_type = layer.data.get("element_type")
     try:
         offset, size = int(layer.data["offset"]), int(layer.data["size"])

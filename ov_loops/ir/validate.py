@@ -19,6 +19,7 @@ from ov_loops.ir.reader import (
 from ov_loops.ir.rules import ERROR, RULES, WARNING, LoopContext
 
 BIN_CODE = "BIN001"
+STRUCTURE_CODE = "ST001"
 
 
 @dataclass(frozen=True)
@@ -96,20 +97,16 @@ def validate(path: str | Path) -> Report:
     for layer_path, graph, layer in loops(document):
         report.loops += 1
         context = LoopContext(document, graph, layer, layer_path)
-        for rule in RULES:
-            for message, entry, line in rule.check(context):
-                report.findings.append(
-                    Finding(
-                        rule.code,
-                        rule.severity,
-                        layer.id,
-                        layer.name,
-                        layer_path,
-                        entry,
-                        message,
-                        line,
-                    )
+        for rule in RULES:  # the structure rule comes first; without structure, stop there
+            findings = [
+                Finding(
+                    rule.code, rule.severity, layer.id, layer.name, layer_path, entry, message, line
                 )
+                for message, entry, line in rule.check(context)
+            ]
+            report.findings.extend(findings)
+            if findings and rule.code == STRUCTURE_CODE:
+                break
     return report
 
 

@@ -1,0 +1,332 @@
+"""Regenerate ir_samples/valid/ and ir_samples/invalid/: python ir_samples/make_ir_samples.py
+
+valid/: Loop-5 layers using every kind of port (sliced forward and backward, merged, invariant,
+concatenated, last value, current_iteration, execution_condition), nested Loops, a Loop inside
+an If, and a TensorIterator-1 (as OpenVINO's own ONNX frontend writes it for a Scan).
+
+invalid/: one file per validator rule, each the `loop_all_ports` sample with one defect, named
+in a comment at the top of the file. tests/test_validate.py checks that each yields exactly its
+rule and that the valid samples yield no error.
+"""
+
+from __future__ import annotations
+
+import io
+import shutil
+import sys
+from pathlib import Path
+
+import numpy as np
+import openvino as ov
+import openvino.opset15 as ops
+from lxml import etree
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+import ov_loops  # noqa: E402
+from tests import loop_scenarios, scan_scenarios  # noqa: E402
+
+
+def loop_all_ports(reverse: bool = False) -> ov.Model:
+    """acc += x_t * w + i each iteration; every Loop-5 port kind once."""
+    i = ops.parameter([], np.int64, name="i")
+    acc_in = ops.parameter([2], np.float32, name="acc_in")
+    w_in = ops.parameter([2], np.float32, name="w_in")
+    x_part = ops.parameter([1, 2], np.float32, name="x_part")
+    x_t = ops.squeeze(x_part, ops.constant(np.array([0], np.int64)))
+    step = ops.add(ops.multiply(x_t, w_in), ops.convert(i, ov.Type.f32))
+    acc_out = ops.add(acc_in, step)
+    acc_result = ops.result(acc_out)
+    stacked = ops.result(ops.unsqueeze(acc_out, ops.constant(np.array([0], np.int64))))
+    keep = ops.result(ops.constant(True))
+    body = ov.Model([acc_result, stacked, keep], [i, acc_in, w_in, x_part], "body")
+
+    acc0 = ops.parameter([2], np.float32, name="acc0")
+    w = ops.parameter([2], np.float32, name="w")
+    x = ops.parameter([3, 2], np.float32, name="x")
+    loop = ops.loop(ops.constant(np.int64(3)), ops.constant(True))
+    loop.set_friendly_name("accumulate")
+    loop.set_function(body)
+    loop.set_special_body_ports([0, 2])
+    loop.set_merged_input(acc_in, acc0.output(0), acc_result.output(0))
+    loop.set_invariant_input(w_in, w.output(0))
+    if reverse:
+        loop.set_sliced_input(x_part, x.output(0), -1, -1, 1, 0, 0)
+    else:
+        loop.set_sliced_input(x_part, x.output(0), 0, 1, 1, -1, 0)
+    last = loop.get_iter_value(acc_result.output(0), -1)
+    history = loop.get_concatenated_slices(stacked.output(0), 0, 1, 1, -1, 0)
+    return ov.Model([last, history], [acc0, w, x], "loop_all_ports")
+
+
+def valid_samples() -> dict[str, ov.Model]:
+    nested, _ = loop_scenarios.loop_nested_three_deep_with_captures()
+    in_if, _ = loop_scenarios.loop_inside_if_branches()
+    scan, _ = scan_scenarios.scan_reverse_axis1_prepend()
+    running_sum, _ = scan_scenarios.scan_forward_running_sum()
+    return {
+        "loop_all_ports": loop_all_ports(),
+        "loop_reverse_sliced_input": loop_all_ports(reverse=True),
+        "nested_loops": ov_loops.convert(nested),
+        "loop_inside_if": ov_loops.convert(in_if),
+        "scan_reverse_axis1_prepend": ov_loops.convert(scan),
+        "tensor_iterator": ov.convert_model(io.BytesIO(running_sum.SerializeToString())),
+    }
+
+
+# -- invalid samples: (rule, defect, mutation of the loop_all_ports XML) ---------------------
+def _loop(root):
+    return next(layer for layer in root.iter("layer") if layer.get("type") == "Loop")
+
+
+def _entry(root, kind, internal_name):
+    loop = _loop(root)
+    ids = {layer.get("name"): layer.get("id") for layer in loop.find("body").iter("layer")}
+    return next(
+        e
+        for e in loop.find("port_map").findall(kind)
+        if e.get("internal_layer_id") == ids[internal_name]
+    )
+
+
+def _body_layer(root, name):
+    return next(
+        layer for layer in _loop(root).find("body").iter("layer") if layer.get("name") == name
+    )
+
+
+def _body_id(root, type_name):
+    return next(
+        layer.get("id")
+        for layer in _loop(root).find("body").iter("layer")
+        if layer.get("type") == type_name
+    )
+
+
+def _sliced_output(root):
+    return next(
+        e for e in _loop(root).find("port_map").findall("output") if e.get("axis") is not None
+    )
+
+
+def _set_precision(layer, precision, element_type):
+    for port in layer.iter("port"):
+        port.set("precision", precision)
+    data = layer.find("data")
+    if data is not None and "element_type" in data.attrib:
+        data.set("element_type", element_type)
+
+
+def _last_value_output(root):
+    return next(
+        e
+        for e in _loop(root).find("port_map").findall("output")
+        if e.get("axis") is None and e.get("purpose") is None
+    )
+
+
+INVALID = {
+    "ST001": ("the Loop has no <port_map>", lambda r: _loop(r).remove(_loop(r).find("port_map"))),
+    "PM001": (
+        "the invariant input's internal_layer_id names a Const, not a Parameter (and the "
+        "Parameter it fed is gone)",
+        lambda r: _redirect_invariant(r, _body_id(r, "Const")),
+    ),
+    "PM002": (
+        "the last-value output's internal_layer_id names a Parameter, not a Result",
+        lambda r: _last_value_output(r).set("internal_layer_id", _body_layer(r, "w_in").get("id")),
+    ),
+    "PM003": (
+        "the invariant input's external_port_id 9 is no port of the Loop",
+        lambda r: _entry(r, "input", "w_in").set("external_port_id", "9"),
+    ),
+    "PM004": (
+        "the invariant input maps the same external port (2) as the merged input",
+        lambda r: _entry(r, "input", "w_in").set("external_port_id", "2"),
+    ),
+    "PM005": (
+        "body Parameter acc_in is fed twice: the invariant entry points at it too, and "
+        "the Parameter it fed is gone",
+        lambda r: _pm005(r),
+    ),
+    "PM006": (
+        "the current_iteration entry was deleted: the counter Parameter is fed by nothing",
+        lambda r: _loop(r).find("port_map").remove(_entry(r, "input", "i")),
+    ),
+    "AX001": (
+        "the sliced input has axis -1",
+        lambda r: _entry(r, "input", "x_part").set("axis", "-1"),
+    ),
+    "AX002": (
+        "the sliced input has axis 2 on a rank-2 input",
+        lambda r: _entry(r, "input", "x_part").set("axis", "2"),
+    ),
+    "AX003": (
+        "the concatenated output has part_size 2 with stride 1",
+        lambda r: _sliced_output(r).set("part_size", "2"),
+    ),
+    "AX004": (
+        "the concatenated output has stride 0",
+        lambda r: _sliced_output(r).set("stride", "0"),
+    ),
+    "AX005": (
+        "the sliced part is [1,2] but the body Parameter is declared [1,3]",
+        lambda r: _pm_shape(_body_layer(r, "x_part"), "1,3", ["1", "3"]),
+    ),
+    "AX006": (
+        "the concatenated output port is declared [?,5] but the body Result is [1,2]",
+        lambda r: _output_dim(r, "5"),
+    ),
+    "BE001": (
+        "the back edge starts at a Parameter (w_in), not a Result",
+        lambda r: (
+            _loop(r).find("back_edges/edge").set("from-layer", _body_layer(r, "w_in").get("id"))
+        ),
+    ),
+    "BE002": (
+        "the back edge ends at a Const, not a Parameter",
+        lambda r: _loop(r).find("back_edges/edge").set("to-layer", _body_id(r, "Const")),
+    ),
+    "BE003": (
+        "body Parameter acc_in has two back edges",
+        lambda r: (
+            _loop(r)
+            .find("back_edges")
+            .append(etree.fromstring(etree.tostring(_loop(r).find("back_edges/edge"))))
+        ),
+    ),
+    "BE004": (
+        "the back edge joins an f32 Result to an f16 Parameter",
+        lambda r: _set_precision(_body_layer(r, "acc_in"), "FP16", "f16"),
+    ),
+    "SP001": (
+        "the current_iteration Parameter is f32",
+        lambda r: _set_precision(_body_layer(r, "i"), "FP32", "f32"),
+    ),
+    "SP002": (
+        "execution_condition names the f32 accumulator Result",
+        lambda r: next(
+            e for e in _loop(r).find("port_map").findall("output") if e.get("purpose")
+        ).set("internal_layer_id", _last_value_output(r).get("internal_layer_id")),
+    ),
+    "SP003": (
+        "the Loop's input port 1 (execution condition) is declared f32",
+        lambda r: _loop(r).find("input/port[@id='1']").set("precision", "FP32"),
+    ),
+    "BIN001": (
+        "a Const's data lies beyond the end of the .bin",
+        lambda r: (
+            next(layer for layer in r.iter("layer") if layer.get("type") == "Const")
+            .find("data")
+            .set("offset", "100000")
+        ),
+    ),
+    "WR003": (
+        "the concatenated output is reversed (start -1, stride -1, end 0)",
+        lambda r: [
+            _sliced_output(r).set(k, v)
+            for k, v in (("start", "-1"), ("stride", "-1"), ("end", "0"))
+        ],
+    ),
+}
+
+
+def _pm005(root):
+    _redirect_invariant(root, _body_layer(root, "acc_in").get("id"))
+
+
+def _redirect_invariant(root, internal_id):
+    """Point the invariant entry at another body layer and remove the Parameter it fed."""
+    loop = _loop(root)
+    w_in = _body_layer(root, "w_in")
+    _entry(root, "input", "w_in").set("internal_layer_id", internal_id)
+    body = loop.find("body")
+    body.find("layers").remove(w_in)
+    edges = body.find("edges")
+    for edge in list(edges):
+        if edge.get("from-layer") == w_in.get("id"):
+            edges.remove(edge)
+
+
+def _pm_shape(layer, shape, dims):
+    layer.find("data").set("shape", shape)
+    port = layer.find("output/port")
+    for dim in port.findall("dim"):
+        port.remove(dim)
+    for value in dims:
+        etree.SubElement(port, "dim").text = value
+
+
+def _output_dim(root, value):
+    loop = _loop(root)
+    port_id = _sliced_output(root).get("external_port_id")
+    port = loop.find(f"output/port[@id='{port_id}']")
+    port.findall("dim")[1].text = value
+
+
+def _loop_input_constant(root, port, zeros):
+    """Point the Const feeding the Loop's input `port` at `zeros` bytes appended to the .bin."""
+    loop = _loop(root)
+    edge = next(
+        e
+        for e in root.find("edges")
+        if e.get("to-layer") == loop.get("id") and e.get("to-port") == str(port)
+    )
+    const = next(
+        layer for layer in root.find("layers") if layer.get("id") == edge.get("from-layer")
+    )
+    const.find("data").set("offset", str(zeros))
+
+
+WARNINGS = {
+    "WR001": (
+        "constant trip count 0 with a concatenated output",
+        lambda r, zeros: _loop_input_constant(r, 0, zeros),
+    ),
+    "WR002": (
+        "constant false initial condition",
+        lambda r, zeros: _loop_input_constant(r, 1, zeros),
+    ),
+}
+
+
+def _write_with_comment(xml: Path, comment: str) -> None:
+    tree = etree.parse(str(xml), etree.XMLParser(remove_blank_text=False))
+    tree.getroot().addprevious(etree.Comment(f" defect: {comment} "))
+    tree.write(str(xml), xml_declaration=True, encoding="utf-8")
+    text = xml.read_text(encoding="utf-8")
+    xml.write_text(text.replace("-->", "-->\n", 1), encoding="utf-8")  # lxml drops its tail
+
+
+def main() -> None:
+    valid, invalid = HERE / "valid", HERE / "invalid"
+    for folder in (valid, invalid):
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir()
+    for name, model in valid_samples().items():
+        ov.save_model(model, str(valid / f"{name}.xml"), compress_to_fp16=False)
+    base = valid / "loop_all_ports.xml"
+    for code, (defect, mutate) in INVALID.items():
+        tree = etree.parse(str(base))
+        mutate(tree.getroot())
+        target = invalid / f"{code}.xml"
+        tree.write(str(target), xml_declaration=True, encoding="utf-8")
+        shutil.copyfile(base.with_suffix(".bin"), target.with_suffix(".bin"))
+        _write_with_comment(target, f"{defect} ({code})")
+    data = base.with_suffix(".bin").read_bytes()
+    for code, (defect, mutate) in WARNINGS.items():  # the Const now reads 8 zero bytes
+        tree = etree.parse(str(base))
+        mutate(tree.getroot(), len(data))
+        target = invalid / f"{code}.xml"
+        tree.write(str(target), xml_declaration=True, encoding="utf-8")
+        target.with_suffix(".bin").write_bytes(data + bytes(8))
+        _write_with_comment(target, f"{defect} ({code}, a warning)")
+    print(
+        f"wrote {len(list(valid.glob('*.xml')))} valid and "
+        f"{len(list(invalid.glob('*.xml')))} invalid samples"
+    )
+
+
+if __name__ == "__main__":
+    main()
