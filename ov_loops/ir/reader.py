@@ -7,6 +7,7 @@ network, and keeps lxml's limits on node size and depth (huge_tree off).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from lxml import etree
@@ -39,14 +40,14 @@ class Port:
 
 @dataclass
 class Layer:
+    """A layer; its ports are read from the XML when first asked for (most never are)."""
+
     id: str
     name: str
     type: str
     version: str
     line: int
     data: dict[str, str]
-    inputs: dict[int, Port]
-    outputs: dict[int, Port]
     element: etree._Element = field(repr=False)
     body: Graph | None = None  # Loop / TensorIterator
     branches: list[Graph] = field(default_factory=list)  # If: then_body, else_body
@@ -54,6 +55,14 @@ class Layer:
     @property
     def is_loop(self) -> bool:
         return self.type in LOOP_TYPES
+
+    @cached_property
+    def inputs(self) -> dict[int, Port]:
+        return _ports(self.element.find("input"))
+
+    @cached_property
+    def outputs(self) -> dict[int, Port]:
+        return _ports(self.element.find("output"))
 
     def subgraphs(self) -> list[Graph]:
         return ([self.body] if self.body is not None else []) + self.branches
@@ -83,12 +92,15 @@ class Graph:
         """Layers of one type in document order (the order of a body's Parameters/Results)."""
         return [layer for layer in self.layers.values() if layer.type == kind]
 
+    @cached_property
+    def _producers(self) -> dict[tuple[str, int], Edge]:
+        return {(edge.to_layer, edge.to_port): edge for edge in self.edges}
+
     def producer(self, layer_id: str, port: int) -> tuple[Layer, int] | None:
-        for edge in self.edges:
-            if edge.to_layer == layer_id and edge.to_port == port:
-                source = self.layers.get(edge.from_layer)
-                return (source, edge.from_port) if source is not None else None
-        return None
+        """The layer and output port feeding `layer_id`'s input `port`."""
+        edge = self._producers.get((layer_id, port))
+        source = self.layers.get(edge.from_layer) if edge else None
+        return (source, edge.from_port) if source is not None else None
 
 
 @dataclass(frozen=True)
@@ -202,8 +214,6 @@ def _read_layer(node: etree._Element, path: Path) -> Layer:
         version=node.get("version", ""),
         line=node.sourceline or 0,
         data=dict(data.attrib) if data is not None else {},
-        inputs=_ports(node.find("input"), path),
-        outputs=_ports(node.find("output"), path),
         element=node,
     )
     body = node.find("body")
@@ -216,7 +226,7 @@ def _read_layer(node: etree._Element, path: Path) -> Layer:
     return layer
 
 
-def _ports(element: etree._Element | None, path: Path) -> dict[int, Port]:
+def _ports(element: etree._Element | None) -> dict[int, Port]:
     ports = {}
     for port in element if element is not None else []:
         if port.tag != "port":
@@ -225,7 +235,7 @@ def _ports(element: etree._Element | None, path: Path) -> dict[int, Port]:
             dims = tuple(int(dim.text) for dim in port.findall("dim"))
             ports[int(port.get("id"))] = Port(int(port.get("id")), port.get("precision"), dims)
         except (TypeError, ValueError):
-            raise InputError(f"{path}:{port.sourceline}: malformed <port>") from None
+            raise InputError(f"line {port.sourceline}: malformed <port>") from None
     return ports
 
 
