@@ -48,7 +48,7 @@ class Layer:
     version: str
     line: int
     data: dict[str, str]
-    element: etree._Element = field(repr=False)
+    element: etree._Element | None = field(repr=False)  # None: streamed past, attributes only
     body: Graph | None = None  # Loop / TensorIterator
     branches: list[Graph] = field(default_factory=list)  # If: then_body, else_body
 
@@ -58,11 +58,11 @@ class Layer:
 
     @cached_property
     def inputs(self) -> dict[int, Port]:
-        return _ports(self.element.find("input"))
+        return {} if self.element is None else _ports(self.element.find("input"))
 
     @cached_property
     def outputs(self) -> dict[int, Port]:
-        return _ports(self.element.find("output"))
+        return {} if self.element is None else _ports(self.element.find("output"))
 
     def subgraphs(self) -> list[Graph]:
         return ([self.body] if self.body is not None else []) + self.branches
@@ -135,74 +135,137 @@ class BackEdge:
 
 @dataclass
 class IRDocument:
-    """A parsed IR: the main graph, the .bin size, and the XML path."""
+    """A parsed IR: the main graph, and where its .bin is (read on demand, never whole)."""
 
     path: Path
     graph: Graph
+    bin_path: Path
     bin_size: int | None
-    bin_data: bytes | None = field(default=None, repr=False)
+
+    def read_bin(self, offset: int, size: int) -> bytes | None:
+        if self.bin_size is None or offset < 0 or offset + size > self.bin_size:
+            return None
+        with self.bin_path.open("rb") as stream:
+            stream.seek(offset)
+            return stream.read(size)
+
+
+PROLOG_BYTES = 1 << 16
 
 
 def read_ir(path: str | Path) -> IRDocument:
-    """Parse `path` (.xml) and its .bin; raise InputError when either is unreadable."""
+    """Parse `path` (.xml) and find its .bin; raise InputError when either is unreadable.
+
+    The main graph is streamed: a top-level layer without a subgraph keeps only its
+    attributes and is freed at once; Loop, TensorIterator and If layers keep their XML. Memory
+    grows with the size of those layers, not of the whole IR.
+    """
     path = Path(path)
     try:
-        data = path.read_bytes()
+        with path.open("rb") as stream:
+            prolog = stream.read(PROLOG_BYTES)
     except FileNotFoundError:
         raise InputError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise InputError(f"{path}: is a directory, not an IR file") from None
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc.strerror}") from None
-    if b"<!DOCTYPE" in data or b"<!ENTITY" in data:
+    head = prolog.split(b"<net", 1)[0]
+    if b"<!DOCTYPE" in head or b"<!ENTITY" in head or b"<!DOCTYPE" in prolog:
         raise InputError(f"{path}: DTDs and entity declarations are not allowed in IR XML")
-    parser = etree.XMLParser(
-        resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False
-    )
     try:
-        root = etree.fromstring(data, parser)
+        graph = _stream_main_graph(path)
     except etree.XMLSyntaxError as exc:
         raise InputError(f"{path}: not well-formed XML ({exc})") from None
-    if root.tag != "net" or root.find("layers") is None:
-        raise InputError(f"{path}: not an OpenVINO IR (no <net> with <layers>)")
-    graph = read_graph(root, path)
     bin_path = path.with_suffix(".bin")
-    bin_data = bin_path.read_bytes() if bin_path.is_file() else None
-    if bin_data is None and any(_has_data(layer) for layer in walk_layers(graph)):
+    bin_size = bin_path.stat().st_size if bin_path.is_file() else None
+    if bin_size is None and any(_has_data(layer) for layer in walk_layers(graph)):
         raise InputError(f"{bin_path}: no such file (the IR has Const data)")
-    return IRDocument(path, graph, None if bin_data is None else len(bin_data), bin_data)
+    return IRDocument(path, graph, bin_path, bin_size)
+
+
+def _stream_main_graph(path: Path) -> Graph:
+    layers: dict[str, Layer] = {}
+    edges: list[Edge] = []
+    depth, saw_layers, root_tag = 0, False, None
+    events = etree.iterparse(
+        str(path),
+        events=("start", "end"),
+        resolve_entities=False,
+        no_network=True,
+        load_dtd=False,
+        huge_tree=False,
+    )
+    for event, element in events:
+        if event == "start":
+            depth += 1
+            if depth == 1:
+                root_tag = element.tag
+            saw_layers |= depth == 2 and element.tag == "layers"
+            continue
+        depth -= 1
+        if depth != 2 or root_tag != "net":
+            continue
+        section = element.getparent().tag
+        if section == "layers" and element.tag == "layer":
+            keep = any(element.find(tag) is not None for tag in SUBGRAPH_TAGS)
+            layer = _read_layer(element, path, keep)
+            layers[layer.id] = layer
+        elif section == "edges" and element.tag == "edge":
+            edges.append(_read_edge(element, path))
+        else:
+            continue
+        if not keep_element(element, layers):
+            element.clear()
+            while element.getprevious() is not None:  # free what came before
+                del element.getparent()[0]
+    if root_tag != "net" or not saw_layers:
+        raise InputError(f"{path}: not an OpenVINO IR (no <net> with <layers>)")
+    return Graph(layers, edges)
+
+
+def keep_element(element: etree._Element, layers: dict[str, Layer]) -> bool:
+    """Whether a streamed element is still needed (a layer holding a subgraph)."""
+    return element.tag == "layer" and layers[element.get("id")].element is not None
 
 
 def _has_data(layer: Layer) -> bool:
     return layer.type == "Const" and int(layer.data.get("size", "0") or 0) > 0
 
 
+SUBGRAPH_TAGS = ("body", "then_body", "else_body")
+
+
 def read_graph(element: etree._Element, path: Path) -> Graph:
+    """A (body) graph, kept whole in memory."""
     layers: dict[str, Layer] = {}
     for node in element.find("layers"):
-        if node.tag != "layer":
-            continue
-        layer = _read_layer(node, path)
-        layers[layer.id] = layer
-    edges = []
-    for node in element.find("edges") if element.find("edges") is not None else []:
-        if node.tag != "edge":
-            continue
-        try:
-            edges.append(
-                Edge(
-                    node.get("from-layer"),
-                    int(node.get("from-port")),
-                    node.get("to-layer"),
-                    int(node.get("to-port")),
-                )
-            )
-        except (TypeError, ValueError):
-            raise InputError(f"{path}:{node.sourceline}: malformed <edge>") from None
+        if node.tag == "layer":
+            layer = _read_layer(node, path, keep=True)
+            layers[layer.id] = layer
+    edges_element = element.find("edges")
+    edges = [
+        _read_edge(node, path)
+        for node in (edges_element if edges_element is not None else [])
+        if node.tag == "edge"
+    ]
     return Graph(layers, edges)
 
 
-def _read_layer(node: etree._Element, path: Path) -> Layer:
+def _read_edge(node: etree._Element, path: Path) -> Edge:
+    try:
+        return Edge(
+            node.get("from-layer"),
+            int(node.get("from-port")),
+            node.get("to-layer"),
+            int(node.get("to-port")),
+        )
+    except (TypeError, ValueError):
+        raise InputError(f"{path}:{node.sourceline}: malformed <edge>") from None
+
+
+def _read_layer(node: etree._Element, path: Path, keep: bool) -> Layer:
+    """A layer; with `keep`, its XML stays for its ports, port_map and subgraphs."""
     layer_id = node.get("id")
     if layer_id is None:
         raise InputError(f"{path}:{node.sourceline}: <layer> without an id")
@@ -214,7 +277,7 @@ def _read_layer(node: etree._Element, path: Path) -> Layer:
         version=node.get("version", ""),
         line=node.sourceline or 0,
         data=dict(data.attrib) if data is not None else {},
-        element=node,
+        element=node if keep else None,
     )
     body = node.find("body")
     if body is not None and body.find("layers") is not None:
@@ -282,18 +345,16 @@ def back_edges(layer: Layer) -> list[BackEdge]:
 
 def constant_value(document: IRDocument, layer: Layer) -> int | None:
     """The single integer (or boolean, as 0/1) a scalar or [1] Const holds, from the .bin."""
-    if layer.type != "Const" or document.bin_data is None:
+    if layer.type != "Const":
         return None
     widths = {"i64": 8, "i32": 4, "boolean": 1, "u8": 1}
-    element_type = layer.data.get("element_type")
+    width = widths.get(layer.data.get("element_type"))
     try:
         offset, size = int(layer.data["offset"]), int(layer.data["size"])
     except (KeyError, ValueError):
         return None
-    width = widths.get(element_type)
-    if width is None or size != width or offset + size > len(document.bin_data):
-        return None
-    return int.from_bytes(document.bin_data[offset : offset + size], "little", signed=True)
+    raw = document.read_bin(offset, size) if width == size else None
+    return None if raw is None else int.from_bytes(raw, "little", signed=True)
 
 
 def loop_spec(document: IRDocument, graph: Graph, layer: Layer) -> LoopSpec:
