@@ -122,7 +122,7 @@ def scan_several_inputs_on_different_axes():
             typed("b_out", T.FLOAT, [2, 2]),
             typed("o1", T.FLOAT, [2]),
             typed("o2", T.FLOAT, [2, 2]),
-            typed("o3", T.FLOAT, [2]),
+            typed("o3", T.FLOAT, []),
         ],
         name="body",
     )

@@ -1,0 +1,1 @@
+"""numpy reference executors: for ONNX models and for OpenVINO IR."""
