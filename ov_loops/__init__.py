@@ -10,6 +10,7 @@ from pathlib import Path
 import onnx
 import openvino as ov
 
+from ov_loops.check import CheckReport, check
 from ov_loops.converter import Conversion, ConvertedLoop, convert_model
 from ov_loops.errors import ConversionError, InputError, OvLoopsError, UnsupportedError
 from ov_loops.ir.validate import Finding, Report, validate
@@ -18,6 +19,7 @@ from ov_loops.onnx_io.inline import inline_local_functions
 from ov_loops.onnx_io.load import load_model
 
 __all__ = [
+    "CheckReport",
     "Conversion",
     "ConversionError",
     "ConvertedLoop",
@@ -27,6 +29,7 @@ __all__ = [
     "OvLoopsError",
     "Report",
     "UnsupportedError",
+    "check",
     "convert",
     "save",
     "translate",

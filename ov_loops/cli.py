@@ -1,7 +1,7 @@
 """`ov-loops` command line, thin over the Python API.
 
-Exit codes: 0 success; 1 the model cannot be converted, or the IR has an error; 2 unreadable
-input or bad usage.
+Exit codes: 0 success; 1 the model cannot be converted, the IR has an error, or outputs do not
+match the reference; 2 unreadable input, an absent device, or bad usage.
 """
 
 from __future__ import annotations
@@ -38,6 +38,30 @@ def _parser() -> argparse.ArgumentParser:
     validate.add_argument("--format", choices=("text", "json"), default="text")
     validate.add_argument("--show", action="store_true", help="print each loop's structure")
     validate.set_defaults(run=_validate)
+
+    check = commands.add_parser(
+        "check", help="run a model on a device and compare it with a numpy reference"
+    )
+    check.add_argument("model", help="the ONNX model (.onnx) or IR (.xml)")
+    check.add_argument("--device", default="CPU", help="CPU, GPU, NPU or AUTO (default CPU)")
+    check.add_argument("--inputs", help="inputs as an .npz (others are generated)")
+    check.add_argument(
+        "--shape",
+        action="append",
+        metavar="NAME=D0,D1,..",
+        help="the shape to generate for an input (repeatable)",
+    )
+    check.add_argument("--seed", type=int, default=0)
+    check.add_argument("--rtol", type=float, default=1e-4)
+    check.add_argument("--atol", type=float, default=1e-5)
+    check.add_argument(
+        "--precision",
+        choices=("f32", "native"),
+        default="f32",
+        help="f32 (default) asks the device for f32 inference; native keeps "
+        "its default (bf16 on this kind of CPU)",
+    )
+    check.set_defaults(run=_check)
     return parser
 
 
@@ -65,6 +89,24 @@ def _validate(args: argparse.Namespace) -> int:
         for finding in report.findings:
             print(finding.text(report.path))
         print(report.summary())
+    return report.exit_code
+
+
+def _check(args: argparse.Namespace) -> int:
+    from ov_loops.check import check, parse_shapes
+
+    report = check(
+        args.model,
+        device=args.device,
+        inputs=args.inputs,
+        shapes=parse_shapes(args.shape),
+        seed=args.seed,
+        rtol=args.rtol,
+        atol=args.atol,
+        precision=args.precision,
+    )
+    for line in report.lines():
+        print(line)
     return report.exit_code
 
 

@@ -37,7 +37,7 @@ from ov_loops.loops.to_openvino import build_loop
 from ov_loops.onnx_io.load import opset_version
 from ov_loops.onnx_io.placeholders import PLACEHOLDER_DOMAIN, replace_loops
 from ov_loops.onnx_io.scopes import node_label, subgraphs
-from ov_loops.onnx_io.types import known_types, onnx_elem_type
+from ov_loops.onnx_io.types import known_types, onnx_elem_type, ov_element_type
 
 MAX_SHAPE_RELAXATIONS = 8
 READERS = {"Loop": OnnxLoop, "Scan": OnnxScan}
@@ -99,7 +99,7 @@ class Converter:
         # Loop ports after translation, so the IR would no longer be the LoopSpecs reported,
         # and it gained no measurable latency (the CPU plugin does its own clean-up).
         self._frontend.normalize(model)
-        return Conversion(model, loops)
+        return Conversion(_with_declared_inputs(model, self._model.graph), loops)
 
     # -- registry ----------------------------------------------------------------------------
     def _register(self, node: onnx.NodeProto, path: str) -> tuple[int, list[str]]:
@@ -429,13 +429,10 @@ class Converter:
         spec = loop.spec(parameter_index, trip.source, trip.constant, slice_axes, stacked_axes)
 
         results = list(body.get_results())
-        sliced_parameters = {
-            parameter for parameter in parameters if parameter.output(0).get_names() & parts.keys()
-        }
-        for merged in spec.merged_inputs:  # back edges must not be views of a sliced part
-            result = results[merged.body_result]
-            if _views(result.input_value(0), sliced_parameters):
-                results[merged.body_result] = ops.result(guards.copy(result.input_value(0)))
+        for merged in spec.merged_inputs:  # every back edge carries a computed copy
+            value = results[merged.body_result].input_value(0)
+            if value.get_node() != parameters[merged.body_parameter]:  # not an unchanged value
+                results[merged.body_result] = ops.result(guards.copy(value))
         stacked_per_iteration = [results[entry.index] for entry in loop.stacked_outputs]
         for entry, axis in zip(loop.stacked_outputs, stacked_axes):  # one part per iteration
             value = results[entry.index].input_value(0)
@@ -461,23 +458,23 @@ class Converter:
             (spec.sliced_inputs, read_sliced),
         ):
             external.update((entry.external_port, value) for entry, value in zip(entries, values))
-        outputs = build_loop(
-            spec, body, trip.value, start.value, external, loop.node.name or loop.path
-        )
+        outputs = build_loop(spec, body, trip.value, start.value, external, loop.path)
         if empty_shapes is None:
             empty_shapes = [
                 guards.empty_shape(per_iteration.input_value(0), axis)
                 for per_iteration, axis in zip(stacked_per_iteration, stacked_axes)
             ]
+        zero = guards.runs_zero(trip, start)
         stacked = guards.guard_zero_iterations(
-            outputs[loop.carried_count :], stacked_axes, empty_shapes, trip, start
+            outputs[loop.carried_count :], stacked_axes, empty_shapes, zero
         )
+        last_values = guards.guard_last_values(outputs[: loop.carried_count], carried, zero)
         stacked = [
             guards.reverse(value, axis) if entry.reverse else value
             for value, entry, axis in zip(stacked, loop.stacked_outputs, stacked_axes)
         ]
         self._reports[-1].append(ConvertedLoop(loop.path, loop.op, spec))
-        return outputs[: loop.carried_count] + stacked
+        return last_values + stacked
 
 
 class _BatchOfScans(LoopBody):
@@ -531,6 +528,38 @@ def _relax(path: str, entering: TensorType, leaving: ov.Output) -> TensorType:
     return TensorType(entering.elem_type or produced, shape)
 
 
+def _with_declared_inputs(model: ov.Model, graph: onnx.GraphProto) -> ov.Model:
+    """The model with a Parameter for every input the ONNX graph declares, in its order: the
+    frontend drops inputs nothing reads, and users feed them by name all the same."""
+    initializers = {init.name for init in graph.initializer}
+    existing = {
+        name: parameter
+        for parameter in model.get_parameters()
+        for name in parameter.output(0).get_names()
+    }
+    ordered = []
+    for value in graph.input:
+        if value.name in initializers:
+            continue
+        parameter = existing.get(value.name)
+        if parameter is None:
+            tensor = value.type.tensor_type
+            shape = ov.PartialShape.dynamic()
+            if tensor.HasField("shape"):
+                shape = ov.PartialShape(
+                    [d.dim_value if d.HasField("dim_value") else -1 for d in tensor.shape.dim]
+                )
+            parameter = ops.parameter(shape, ov_element_type(tensor.elem_type), name=value.name)
+            parameter.output(0).set_names({value.name})
+        ordered.append(parameter)
+    ordered += [p for p in model.get_parameters() if all(p != q for q in ordered)]
+    if len(ordered) == len(model.get_parameters()) and all(
+        a == b for a, b in zip(ordered, model.get_parameters())
+    ):
+        return model
+    return ov.Model(model.get_results(), ordered, model.get_friendly_name())
+
+
 def _rewrite_parameters(parameters, by_name: dict, rewrite) -> list:
     """Call `rewrite(parameter, by_name[its name])` for each Parameter named in `by_name`; it
     returns the Parameter to keep in its place, or None to drop it. Others are kept as they are."""
@@ -556,19 +585,6 @@ def _inline_constants(parameters, constants: dict[str, ov.Output]) -> list:
         parameter.output(0).replace(constant.output(0))
 
     return _rewrite_parameters(parameters, constants, inline)
-
-
-def _views(value: ov.Output, parameters: set) -> bool:
-    """Whether `value` is computed from one of `parameters` alone (through ops with one
-    non-constant input), so that the CPU plugin may make it a view of that Parameter."""
-    node = value.get_node()
-    while True:
-        if node.get_type_name() == "Parameter":
-            return any(node == parameter for parameter in parameters)
-        inputs = [v for v in node.input_values() if v.get_node().get_type_name() != "Constant"]
-        if len(inputs) != 1:
-            return False
-        node = inputs[0].get_node()
 
 
 def _add_unread_parameters(body: ov.Model, declared) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import ml_dtypes
 import numpy as np
 import onnx
 import onnxruntime as ort
@@ -13,6 +12,7 @@ from lxml import etree
 
 import ov_loops
 from ov_loops.ir.reader import loop_spec, loops, read_ir
+from ov_loops.runtime import run, to_tensor  # noqa: F401  (tests import them from here)
 
 F32 = {"INFERENCE_PRECISION_HINT": "f32"}
 _core = ov.Core()
@@ -21,36 +21,6 @@ _core = ov.Core()
 def compile_f32(model: ov.Model) -> ov.CompiledModel:
     """Compile on CPU with f32 inference precision (this CPU defaults to bf16)."""
     return _core.compile_model(model, "CPU", F32)
-
-
-def to_tensor(array) -> ov.Tensor:
-    """An ov.Tensor of `array`; bfloat16 goes by its bits (OpenVINO's numpy view of bf16 is f16)."""
-    array = np.asarray(array)
-    shape = ov.Shape(list(array.shape))  # ov.Tensor(ndarray) makes 0-d arrays shape [1]
-    if array.dtype == ml_dtypes.bfloat16:
-        tensor = ov.Tensor(ov.Type.bf16, shape)
-        tensor.data.view(np.uint16)[...] = array.view(np.uint16)
-    else:
-        tensor = ov.Tensor(ov.Type(array.dtype), shape)
-        tensor.data[...] = array
-    return tensor
-
-
-def run(compiled: ov.CompiledModel, inputs: dict | list) -> list[np.ndarray]:
-    """Run once; return outputs as numpy arrays in output order (bf16 as ml_dtypes.bfloat16)."""
-    request = compiled.create_infer_request()
-    if isinstance(inputs, dict):
-        request.infer({name: to_tensor(value) for name, value in inputs.items()})
-    else:
-        request.infer([to_tensor(value) for value in inputs])
-    outputs = []
-    for index in range(len(compiled.outputs)):
-        tensor = request.get_output_tensor(index)
-        data = np.array(tensor.data, copy=True)
-        if tensor.element_type == ov.Type.bf16:
-            data = data.view(np.uint16).view(ml_dtypes.bfloat16)
-        outputs.append(data)
-    return outputs
 
 
 def check_ir(xml: Path) -> etree._ElementTree:
@@ -100,14 +70,27 @@ def assert_close(expected: np.ndarray, got: np.ndarray, what: str, rtol: float, 
         np.testing.assert_allclose(got, expected, rtol=rtol, atol=atol, err_msg=what)
 
 
+def onnxruntime_oracle(model: onnx.ModelProto):
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return lambda feeds: session.run(None, feeds)
+
+
+def reference_oracle(model: onnx.ModelProto):
+    from ov_loops.reference.onnx_reference import run_onnx
+
+    return lambda feeds: run_onnx(model, feeds)
+
+
 def assert_matches_onnxruntime(
     model: onnx.ModelProto,
     runs: list,
     directory: Path,
     rtol: float = 1e-5,
     atol: float = 1e-6,
+    oracle=onnxruntime_oracle,
 ) -> ov_loops.Conversion:
-    """Convert, save, reload, compile (CPU, f32) and run every run in order against onnxruntime.
+    """Convert, save, reload, compile (CPU, f32) and run every run in order against the oracle
+    (onnxruntime unless told otherwise).
 
     A run is a feeds dict, or (feeds, expected outputs) where onnxruntime cannot compute them
     (it fails, or crashes with SIGFPE, on zero-length Scan inputs). The runs share one compiled
@@ -116,12 +99,12 @@ def assert_matches_onnxruntime(
     conversion = ov_loops.translate(model)
     reloaded, _ = save_and_reload(conversion.model, directory, conversion)
     compiled = compile_f32(reloaded)
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    names = [output.name for output in session.get_outputs()]
+    compute = oracle(model)
+    names = [output.name for output in model.graph.output]
     for attempt, entry in enumerate(runs):
         feeds, expected = entry if isinstance(entry, tuple) else (entry, None)
         if expected is None:
-            expected = session.run(None, feeds)
+            expected = compute(feeds)
         got = run(compiled, feeds)
         for index, name in enumerate(names):
             what = f"run {attempt} {feeds_summary(feeds)}: {name}"

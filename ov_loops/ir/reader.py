@@ -153,17 +153,18 @@ class IRDocument:
 PROLOG_BYTES = 1 << 16
 
 
-def read_ir(path: str | Path) -> IRDocument:
+def read_ir(path: str | Path, stream: bool = True) -> IRDocument:
     """Parse `path` (.xml) and find its .bin; raise InputError when either is unreadable.
 
-    The main graph is streamed: a top-level layer without a subgraph keeps only its
-    attributes and is freed at once; Loop, TensorIterator and If layers keep their XML. Memory
-    grows with the size of those layers, not of the whole IR.
+    With `stream`, the main graph is streamed: a top-level layer without a subgraph keeps only
+    its attributes and is freed at once; Loop, TensorIterator and If layers keep their XML, so
+    memory grows with the size of those layers, not of the whole IR. Without, every layer keeps
+    its XML (to execute the graph).
     """
     path = Path(path)
     try:
-        with path.open("rb") as stream:
-            prolog = stream.read(PROLOG_BYTES)
+        with path.open("rb") as handle:
+            prolog = handle.read(PROLOG_BYTES)
     except FileNotFoundError:
         raise InputError(f"{path}: no such file") from None
     except IsADirectoryError:
@@ -174,7 +175,7 @@ def read_ir(path: str | Path) -> IRDocument:
     if b"<!DOCTYPE" in head or b"<!ENTITY" in head or b"<!DOCTYPE" in prolog:
         raise InputError(f"{path}: DTDs and entity declarations are not allowed in IR XML")
     try:
-        graph = _stream_main_graph(path)
+        graph = _stream_main_graph(path, keep_all=not stream)
     except etree.XMLSyntaxError as exc:
         raise InputError(f"{path}: not well-formed XML ({exc})") from None
     bin_path = path.with_suffix(".bin")
@@ -184,7 +185,7 @@ def read_ir(path: str | Path) -> IRDocument:
     return IRDocument(path, graph, bin_path, bin_size)
 
 
-def _stream_main_graph(path: Path) -> Graph:
+def _stream_main_graph(path: Path, keep_all: bool) -> Graph:
     layers: dict[str, Layer] = {}
     edges: list[Edge] = []
     depth, saw_layers, root_tag = 0, False, None
@@ -208,7 +209,7 @@ def _stream_main_graph(path: Path) -> Graph:
             continue
         section = element.getparent().tag
         if section == "layers" and element.tag == "layer":
-            keep = any(element.find(tag) is not None for tag in SUBGRAPH_TAGS)
+            keep = keep_all or any(element.find(tag) is not None for tag in SUBGRAPH_TAGS)
             layer = _read_layer(element, path, keep)
             layers[layer.id] = layer
         elif section == "edges" and element.tag == "edge":

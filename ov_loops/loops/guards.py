@@ -150,15 +150,27 @@ def initial_condition(value: ov.Output | None) -> InitialCondition:
     return InitialCondition(_scalar(value, ov.Type.boolean), None, True)
 
 
+def runs_zero(trip: TripCount, condition: InitialCondition) -> ov.Output | None:
+    """A boolean that is true when a runtime trip count or condition stops the loop before its
+    first iteration; None when neither is a runtime value."""
+    checks = []
+    if trip.runtime:
+        checks.append(ops.equal(trip.value, ops.constant(np.int64(0))))
+    if condition.runtime:
+        checks.append(ops.logical_not(condition.value))
+    if not checks:
+        return None
+    return (checks[0] if len(checks) == 1 else ops.logical_or(checks[0], checks[1])).output(0)
+
+
 def guard_zero_iterations(
     outputs: list[ov.Output],
     axes: list[int],
     empty_shapes: list[ov.Output | None],
-    trip: TripCount,
-    condition: InitialCondition,
+    zero: ov.Output | None,
 ) -> list[ov.Output]:
-    """Make concatenated outputs empty, with a deterministic shape, when a runtime trip count or
-    condition stops the loop before its first iteration.
+    """Make concatenated outputs empty, with a deterministic shape, when the loop runs zero
+    times (`zero`, from `runs_zero`).
 
     Without this, a zero-iteration run after a run with iterations returns the earlier run's
     data and shape. The output is split into (kept, dropped) parts on its axis, kept being 0 or
@@ -167,27 +179,58 @@ def guard_zero_iterations(
     Slice copies (3% of an RNN Scan's time). Lengths come from the output's own shape, not
     large constants: the CPU plugin turned a stop of 2**31-1 into -2**31.
     """
-    checks = []
-    if trip.runtime:
-        checks.append(ops.equal(trip.value, ops.constant(np.int64(0))))
-    if condition.runtime:
-        checks.append(ops.logical_not(condition.value))
-    if not checks or not outputs:
+    if zero is None or not outputs:
         return outputs
-    runs_zero = checks[0] if len(checks) == 1 else ops.logical_or(checks[0], checks[1])
-    zero = ops.constant(np.array([0], np.int64))
+    none = ops.constant(np.array([0], np.int64))
     guarded = []
     for output, axis, empty_shape in zip(outputs, axes, empty_shapes):
-        length = ops.unsqueeze(_length(output, axis), zero)
-        kept = ops.select(runs_zero, zero, length)
-        # A split (kept, dropped) along the axis: the CPU plugin can do it in place, a Slice copies.
+        length = ops.unsqueeze(_length(output, axis), none)
+        kept = ops.select(zero, none, length)
         split_lengths = ops.concat([kept, ops.subtract(length, kept)], 0)
         cut = ops.variadic_split(output, ops.constant(np.int64(axis)), split_lengths).output(0)
         if empty_shape is not None and _dynamic_besides(output, axis):
-            shape = ops.select(runs_zero, empty_shape, ops.shape_of(cut, ov.Type.i64))
+            shape = ops.select(zero, empty_shape, ops.shape_of(cut, ov.Type.i64))
             cut = ops.reshape(cut, shape, False).output(0)
         guarded.append(cut)
     return guarded
+
+
+def guard_last_values(
+    outputs: list[ov.Output], initial: list[ov.Output], zero: ov.Output | None
+) -> list[ov.Output]:
+    """The initial values, not whatever the Loop left there, when it runs zero times.
+
+    A zero-iteration run after a run with iterations returned the earlier run's last value for
+    a carried value whose back edge comes from another Parameter (found by the random-body
+    tests). With static equal shapes a Select picks; otherwise (a carried value whose shape
+    may change) both are flattened, concatenated, and the right part is sliced out and
+    reshaped, since Select cannot mix shapes.
+    """
+    if zero is None:
+        return outputs
+    guarded = []
+    for output, start in zip(outputs, initial):
+        shape, first = output.get_partial_shape(), start.get_partial_shape()
+        if shape.is_static and first.is_static and shape == first:
+            guarded.append(ops.select(zero, start, output).output(0))
+        elif shape.rank.is_static and first.rank.is_static and shape.rank == first.rank:
+            guarded.append(_pick_by_shape(zero, start, output))
+        else:
+            guarded.append(output)  # ranks differ: no shape-agnostic select in OpenVINO
+    return guarded
+
+
+def _pick_by_shape(zero: ov.Output, start: ov.Output, output: ov.Output) -> ov.Output:
+    flat = ops.constant(np.array([-1], np.int64))
+    none = ops.constant(np.array([0], np.int64))
+    first, last = ops.reshape(start, flat, False), ops.reshape(output, flat, False)
+    first_length = ops.shape_of(first, ov.Type.i64)
+    both = ops.concat([first, last], 0)
+    begin = ops.select(zero, none, first_length)
+    end = ops.select(zero, first_length, ops.shape_of(both, ov.Type.i64))
+    picked = ops.slice(both, begin, end, ops.constant(np.array([1], np.int64)), none)
+    shape = ops.select(zero, ops.shape_of(start, ov.Type.i64), ops.shape_of(output, ov.Type.i64))
+    return ops.reshape(picked, shape, False).output(0)
 
 
 def _dynamic_besides(value: ov.Output, axis: int) -> bool:
@@ -242,9 +285,11 @@ def copy(value: ov.Output) -> ov.Output:
     """A computed copy of `value` that the CPU plugin keeps (it optimises Identity, Convert,
     x*1, x+0, Broadcast, Gather and Slice copies into views).
 
-    Needed where a back edge's value is a view of a sliced input: the plugin writes the next
-    slice into that buffer before the body reads the carried value, so the body would see the
-    current slice instead of the previous one (found by the Scan scenarios, CPU 2026.4.1).
+    Every back edge gets one (CPU plugin, 2026.4.1): without it, a back edge whose value is a
+    view of a sliced input received the *next* slice, and a small elementwise body such as
+    acc + x_t * w computed wrong values (any extra op in the body hid the fault, so the
+    plugin's in-place memory reuse is the suspect). One elementwise op per carried value and
+    iteration.
     """
     if value.get_element_type() == ov.Type.boolean:
         return ops.logical_or(value, value).output(0)

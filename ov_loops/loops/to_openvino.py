@@ -27,9 +27,12 @@ def build_loop(
     """Emit a Loop-5 for `spec`; return its outputs in external_port order.
 
     `external_inputs` maps each port_map input's external_port (2, 3, ...) to its outer value.
+    `name` (the ONNX node path) is also kept in the Loop's rt_info as `ov_loops_path`, which
+    the IR keeps too.
     """
     loop = ops.loop(trip_count, condition)
     loop.set_friendly_name(name)
+    loop.get_rt_info()["ov_loops_path"] = name
     loop.set_function(body)
     current = -1 if spec.current_iteration is None else spec.current_iteration
     condition_result = -1 if spec.execution_condition is None else spec.execution_condition

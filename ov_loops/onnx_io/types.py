@@ -29,6 +29,16 @@ def onnx_elem_type(element: ov.Type) -> int:
         return 0
 
 
+def ov_element_type(elem_type: int) -> ov.Type:
+    """The OpenVINO element type of an ONNX one (dynamic when unknown)."""
+    for name, onnx_type in _SPECIAL.items():
+        if onnx_type == elem_type:
+            return ov.Type(name)
+    if not elem_type:
+        return ov.Type.dynamic
+    return ov.Type(np.dtype(onnx.helper.tensor_dtype_to_np_dtype(elem_type)))
+
+
 def known_types(model: onnx.ModelProto) -> dict[str, onnx.TypeProto]:
     """Types of the values of the main graph and all subgraphs, after shape inference.
 

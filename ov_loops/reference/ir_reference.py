@@ -1,0 +1,582 @@
+"""Run an OpenVINO IR (XML/BIN) in numpy: Loop-5 and TensorIterator-1 from their port_map,
+back_edges and special ports; body operators from a kernel table. An op without a kernel is an
+error naming it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from ov_loops.errors import ConversionError
+from ov_loops.ir.reader import Graph, IRDocument, Layer, back_edges, port_map, read_ir
+
+DEFAULT_MAX_ITERATIONS = 100_000
+DTYPES = {
+    "f32": np.float32,
+    "f16": np.float16,
+    "f64": np.float64,
+    "i8": np.int8,
+    "i16": np.int16,
+    "i32": np.int32,
+    "i64": np.int64,
+    "u8": np.uint8,
+    "u16": np.uint16,
+    "u32": np.uint32,
+    "u64": np.uint64,
+    "boolean": np.bool_,
+}
+PRECISIONS = {
+    "FP32": np.float32,
+    "FP16": np.float16,
+    "FP64": np.float64,
+    "I8": np.int8,
+    "I16": np.int16,
+    "I32": np.int32,
+    "I64": np.int64,
+    "U8": np.uint8,
+    "U16": np.uint16,
+    "U32": np.uint32,
+    "U64": np.uint64,
+    "BOOL": np.bool_,
+    "BOOLEAN": np.bool_,
+}
+
+
+def _dtype(name: str):
+    if name == "bf16":
+        import ml_dtypes
+
+        return ml_dtypes.bfloat16
+    if name not in DTYPES:
+        raise ConversionError(f"IR reference: element type {name} is not supported")
+    return DTYPES[name]
+
+
+def _ints(text: str | None) -> list[int]:
+    return [int(v) for v in text.split(",") if v.strip()] if text else []
+
+
+def _axis(value, rank: int) -> int:
+    """An axis from an int or a one-element array, made non-negative."""
+    value = int(np.asarray(value).reshape(-1)[0])
+    return value + rank if value < 0 else value
+
+
+# -- kernels: (layer, inputs) -> outputs ----------------------------------------------------------
+Kernel = Callable[[Layer, list[np.ndarray]], list[np.ndarray]]
+KERNELS: dict[str, Kernel] = {}
+
+
+def _elementwise(function) -> Kernel:
+    return lambda layer, x: [np.asarray(function(*x))]
+
+
+def _binary_keep_type(function) -> Kernel:
+    def kernel(layer, x):
+        result = function(x[0], x[1])
+        return [np.asarray(result).astype(np.result_type(x[0], x[1]), copy=False)]
+
+    return kernel
+
+
+for _name, _function in {
+    "Add": np.add,
+    "Subtract": np.subtract,
+    "Multiply": np.multiply,
+    "Maximum": np.maximum,
+    "Minimum": np.minimum,
+    "SquaredDifference": lambda a, b: (a - b) ** 2,
+    "Power": np.power,
+}.items():
+    KERNELS[_name] = _binary_keep_type(_function)
+
+for _name, _function in {
+    "Equal": np.equal,
+    "NotEqual": np.not_equal,
+    "Less": np.less,
+    "LessEqual": np.less_equal,
+    "Greater": np.greater,
+    "GreaterEqual": np.greater_equal,
+    "LogicalAnd": np.logical_and,
+    "LogicalOr": np.logical_or,
+    "LogicalXor": np.logical_xor,
+    "LogicalNot": np.logical_not,
+    "Tanh": np.tanh,
+    "Exp": np.exp,
+    "Log": np.log,
+    "Sqrt": np.sqrt,
+    "Abs": np.abs,
+    "Negative": np.negative,
+    "Floor": np.floor,
+    "Ceiling": np.ceil,
+    "Sin": np.sin,
+    "Cos": np.cos,
+    "Sign": np.sign,
+}.items():
+    KERNELS[_name] = _elementwise(_function)
+
+
+def _divide(layer, x):
+    a, b = x
+    if np.issubdtype(a.dtype, np.integer):
+        if layer.data.get("m_pythondiv", "true") == "true":
+            return [np.floor_divide(a, b)]
+        return [(np.trunc(a / b)).astype(a.dtype)]
+    return [np.asarray(a / b).astype(a.dtype)]
+
+
+def _floor_mod(layer, x):
+    return [np.mod(x[0], x[1])]
+
+
+def _mod(layer, x):
+    return [np.fmod(x[0], x[1])]
+
+
+def _relu(layer, x):
+    return [np.maximum(x[0], 0).astype(x[0].dtype)]
+
+
+def _sigmoid(layer, x):
+    return [(1 / (1 + np.exp(-x[0]))).astype(x[0].dtype)]
+
+
+def _clamp(layer, x):
+    return [np.clip(x[0], float(layer.data["min"]), float(layer.data["max"])).astype(x[0].dtype)]
+
+
+def _softmax(layer, x):
+    axis = _axis(int(layer.data.get("axis", 1)), x[0].ndim)
+    shifted = x[0] - np.max(x[0], axis=axis, keepdims=True)
+    exp = np.exp(shifted)
+    return [(exp / np.sum(exp, axis=axis, keepdims=True)).astype(x[0].dtype)]
+
+
+def _matmul(layer, x):
+    a, b = x
+    if layer.data.get("transpose_a") == "true" and a.ndim >= 2:
+        a = np.swapaxes(a, -1, -2)
+    if layer.data.get("transpose_b") == "true" and b.ndim >= 2:
+        b = np.swapaxes(b, -1, -2)
+    return [np.matmul(a, b).astype(np.result_type(x[0], x[1]))]
+
+
+def _concat(layer, x):
+    return [np.concatenate(x, axis=_axis(int(layer.data["axis"]), x[0].ndim))]
+
+
+def _split(layer, x):
+    return list(np.split(x[0], int(layer.data["num_splits"]), axis=_axis(x[1], x[0].ndim)))
+
+
+def _variadic_split(layer, x):
+    data, axis, lengths = x[0], _axis(x[1], x[0].ndim), [int(v) for v in np.atleast_1d(x[2])]
+    if -1 in lengths:
+        lengths[lengths.index(-1)] = data.shape[axis] - (sum(lengths) + 1)
+    return list(np.split(data, np.cumsum(lengths)[:-1], axis=axis))
+
+
+def _squeeze(layer, x):
+    if len(x) == 1 or np.size(x[1]) == 0:
+        return [np.squeeze(x[0])]
+    axes = tuple(_axis(int(a), x[0].ndim) for a in np.atleast_1d(x[1]))
+    axes = tuple(a for a in axes if x[0].shape[a] == 1)
+    return [np.squeeze(x[0], axis=axes)]
+
+
+def _unsqueeze(layer, x):
+    rank = x[0].ndim + np.size(x[1])
+    axes = sorted(_axis(int(a), rank) for a in np.atleast_1d(x[1]))
+    result = x[0]
+    for axis in axes:
+        result = np.expand_dims(result, axis)
+    return [result]
+
+
+def _reshape(layer, x):
+    shape = [int(v) for v in np.atleast_1d(x[1])]
+    if layer.data.get("special_zero") == "true":
+        shape = [x[0].shape[i] if v == 0 else v for i, v in enumerate(shape)]
+    return [np.reshape(x[0], shape)]
+
+
+def _transpose(layer, x):
+    order = [int(v) for v in np.atleast_1d(x[1])] or list(range(x[0].ndim))[::-1]
+    return [np.transpose(x[0], order)]
+
+
+def _gather(layer, x):
+    if int(layer.data.get("batch_dims", 0)) != 0:
+        raise ConversionError(f"IR reference: Gather '{layer.name}' with batch_dims != 0")
+    data, indices = x[0], np.asarray(x[1]).astype(np.int64)
+    axis = _axis(x[2], data.ndim)
+    indices = np.where(indices < 0, indices + data.shape[axis], indices)
+    return [np.take(data, indices, axis=axis)]
+
+
+def _slice(layer, x):
+    data, start, stop, step = x[0], np.atleast_1d(x[1]), np.atleast_1d(x[2]), np.atleast_1d(x[3])
+    axes = np.atleast_1d(x[4]) if len(x) > 4 else np.arange(len(start))
+    index = [slice(None)] * data.ndim
+    for a, s, e, st in zip(axes, start, stop, step):
+        index[_axis(int(a), data.ndim)] = slice(int(s), int(e), int(st))
+    return [data[tuple(index)]]
+
+
+def _strided_slice(layer, x):
+    data, begin, end = x[0], np.atleast_1d(x[1]), np.atleast_1d(x[2])
+    stride = np.atleast_1d(x[3]) if len(x) > 3 else np.ones_like(begin)
+    begin_mask, end_mask = _ints(layer.data.get("begin_mask")), _ints(layer.data.get("end_mask"))
+    for name in ("new_axis_mask", "shrink_axis_mask", "ellipsis_mask"):
+        if any(_ints(layer.data.get(name))):
+            raise ConversionError(f"IR reference: StridedSlice '{layer.name}' with {name}")
+    index = []
+    for i in range(len(begin)):
+        b = None if i < len(begin_mask) and begin_mask[i] else int(begin[i])
+        e = None if i < len(end_mask) and end_mask[i] else int(end[i])
+        index.append(slice(b, e, int(stride[i])))
+    return [data[tuple(index)]]
+
+
+def _shape_of(layer, x):
+    return [np.array(x[0].shape, dtype=_dtype(layer.data.get("output_type", "i64")))]
+
+
+def _broadcast(layer, x):
+    mode = layer.data.get("mode", "numpy")
+    data, shape = x[0], [int(v) for v in np.atleast_1d(x[1])]
+    if mode == "bidirectional":
+        return [data * np.ones(shape, dtype=data.dtype)]
+    if mode == "explicit":
+        axes = [int(v) for v in np.atleast_1d(x[2])]
+        expanded = np.reshape(
+            data, [data.shape[axes.index(i)] if i in axes else 1 for i in range(len(shape))]
+        )
+        return [np.broadcast_to(expanded, shape).copy()]
+    return [np.broadcast_to(data, shape).copy()]
+
+
+def _select(layer, x):
+    return [np.where(x[0], x[1], x[2]).astype(np.result_type(x[1], x[2]))]
+
+
+def _convert(layer, x):
+    target = _dtype(layer.data["destination_type"])
+    value = x[0]
+    if np.issubdtype(np.dtype(target), np.integer) and np.issubdtype(value.dtype, np.floating):
+        value = np.round(value)  # OpenVINO rounds half to even when converting to integers
+    return [value.astype(target)]
+
+
+def _range(layer, x):
+    dtype = _dtype(layer.data.get("output_type", "i64"))
+    start, stop, step = (np.asarray(v).reshape(-1)[0] for v in x)
+    return [np.arange(start, stop, step).astype(dtype)]
+
+
+def _reduce(function):
+    def kernel(layer, x):
+        axes = tuple(_axis(int(a), x[0].ndim) for a in np.atleast_1d(x[1]))
+        keep = layer.data.get("keep_dims") == "true"
+        return [np.asarray(function(x[0], axis=axes, keepdims=keep)).astype(x[0].dtype)]
+
+    return kernel
+
+
+def _reverse(layer, x):
+    if layer.data.get("mode", "index") == "mask":
+        axes = tuple(i for i, flag in enumerate(np.atleast_1d(x[1])) if flag)
+    else:
+        axes = tuple(_axis(int(a), x[0].ndim) for a in np.atleast_1d(x[1]))
+    return [np.flip(x[0], axis=axes)]
+
+
+def _tile(layer, x):
+    return [np.tile(x[0], [int(v) for v in np.atleast_1d(x[1])])]
+
+
+def _identity(layer, x):
+    return [x[0]]
+
+
+KERNELS.update(
+    {
+        "Divide": _divide,
+        "FloorMod": _floor_mod,
+        "Mod": _mod,
+        "Relu": _relu,
+        "ReLU": _relu,
+        "Sigmoid": _sigmoid,
+        "Clamp": _clamp,
+        "SoftMax": _softmax,
+        "Softmax": _softmax,
+        "MatMul": _matmul,
+        "Concat": _concat,
+        "Split": _split,
+        "VariadicSplit": _variadic_split,
+        "Squeeze": _squeeze,
+        "Unsqueeze": _unsqueeze,
+        "Reshape": _reshape,
+        "Transpose": _transpose,
+        "Gather": _gather,
+        "Slice": _slice,
+        "StridedSlice": _strided_slice,
+        "ShapeOf": _shape_of,
+        "Broadcast": _broadcast,
+        "Select": _select,
+        "Convert": _convert,
+        "Range": _range,
+        "ReduceSum": _reduce(np.sum),
+        "ReduceMean": _reduce(np.mean),
+        "ReduceMax": _reduce(np.max),
+        "ReduceMin": _reduce(np.min),
+        "ReduceProd": _reduce(np.prod),
+        "Reverse": _reverse,
+        "Tile": _tile,
+        "Identity": _identity,
+    }
+)
+
+
+# -- graph execution ----------------------------------------------------------------------------
+class Executor:
+    """Runs graphs of one IR document."""
+
+    def __init__(self, document: IRDocument, max_iterations: int) -> None:
+        self.document = document
+        self.max_iterations = max_iterations
+
+    def constant(self, layer: Layer) -> np.ndarray:
+        dtype = _dtype(layer.data["element_type"])
+        shape = _ints(layer.data.get("shape"))
+        raw = self.document.read_bin(int(layer.data["offset"]), int(layer.data["size"]))
+        if raw is None:
+            raise ConversionError(f"IR reference: Const '{layer.name}' lies outside the .bin")
+        return np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
+
+    def run_graph(self, graph: Graph, parameters: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Execute `graph` with values for its Parameters (by layer id); return each Result's
+        value by layer id."""
+        values: dict[tuple[str, int], np.ndarray] = {}
+        producers: dict[tuple[str, int], tuple[str, int]] = {
+            (edge.to_layer, edge.to_port): (edge.from_layer, edge.from_port) for edge in graph.edges
+        }
+        results = {}
+        for layer in _topological(graph):
+            inputs = [values[producers[(layer.id, port)]] for port in sorted(layer.inputs)]
+            if layer.type == "Parameter":
+                outputs = [parameters[layer.id]]
+            elif layer.type == "Const":
+                outputs = [self.constant(layer)]
+            elif layer.type == "Result":
+                results[layer.id] = inputs[0]
+                continue
+            elif layer.type in ("Loop", "TensorIterator"):
+                outputs = self.run_loop(layer, inputs)
+            elif layer.type == "If":
+                outputs = self.run_if(layer, inputs)
+            elif layer.type in KERNELS:
+                outputs = KERNELS[layer.type](layer, inputs)
+            else:
+                raise ConversionError(
+                    f"IR reference: no kernel for {layer.type} ({layer.version}) '{layer.name}'"
+                )
+            for port, value in zip(sorted(layer.outputs), outputs):
+                values[(layer.id, port)] = np.asarray(value)
+        return results
+
+    def run_if(self, layer: Layer, inputs: list[np.ndarray]) -> list[np.ndarray]:
+        """If-8: the then or else body, fed and read through its port map."""
+        then_body, else_body = layer.branches
+        flag = bool(np.asarray(inputs[0]).reshape(-1)[0])
+        body, tag = (then_body, "then_port_map") if flag else (else_body, "else_port_map")
+        by_port = dict(zip(sorted(layer.inputs), inputs))
+        entries = layer.element.find(tag)
+        feeds = {
+            e.get("internal_layer_id"): by_port[int(e.get("external_port_id"))]
+            for e in entries
+            if e.tag == "input"
+        }
+        results = self.run_graph(body, feeds)
+        wired = {
+            int(e.get("external_port_id")): results[e.get("internal_layer_id")]
+            for e in entries
+            if e.tag == "output"
+        }
+        return [wired[port] for port in sorted(layer.outputs)]
+
+    def run_loop(self, layer: Layer, inputs: list[np.ndarray]) -> list[np.ndarray]:
+        """Loop-5 / TensorIterator-1, from the port map (Loop-5 spec)::
+
+        i = 0; keepgoing = cond (Loop) ; params <- invariant values, merged initial values
+        while (trip < 0 or i < trip) and keepgoing:     # TI: i < number of parts
+            params[sliced] = part i of the input along axis (stride < 0: from the end)
+            params[current_iteration] = i
+            results = body(params)
+            keepgoing = results[execution_condition] (if mapped)
+            params[merged] = results[back edge source]; parts[concatenated] += results
+            i += 1
+        outputs: last values (initial value of a merged input if no iteration ran) and
+        concatenations along their axis (reversed order for stride < 0)
+        """
+        by_port = dict(zip(sorted(layer.inputs), inputs))
+        entries = port_map(layer)
+        edges = {edge.to_layer: edge.from_layer for edge in back_edges(layer)}
+        body = layer.body
+        params: dict[str, np.ndarray] = {}
+        sliced = []
+        current = None
+        for entry in (e for e in entries if e.kind == "input"):
+            internal = entry.attrs["internal_layer_id"]
+            if entry.attrs.get("purpose") == "current_iteration":
+                current = internal
+            elif "axis" in entry.attrs:
+                sliced.append((internal, by_port[entry.int("external_port_id")], entry))
+            else:
+                params[internal] = by_port[entry.int("external_port_id")]
+        condition_result = next(
+            (
+                e.attrs["internal_layer_id"]
+                for e in entries
+                if e.kind == "output" and e.attrs.get("purpose") == "execution_condition"
+            ),
+            None,
+        )
+        parts = [_parts(value, entry) for _, value, entry in sliced]
+        if layer.type == "Loop":
+            trip = int(np.asarray(inputs[0]).reshape(-1)[0])
+            keepgoing = bool(np.asarray(inputs[1]).reshape(-1)[0])
+        else:
+            trip, keepgoing = min((len(p) for p in parts), default=0), True
+        outputs = [e for e in entries if e.kind == "output" and not e.attrs.get("purpose")]
+        last: dict[str, np.ndarray] = {}
+        stacked: dict[str, list[np.ndarray]] = {
+            e.attrs["internal_layer_id"]: [] for e in outputs if "axis" in e.attrs
+        }
+        iteration = 0
+        while (trip < 0 or iteration < trip) and keepgoing:
+            if iteration >= self.max_iterations:
+                raise ConversionError(
+                    f"IR reference: {layer.type} '{layer.name}' exceeded "
+                    f"{self.max_iterations} iterations"
+                )
+            for (internal, _, _), series in zip(sliced, parts):
+                if iteration >= len(series):
+                    raise ConversionError(
+                        f"IR reference: {layer.type} '{layer.name}': the "
+                        f"sliced input ends before iteration {iteration}"
+                    )
+                params[internal] = series[iteration]
+            if current is not None:
+                declared = body.layers[current]
+                params[current] = np.array(
+                    iteration, _dtype(declared.data.get("element_type", "i64"))
+                ).reshape(_ints(declared.data.get("shape")))
+            results = self.run_graph(body, params)
+            last = results
+            for internal, store in stacked.items():
+                store.append(results[internal])
+            for target, source in edges.items():
+                params[target] = results[source]
+            if condition_result is not None:
+                keepgoing = bool(np.asarray(results[condition_result]).reshape(-1)[0])
+            iteration += 1
+        values = {}
+        for entry in outputs:
+            internal, port = entry.attrs["internal_layer_id"], entry.int("external_port_id")
+            if "axis" in entry.attrs:
+                values[port] = _concatenate(stacked[internal], entry, layer.outputs[port])
+            elif internal in last:
+                values[port] = last[internal]
+            else:  # no iteration: a merged input's initial value
+                target = next((t for t, s in edges.items() if s == internal), None)
+                values[port] = params.get(target, np.zeros(0, np.float32))
+        return [values[port] for port in sorted(layer.outputs)]
+
+
+def _parts(value: np.ndarray, entry) -> list[np.ndarray]:
+    axis = _axis(entry.int("axis"), value.ndim)
+    stride, part = entry.int("stride", 1), entry.int("part_size", 1)
+    length = value.shape[axis]
+    start, end = entry.int("start", 0), entry.int("end", -1)
+    start = start + length if start < 0 else start
+    end = end + length if end < 0 else end  # inclusive bound
+    offsets = range(start, end + 1, stride) if stride > 0 else range(start, end - 1, stride)
+    pieces = []
+    for offset in offsets:
+        low = offset if stride > 0 else offset - part + 1
+        if low < 0 or low + part > length:
+            break
+        pieces.append(np.take(value, range(low, low + part), axis=axis))
+    return pieces
+
+
+def _concatenate(parts: list[np.ndarray], entry, port) -> np.ndarray:
+    if entry.int("stride", 1) < 0:
+        parts = parts[::-1]
+    if parts:
+        return np.concatenate(parts, axis=_axis(entry.int("axis"), parts[0].ndim))
+    dims = [0 if d < 0 else d for d in port.dims]
+    if dims:
+        dims[entry.int("axis")] = 0
+    return np.zeros(dims or [0], PRECISIONS.get(port.precision, np.float32))
+
+
+def _topological(graph: Graph) -> list[Layer]:
+    pending = {layer_id: 0 for layer_id in graph.layers}
+    consumers: dict[str, list[str]] = {layer_id: [] for layer_id in graph.layers}
+    for edge in graph.edges:
+        pending[edge.to_layer] += 1
+        consumers[edge.from_layer].append(edge.to_layer)
+    ready = [layer_id for layer_id, count in pending.items() if count == 0]
+    order = []
+    while ready:
+        layer_id = ready.pop()
+        order.append(graph.layers[layer_id])
+        for consumer in consumers[layer_id]:
+            pending[consumer] -= 1
+            if pending[consumer] == 0:
+                ready.append(consumer)
+    if len(order) != len(graph.layers):
+        raise ConversionError("IR reference: the graph has a cycle")
+    return order
+
+
+def run_ir(
+    path: str | Path,
+    inputs: dict[str, np.ndarray],
+    max_iterations: int = DEFAULT_MAX_ITERATIONS,
+) -> dict[str, np.ndarray]:
+    """The IR's outputs for `inputs` (by Parameter tensor name or layer name), keyed by every
+    tensor name of each Result's input; loops stop with an error after `max_iterations`."""
+    document = read_ir(path, stream=False)
+    executor = Executor(document, max_iterations)
+    graph = document.graph
+    parameters = {}
+    for layer in graph.of_type("Parameter"):
+        names = {layer.name} | _port_names(next(iter(layer.outputs.values()), None), layer)
+        value = next((inputs[name] for name in names if name in inputs), None)
+        if value is None:
+            raise ConversionError(f"IR reference: no value for input '{layer.name}'")
+        parameters[layer.id] = np.asarray(value)
+    results = executor.run_graph(graph, parameters)
+    named = {}
+    for layer in graph.of_type("Result"):
+        producer = graph.producer(layer.id, min(layer.inputs))
+        source, port = producer
+        names = _port_names(source.outputs.get(port), source) | {layer.name}
+        for name in names:
+            named[name] = results[layer.id]
+    return named
+
+
+def _port_names(port, layer: Layer) -> set[str]:
+    if layer.element is None:
+        return set()
+    for element in layer.element.iter("port"):
+        if port is not None and element.get("id") == str(port.id) and element.get("names"):
+            return {name.strip() for name in element.get("names").split(",")}
+    return set()
