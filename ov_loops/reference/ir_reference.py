@@ -352,6 +352,8 @@ class Executor:
     def constant(self, layer: Layer) -> np.ndarray:
         dtype = _dtype(layer.data["element_type"])
         shape = _ints(layer.data.get("shape"))
+        if 0 in shape:  # OpenVINO stores a 1-byte placeholder for empty constants
+            return np.zeros(shape, dtype)
         raw = self.document.read_bin(int(layer.data["offset"]), int(layer.data["size"]))
         if raw is None:
             raise ConversionError(f"IR reference: Const '{layer.name}' lies outside the .bin")
