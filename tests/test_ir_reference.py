@@ -1,0 +1,171 @@
+"""The IR reference: its kernels agree with OpenVINO's CPU plugin, unknown ops are a clear error,
+and an unbounded loop stops at the iteration limit."""
+
+from __future__ import annotations
+
+import numpy as np
+import openvino as ov
+import openvino.opset1 as opset1
+import openvino.opset15 as ops
+import pytest
+
+from ov_loops.errors import ConversionError
+from ov_loops.reference.ir_reference import KERNELS, run_ir
+from tests.harness import compile_f32, run
+
+RNG = np.random.default_rng(4)
+
+
+def _value(shape, dtype=np.float32):
+    return ops.parameter(shape, dtype)
+
+
+def _kernel_cases():
+    """(name, model builder, inputs): one small graph per kernel family."""
+    x, y = _value([2, 3]), _value([2, 3])
+    a, b = (
+        RNG.standard_normal((2, 3)).astype(np.float32),
+        RNG.standard_normal((2, 3)).astype(np.float32) + 3,
+    )
+    c = lambda *v: ops.constant(np.array(v, np.int64))  # noqa: E731
+    elementwise = [
+        ops.add(x, y),
+        ops.subtract(x, y),
+        ops.multiply(x, y),
+        ops.divide(x, y),
+        ops.maximum(x, y),
+        ops.minimum(x, y),
+        ops.squared_difference(x, y),
+        ops.relu(x),
+        ops.sigmoid(x),
+        ops.tanh(x),
+        ops.exp(x),
+        ops.abs(x),
+        ops.negative(x),
+        ops.clamp(x, -0.5, 0.5),
+        ops.softmax(x, 1),
+        ops.floor_mod(y, ops.constant(np.float32(1.5))),
+    ]
+    logic = [
+        ops.convert(ops.equal(x, x), ov.Type.f32),
+        ops.convert(ops.less(x, y), ov.Type.f32),
+        ops.convert(ops.logical_and(ops.greater(x, y), ops.less_equal(x, y)), ov.Type.f32),
+        ops.select(ops.greater_equal(x, y), x, y),
+    ]
+    shapes = [
+        ops.reshape(x, c(3, 2), False),
+        ops.transpose(x, c(1, 0)),
+        ops.unsqueeze(x, c(0)),
+        ops.squeeze(ops.unsqueeze(x, c(2)), c(2)),
+        ops.concat([x, y], 1),
+        ops.matmul(x, y, False, True),
+        ops.gather(x, c(2, 0), ops.constant(np.int64(1))),
+        ops.slice(x, c(0, 2), c(2, 0), c(1, -1)),
+        opset1.strided_slice(x, c(0, 1), c(2, 3), c(1, 1), [0, 0], [0, 0]),
+        ops.broadcast(ops.constant(np.float32(2)), c(2, 3)),
+        ops.tile(x, c(2, 1)),
+        ops.reduce_sum(x, c(1), False),
+        ops.reduce_mean(x, c(0), True),
+        ops.reduce_max(x, c(1), False),
+        ops.reduce_min(x, c(1), False),
+        ops.reduce_prod(x, c(0), False),
+        ops.convert(ops.shape_of(x), ov.Type.f32),
+        ops.convert(
+            ops.range(
+                ops.constant(np.int64(1)),
+                ops.constant(np.int64(7)),
+                ops.constant(np.int64(2)),
+                ov.Type.i64,
+            ),
+            ov.Type.f32,
+        ),
+    ]
+    axis = ops.constant(np.int64(1))
+    splits = list(ops.split(x, axis, 3).outputs()) + list(
+        ops.variadic_split(x, axis, c(1, 2)).outputs()
+    )
+    for name, outputs in [
+        ("elementwise", elementwise),
+        ("logic", logic),
+        ("shapes", shapes),
+        ("splits", splits),
+    ]:
+        named = []
+        for index, output in enumerate(outputs):
+            value = output.output(0) if hasattr(output, "output") else output
+            value.set_names({f"out{index}"})  # before the Result names it (the IR keeps one)
+            named.append(ops.result(value))
+        yield name, ov.Model(named, [x, y]), {"x": a, "y": b}
+
+
+@pytest.mark.parametrize(
+    "name, made, inputs", list(_kernel_cases()), ids=lambda v: v if isinstance(v, str) else ""
+)
+def test_kernels_agree_with_the_cpu_plugin(name, made, inputs, tmp_path):
+    for parameter, key in zip(made.get_parameters(), inputs):
+        parameter.output(0).set_names({key})
+    ov.save_model(made, str(tmp_path / "kernels.xml"), compress_to_fp16=False)
+    expected = run(compile_f32(ov.Core().read_model(str(tmp_path / "kernels.xml"))), inputs)
+    got = run_ir(tmp_path / "kernels.xml", inputs)
+    for index, want in enumerate(expected):
+        np.testing.assert_allclose(
+            got[f"out{index}"], want, rtol=1e-5, atol=1e-6, err_msg=f"{name} output {index}"
+        )
+
+
+def test_kernel_table_covers_the_issue_list():
+    wanted = {
+        "Add",
+        "Subtract",
+        "Multiply",
+        "Divide",
+        "Equal",
+        "Less",
+        "LogicalAnd",
+        "Relu",
+        "Sigmoid",
+        "Tanh",
+        "MatMul",
+        "Concat",
+        "Split",
+        "Squeeze",
+        "Unsqueeze",
+        "Reshape",
+        "Transpose",
+        "Gather",
+        "Slice",
+        "StridedSlice",
+        "ShapeOf",
+        "Broadcast",
+        "Select",
+        "Convert",
+        "Range",
+        "ReduceSum",
+        "ReduceMean",
+        "SoftMax",
+        "Reverse",
+    }
+    assert wanted <= set(KERNELS)
+
+
+def test_unknown_op_is_an_error_naming_it(tmp_path):
+    x = _value([2])
+    ov.save_model(ov.Model([ops.result(ops.elu(x, 1.0))], [x]), str(tmp_path / "elu.xml"))
+    with pytest.raises(ConversionError, match="no kernel for Elu"):
+        run_ir(tmp_path / "elu.xml", {x.get_friendly_name(): np.zeros(2, np.float32)})
+
+
+def test_unbounded_loop_stops_at_the_iteration_limit(tmp_path):
+    counter = ops.parameter([], np.float32)
+    result = ops.result(ops.add(counter, ops.constant(np.float32(1))))
+    keep = ops.result(ops.constant(True))
+    body = ov.Model([result, keep], [counter])
+    start = ops.parameter([], np.float32, name="start")
+    loop = ops.loop(ops.constant(np.int64(-1)), ops.constant(True))
+    loop.set_function(body)
+    loop.set_special_body_ports([-1, 1])
+    loop.set_merged_input(counter, start.output(0), result.output(0))
+    made = ov.Model([loop.get_iter_value(result.output(0), -1)], [start])
+    ov.save_model(made, str(tmp_path / "forever.xml"))
+    with pytest.raises(ConversionError, match="exceeded 25 iterations"):
+        run_ir(tmp_path / "forever.xml", {"start": np.array(0, np.float32)}, max_iterations=25)
