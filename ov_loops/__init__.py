@@ -10,6 +10,7 @@ from pathlib import Path
 import onnx
 import openvino as ov
 
+from ov_loops.builder import BuilderError, foldl, foldr, map, reduce, scan, until
 from ov_loops.check import CheckReport, check
 from ov_loops.converter import Conversion, ConvertedLoop, convert_model
 from ov_loops.errors import ConversionError, InputError, OvLoopsError, UnsupportedError
@@ -19,6 +20,7 @@ from ov_loops.onnx_io.inline import inline_local_functions
 from ov_loops.onnx_io.load import load_model
 
 __all__ = [
+    "BuilderError",
     "CheckReport",
     "Conversion",
     "ConversionError",
@@ -31,6 +33,12 @@ __all__ = [
     "UnsupportedError",
     "check",
     "convert",
+    "foldl",
+    "foldr",
+    "map",
+    "reduce",
+    "scan",
+    "until",
     "save",
     "translate",
     "validate",
