@@ -5,7 +5,10 @@ Each error carries the process exit code the CLI uses and renders as one line.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 
 class OvLoopsError(Exception):
@@ -54,3 +57,16 @@ class UnsupportedError(ConversionError):
         listed = "; ".join(item.describe() for item in self.items)
         noun = "construct" if len(self.items) == 1 else "constructs"
         super().__init__(f"cannot convert {len(self.items)} unsupported {noun}: {listed}")
+
+
+@contextmanager
+def reading(path: Path, kind: str) -> Iterator[None]:
+    """Turn the OSErrors of reading `path` into one-line InputErrors."""
+    try:
+        yield
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a directory, not {kind}") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
@@ -42,3 +43,20 @@ def loop_body(nodes, carried_in, outputs, initializers=(), iteration="i", condit
     """A Loop body with inputs (iteration, condition, *carried_in) and the given outputs."""
     inputs = [typed(iteration, T.INT64, []), typed(condition, T.BOOL, []), *carried_in]
     return graph(nodes, inputs, outputs, initializers, name="body")
+
+
+ELEMENT_TYPES = {
+    "int8": (T.INT8, np.int8),
+    "uint8": (T.UINT8, np.uint8),
+    "int16": (T.INT16, np.int16),
+    "uint16": (T.UINT16, np.uint16),
+    "int32": (T.INT32, np.int32),
+    "uint32": (T.UINT32, np.uint32),
+    "int64": (T.INT64, np.int64),
+    "uint64": (T.UINT64, np.uint64),
+    "float16": (T.FLOAT16, np.float16),
+    "bfloat16": (T.BFLOAT16, ml_dtypes.bfloat16),
+    "float32": (T.FLOAT, np.float32),
+    "float64": (T.DOUBLE, np.float64),
+    "bool": (T.BOOL, np.bool_),
+}

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 import pytest
 
 import ov_loops
 from tests.harness import assert_matches_onnxruntime, save_and_reload
-from tests.onnx_builders import T, graph, model, node, typed
+from tests.onnx_builders import ELEMENT_TYPES, T, graph, model, node, typed
 from tests.scan_scenarios import SCENARIOS
 
 
@@ -17,23 +16,6 @@ def test_scan_scenario_matches_onnxruntime(name, tmp_path):
     model, runs = SCENARIOS[name]()
     conversion = assert_matches_onnxruntime(model, runs, tmp_path)
     assert any(loop.op.startswith("Scan") for loop in conversion.loops), conversion.loops
-
-
-ELEMENT_TYPES = {
-    "int8": (T.INT8, np.int8),
-    "uint8": (T.UINT8, np.uint8),
-    "int16": (T.INT16, np.int16),
-    "uint16": (T.UINT16, np.uint16),
-    "int32": (T.INT32, np.int32),
-    "uint32": (T.UINT32, np.uint32),
-    "int64": (T.INT64, np.int64),
-    "uint64": (T.UINT64, np.uint64),
-    "float16": (T.FLOAT16, np.float16),
-    "bfloat16": (T.BFLOAT16, ml_dtypes.bfloat16),
-    "float32": (T.FLOAT, np.float32),
-    "float64": (T.DOUBLE, np.float64),
-    "bool": (T.BOOL, np.bool_),
-}
 
 
 def _element_type_scan(elem):

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from lxml import etree
 
-from ov_loops.errors import InputError
+from ov_loops.errors import InputError, reading
 from ov_loops.loops.spec import (
     TRIP_COUNT_CONSTANT,
     TRIP_COUNT_INPUT,
@@ -162,15 +162,8 @@ def read_ir(path: str | Path, stream: bool = True) -> IRDocument:
     its XML (to execute the graph).
     """
     path = Path(path)
-    try:
-        with path.open("rb") as handle:
-            prolog = handle.read(PROLOG_BYTES)
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a directory, not an IR file") from None
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror}") from None
+    with reading(path, "an IR file"), path.open("rb") as handle:
+        prolog = handle.read(PROLOG_BYTES)
     head = prolog.split(b"<net", 1)[0]
     if b"<!DOCTYPE" in head or b"<!ENTITY" in head or b"<!DOCTYPE" in prolog:
         raise InputError(f"{path}: DTDs and entity declarations are not allowed in IR XML")

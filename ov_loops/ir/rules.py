@@ -69,6 +69,11 @@ class LoopContext:
     def outputs(self) -> list[PortMapEntry]:
         return [e for e in self.entries if e.kind == "output"]
 
+    def what_is(self, layer_id: str | None) -> str:
+        """'a Const in the body', or 'no layer in the body'."""
+        found = self.body.layers.get(layer_id)
+        return f"{'a ' + found.type if found else 'no layer'} in the body"
+
     def external_rank(self, entry: PortMapEntry) -> int | None:
         """Rank of the layer port an entry maps, when the IR states it."""
         port_id = entry.int("external_port_id")
@@ -126,32 +131,24 @@ def _structure(loop: LoopContext):
 
 
 # -- port_map ------------------------------------------------------------------------------
+def _entries_naming(
+    entries: list[PortMapEntry], layers: dict[str, Layer], wanted: str, loop: LoopContext
+):
+    for entry in entries:
+        internal = entry.attrs.get("internal_layer_id")
+        if internal not in layers:
+            message = f"internal_layer_id {internal} is {loop.what_is(internal)}, not a {wanted}"
+            yield message, entry.describe(), entry.line
+
+
 @rule("PM001", ERROR, "every port_map <input> names a body Parameter")
 def _input_is_parameter(loop: LoopContext):
-    for entry in loop.inputs():
-        internal = entry.attrs.get("internal_layer_id")
-        if internal not in loop.parameters:
-            found = loop.body.layers.get(internal)
-            what = f"a {found.type}" if found else "no layer"
-            yield (
-                f"internal_layer_id {internal} is {what} in the body, not a Parameter",
-                (entry.describe()),
-                entry.line,
-            )
+    yield from _entries_naming(loop.inputs(), loop.parameters, "Parameter", loop)
 
 
 @rule("PM002", ERROR, "every port_map <output> names a body Result")
 def _output_is_result(loop: LoopContext):
-    for entry in loop.outputs():
-        internal = entry.attrs.get("internal_layer_id")
-        if internal not in loop.results:
-            found = loop.body.layers.get(internal)
-            what = f"a {found.type}" if found else "no layer"
-            yield (
-                f"internal_layer_id {internal} is {what} in the body, not a Result",
-                (entry.describe()),
-                entry.line,
-            )
+    yield from _entries_naming(loop.outputs(), loop.results, "Result", loop)
 
 
 @rule("PM003", ERROR, "external_port_id names a port of the layer, or is -1 with a purpose")
@@ -341,11 +338,10 @@ def _concatenated_shape(loop: LoopContext):
 def _edge_from_result(loop: LoopContext):
     for edge in loop.edges:
         if edge.from_layer not in loop.results:
-            found = loop.body.layers.get(edge.from_layer)
-            what = f"a {found.type}" if found else "no layer"
+            what = loop.what_is(edge.from_layer)
             yield (
-                f"from-layer {edge.from_layer} is {what}, not a body Result",
-                (edge.describe()),
+                f"from-layer {edge.from_layer} is {what}, not a Result",
+                edge.describe(),
                 edge.line,
             )
 
@@ -356,13 +352,8 @@ def _edge_to_merged(loop: LoopContext):
     for edge in loop.edges:
         entry = entries.get(edge.to_layer)
         if edge.to_layer not in loop.parameters:
-            found = loop.body.layers.get(edge.to_layer)
-            what = f"a {found.type}" if found else "no layer"
-            yield (
-                f"to-layer {edge.to_layer} is {what}, not a body Parameter",
-                (edge.describe()),
-                edge.line,
-            )
+            what = loop.what_is(edge.to_layer)
+            yield f"to-layer {edge.to_layer} is {what}, not a Parameter", edge.describe(), edge.line
         elif entry is None:
             yield (
                 f"body Parameter {edge.to_layer} has no port_map input for its initial value",

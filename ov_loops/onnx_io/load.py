@@ -8,7 +8,7 @@ from pathlib import Path
 import onnx
 from google.protobuf.message import DecodeError
 
-from ov_loops.errors import InputError
+from ov_loops.errors import InputError, reading
 
 
 def load_model(source: str | os.PathLike[str] | bytes | onnx.ModelProto) -> onnx.ModelProto:
@@ -20,14 +20,8 @@ def load_model(source: str | os.PathLike[str] | bytes | onnx.ModelProto) -> onnx
     elif isinstance(source, (str, os.PathLike)):
         path = Path(source)
         what = str(path)
-        try:
+        with reading(path, "an ONNX file"):
             data = path.read_bytes()
-        except FileNotFoundError:
-            raise InputError(f"{path}: no such file") from None
-        except IsADirectoryError:
-            raise InputError(f"{path}: is a directory, not an ONNX file") from None
-        except OSError as exc:
-            raise InputError(f"{path}: cannot read: {exc.strerror}") from None
         model = _parse(data, what)
         if _has_external_data(model):
             try:
