@@ -192,28 +192,110 @@ def _i64(*values) -> ov.Output:
     return ops.constant(np.array(values, np.int64)).output(0)
 
 
-def _reverse(value: ov.Output) -> ov.Output:
-    return guards.reverse(value, 0)
+def _rows(value: ov.Output, start: int) -> ov.Output:
+    """value[start:] along axis 0 (the stop from the shape: the CPU plugin computes in i32)."""
+    stop = ops.unsqueeze(guards.length(value, 0), _i64(0))
+    return ops.slice(value, _i64(start), stop, _i64(1), _i64(0)).output(0)
 
 
-def _steps_of(sequence: _Sequence) -> tuple[int, ov.Output]:
-    """(offset, usable steps) of a sequence with its taps."""
-    offset = max(0, -min(sequence.taps))
-    ahead = max(0, max(sequence.taps))
-    length = ops.squeeze(
-        ops.gather(ops.shape_of(sequence.value, ov.Type.i64), _i64(0), _i64(0)), _i64(0)
-    )
-    usable = ops.maximum(
-        ops.subtract(length, ops.constant(np.int64(offset + ahead))), ops.constant(np.int64(0))
-    )
-    return offset, usable.output(0)
+def _is_window(out: _Output) -> bool:
+    """Fed back with taps other than the plain [-1]: carried as a window of past values."""
+    return out.taps != [-1]
 
 
-def _tap_view(sequence: _Sequence, offset: int, tap: int, steps: ov.Output) -> ov.Output:
-    """seq[offset + tap : offset + tap + steps] along axis 0."""
-    start = ops.constant(np.array([offset + tap], np.int64))
-    stop = ops.add(start, ops.unsqueeze(steps, _i64(0)))
-    return ops.slice(sequence.value, start, stop, _i64(1), _i64(0)).output(0)
+@dataclass
+class _Body:
+    """The body under construction: its Parameters by role, and the outer values feeding them."""
+
+    arguments: list[ov.Output] = field(default_factory=list)  # fn's arguments, in order
+    sliced: list[tuple[ov.Node, ov.Output]] = field(default_factory=list)  # (param, view)
+    windows: list[tuple[ov.Node, _Output]] = field(default_factory=list)  # (param, output)
+    invariant: list[tuple[ov.Node, ov.Output]] = field(default_factory=list)  # (param, value)
+
+    @property
+    def parameters(self) -> list[ov.Node]:
+        return (
+            [p for p, _ in self.sliced]
+            + [p for p, _ in self.windows]
+            + [p for p, _ in self.invariant]
+        )
+
+
+def _trip_count(seqs: list[_Sequence], n_steps) -> tuple[guards.TripCount, list[int]]:
+    """n_steps, else the shortest sequence's usable length; and each sequence's offset."""
+    offsets, usable = [], []
+    for sequence in seqs:
+        offset, ahead = max(0, -min(sequence.taps)), max(0, max(sequence.taps))
+        offsets.append(offset)
+        remaining = ops.subtract(
+            guards.length(sequence.value, 0), ops.constant(np.int64(offset + ahead))
+        )
+        usable.append(ops.maximum(remaining, ops.constant(np.int64(0))).output(0))
+    if isinstance(n_steps, (int, np.integer)):
+        value = ops.constant(np.int64(n_steps)).output(0)
+    elif n_steps is not None:
+        value = _output(n_steps)
+    else:
+        value = usable[0]
+        for other in usable[1:]:
+            value = ops.minimum(value, other).output(0)
+    return guards.trip_count(value), offsets
+
+
+def _parameters(seqs, offsets, outs, invariants, steps: ov.Output) -> _Body:
+    """Body Parameters in fn's argument order: sequence taps (parts of views), output taps
+    (a value, or entries of a window), non_sequences."""
+    body = _Body()
+    for sequence, offset in zip(seqs, offsets):
+        shape = sequence.value.get_partial_shape()
+        part = ov.PartialShape([1, *list(shape)[1:]]) if shape.rank.is_static else shape
+        for tap in sequence.taps:  # sequence[offset + tap : offset + tap + steps]
+            start = ops.constant(np.array([offset + tap], np.int64))
+            stop = ops.add(start, ops.unsqueeze(steps, _i64(0)))
+            view = ops.slice(sequence.value, start, stop, _i64(1), _i64(0)).output(0)
+            parameter = ops.parameter(part, sequence.value.get_element_type())
+            body.sliced.append((parameter, view))
+            body.arguments.append(ops.squeeze(parameter, _i64(0)).output(0))
+    for index, out in enumerate(outs):
+        if not out.taps:
+            continue
+        shape = out.initial.get_partial_shape()
+        if (
+            _is_window(out)
+            and shape.rank.is_static
+            and shape[0].is_static
+            and shape[0].get_length() < out.window
+        ):
+            raise BuilderError(
+                f"outputs_info[{index}]: taps {out.taps} need {out.window} initial values "
+                f"along axis 0, the initial state has {shape[0].get_length()}"
+            )
+        parameter = ops.parameter(shape, out.initial.get_element_type())
+        body.windows.append((parameter, out))
+        if not _is_window(out):
+            body.arguments.append(parameter.output(0))
+        for tap in out.taps if _is_window(out) else []:  # window[window_length + tap]
+            position = ops.constant(np.int64(out.window + tap))
+            body.arguments.append(ops.gather(parameter, position, _i64(0)).output(0))
+    for value in invariants:
+        parameter = ops.parameter(value.get_partial_shape(), value.get_element_type())
+        body.invariant.append((parameter, value))
+        body.arguments.append(parameter.output(0))
+    return body
+
+
+def _call(fn, body: _Body, outs: list[_Output]):
+    """fn's step values (one per output) and its `until` condition, or None."""
+    returned = fn(*body.arguments)
+    returned = list(returned) if isinstance(returned, (list, tuple)) else [returned]
+    condition = None
+    if returned and isinstance(returned[-1], until):
+        condition = _output(returned.pop().condition)
+    if outs and len(returned) != len(outs):
+        raise BuilderError(
+            f"fn: returned {len(returned)} outputs, outputs_info describes {len(outs)}"
+        )
+    return [_output(value) for value in returned], condition
 
 
 def _scan(
@@ -225,151 +307,49 @@ def _scan(
     if isinstance(n_steps, (int, np.integer)) and n_steps < 0:
         n_steps, go_backwards = -int(n_steps), not go_backwards
     if go_backwards:
-        seqs = [_Sequence(_reverse(s.value), s.taps) for s in seqs]
+        seqs = [_Sequence(guards.reverse(s.value, 0), s.taps) for s in seqs]
     if n_steps is None and not seqs:
         raise BuilderError("n_steps: needed when there are no sequences")
-
-    # The trip count: n_steps, else the shortest sequence's usable length.
-    offsets_steps = [_steps_of(s) for s in seqs]
-    if n_steps is not None:
-        trip_value = (
-            ops.constant(np.int64(n_steps)).output(0)
-            if isinstance(n_steps, (int, np.integer))
-            else _output(n_steps)
-        )
-    else:
-        trip_value = offsets_steps[0][1]
-        for _, usable in offsets_steps[1:]:
-            trip_value = ops.minimum(trip_value, usable).output(0)
-    trip = guards.trip_count(trip_value)
+    trip, offsets = _trip_count(seqs, n_steps)
     start = guards.initial_condition(None)
+    body = _parameters(seqs, offsets, outs, invariants, trip.value)
+    step_values, condition = _call(fn, body, outs)
+    outs = outs or [_Output(None) for _ in step_values]
 
-    # Body parameters, in fn's argument order.
-    arguments: list[ov.Output] = []
-    sliced: list[tuple[ov.Node, ov.Output]] = []  # (parameter, outer view)
-    for s, (offset, _) in zip(seqs, offsets_steps):
-        element = s.value.get_partial_shape()
-        part_shape = ov.PartialShape([1, *list(element)[1:]]) if element.rank.is_static else element
-        for tap in s.taps:
-            parameter = ops.parameter(part_shape, s.value.get_element_type())
-            sliced.append((parameter, _tap_view(s, offset, tap, trip.value)))
-            arguments.append(ops.squeeze(parameter, _i64(0)).output(0))
-    windows: list[tuple[ov.Node, _Output]] = []
-    for index, out in enumerate(outs):
-        if not out.taps:
-            continue
-        if out.window > 1 or len(out.taps) > 1 or out.taps != [-1]:
-            shape = out.initial.get_partial_shape()
-            if shape.rank.is_static and shape[0].is_static and shape[0].get_length() < out.window:
-                raise BuilderError(
-                    f"outputs_info[{index}]: taps {out.taps} need {out.window} initial values "
-                    f"along axis 0, the initial state has {shape[0].get_length()}"
-                )
-        parameter = ops.parameter(out.initial.get_partial_shape(), out.initial.get_element_type())
-        windows.append((parameter, out))
-        if out.taps == [-1] and not _is_window(out):
-            arguments.append(parameter.output(0))
-        else:
-            for tap in out.taps:  # window[window_length + tap]
-                index_in_window = ops.constant(np.int64(out.window + tap))
-                arguments.append(ops.gather(parameter, index_in_window, _i64(0)).output(0))
-    invariant_parameters = [
-        ops.parameter(v.get_partial_shape(), v.get_element_type()) for v in invariants
-    ]
-    arguments += [p.output(0) for p in invariant_parameters]
-
-    returned = fn(*arguments)
-    returned = list(returned) if isinstance(returned, (list, tuple)) else [returned]
-    condition = None
-    if returned and isinstance(returned[-1], until):
-        condition = _output(returned.pop().condition)
-    if len(returned) != len(outs) and outs:
-        raise BuilderError(
-            f"fn: returned {len(returned)} outputs, outputs_info describes {len(outs)}"
-        )
-    if not outs:
-        outs = [_Output(None) for _ in returned]
-    step_values = [_output(value) for value in returned]
-
-    # Feedback: each fed-back output's new window (or value), checked against its initial state.
+    # Results: each fed-back output's next value (or window), then each output's value per step
+    # (or last value), then the condition.
     results: list[ov.Node] = []
-    merged, last_values, concatenated = [], [], []
-    parameters = [p for p, _ in sliced] + [p for p, _ in windows] + invariant_parameters
-    window_of = {id(out): parameter for parameter, out in windows}
+    merged: list[tuple[ov.Node, _Output, int]] = []  # (parameter, output, back-edge result)
+    emitted = []
+    windows = dict(zip([id(out) for _, out in body.windows], [p for p, _ in body.windows]))
     for index, (out, value) in enumerate(zip(outs, step_values)):
         if out.taps:
             _check_fed_back(index, out, value)
-            parameter = window_of[id(out)]
+            fed_back = value
             if _is_window(out):  # drop the oldest value, append this step's
-                shifted = _rows(parameter.output(0), 1, None)
-                fed_back = ops.concat([shifted, ops.unsqueeze(value, _i64(0))], 0).output(0)
-            else:
-                fed_back = value
+                parameter = windows[id(out)]
+                fed_back = ops.concat(
+                    [_rows(parameter.output(0), 1), ops.unsqueeze(value, _i64(0))], 0
+                ).output(0)
             results.append(ops.result(guards.copy(fed_back)))
-            merged.append((parameter, len(results) - 1))
-        if last_only:
-            results.append(ops.result(value))
-            last_values.append(len(results) - 1)
-        else:
-            results.append(ops.result(ops.unsqueeze(value, _i64(0))))
-            concatenated.append(len(results) - 1)
-    if condition is not None:
-        keep = ops.logical_not(ops.convert(condition, ov.Type.boolean))
-        results.append(ops.result(keep))
-    else:
-        results.append(ops.result(ops.constant(True)))
-    condition_index = len(results) - 1
-
-    captured = _captures(results, parameters)
-    if captured and strict:
-        names = ", ".join(sorted({c.get_node().get_friendly_name() for c in captured}))
-        raise BuilderError(f"fn: uses {names} from outside without non_sequences (strict=True)")
-    capture_parameters = []
-    for value in captured:
-        parameter = ops.parameter(value.get_partial_shape(), value.get_element_type())
-        for target in list(value.get_target_inputs()):
-            if _inside(target.get_node(), results, parameters + capture_parameters):
-                target.replace_source_output(parameter.output(0))
-        capture_parameters.append(parameter)
-    parameters += capture_parameters
-    body = ov.Model(results, parameters, f"{name or 'scan'}/body")
-
-    # The LoopSpec: merged (windows), invariant (non_sequences, captures), sliced (sequences).
-    index_of = {p.get_instance_id(): i for i, p in enumerate(parameters)}
-    port = 2
-    spec_merged = []
-    external: dict[int, ov.Output] = {}
-    for parameter, result in merged:
-        out = next(o for p, o in windows if p.get_instance_id() == parameter.get_instance_id())
-        spec_merged.append(MergedInput(port, index_of[parameter.get_instance_id()], result))
-        external[port] = _rows(out.initial, -out.window, None) if _is_window(out) else out.initial
-        port += 1
-    spec_invariant = []
-    for parameter, value in zip(invariant_parameters + capture_parameters, invariants + captured):
-        spec_invariant.append(InvariantInput(port, index_of[parameter.get_instance_id()]))
-        external[port] = value
-        port += 1
-    spec_sliced = []
-    for parameter, view in sliced:
-        spec_sliced.append(SlicedInput(port, index_of[parameter.get_instance_id()], axis=0))
-        external[port] = view
-        port += 1
-    spec = LoopSpec(
-        trip_count_source=trip.source,
-        trip_count=trip.constant if trip.source == TRIP_COUNT_CONSTANT else None,
-        sliced_inputs=tuple(spec_sliced),
-        merged_inputs=tuple(spec_merged),
-        invariant_inputs=tuple(spec_invariant),
-        concatenated_outputs=tuple(
-            ConcatenatedOutput(i, r, axis=0) for i, r in enumerate(concatenated)
-        ),
-        last_value_outputs=tuple(LastValueOutput(i, r) for i, r in enumerate(last_values)),
-        execution_condition=condition_index,
+            merged.append((windows[id(out)], out, len(results) - 1))
+        results.append(ops.result(value if last_only else ops.unsqueeze(value, _i64(0))))
+        emitted.append(len(results) - 1)
+    keep = (
+        ops.constant(True)
+        if condition is None
+        else ops.logical_not(ops.convert(condition, ov.Type.boolean))
     )
+    results.append(ops.result(keep))
+
+    _capture(results, body, strict)
+    parameters = body.parameters
+    model = ov.Model(results, parameters, f"{name or 'scan'}/body")
+    spec, external = _spec(parameters, merged, body, emitted, len(results) - 1, trip, last_only)
     if trip.proven_zero:
         outputs = _zero_steps(step_values, outs, last_only)
     else:
-        produced = build_loop(spec, body, trip.value, start.value, external, name or "scan")
+        produced = build_loop(spec, model, trip.value, start.value, external, name or "scan")
         zero = guards.runs_zero(trip, start)
         if last_only:
             initial = [
@@ -378,23 +358,47 @@ def _scan(
             ]
             outputs = guards.guard_last_values(produced, initial, zero)
         else:
-            outputs = guards.guard_zero_iterations(
-                produced,
-                [0] * len(produced),
-                [_empty_shape(out, value) for out, value in zip(outs, step_values)],
-                zero,
-            )
+            empty = [_empty_shape(out, value) for out, value in zip(outs, step_values)]
+            outputs = guards.guard_zero_iterations(produced, [0] * len(produced), empty, zero)
     return (outputs[0] if len(outputs) == 1 else outputs), {}
 
 
-def _rows(value: ov.Output, start: int, stop: int | None) -> ov.Output:
-    """value[start:stop] along axis 0, the stop taken from the shape (no large constants: the
-    CPU plugin computes in i32)."""
-    if stop is None:
-        stop_value = ops.gather(ops.shape_of(value, ov.Type.i64), _i64(0), _i64(0))
-    else:
-        stop_value = _i64(stop)
-    return ops.slice(value, _i64(start), stop_value, _i64(1), _i64(0)).output(0)
+def _spec(parameters, merged, body: _Body, emitted, condition, trip, last_only):
+    """The LoopSpec (merged: windows; invariant: non_sequences and captures; sliced: sequence
+    views) and the outer value of each port."""
+    index_of = {p.get_instance_id(): i for i, p in enumerate(parameters)}
+    external: dict[int, ov.Output] = {}
+    entries: dict[str, list] = {"merged": [], "invariant": [], "sliced": []}
+    port = 2
+    for parameter, out, result in merged:
+        index = index_of[parameter.get_instance_id()]
+        entries["merged"].append(MergedInput(port, index, result))
+        external[port] = _rows(out.initial, -out.window) if _is_window(out) else out.initial
+        port += 1
+    for kind, pairs, make in (
+        ("invariant", body.invariant, lambda port, index: InvariantInput(port, index)),
+        ("sliced", body.sliced, lambda port, index: SlicedInput(port, index, axis=0)),
+    ):
+        for parameter, value in pairs:
+            entries[kind].append(make(port, index_of[parameter.get_instance_id()]))
+            external[port] = value
+            port += 1
+    outputs = (
+        tuple(LastValueOutput(i, r) for i, r in enumerate(emitted))
+        if last_only
+        else tuple(ConcatenatedOutput(i, r, axis=0) for i, r in enumerate(emitted))
+    )
+    spec = LoopSpec(
+        trip_count_source=trip.source,
+        trip_count=trip.constant if trip.source == TRIP_COUNT_CONSTANT else None,
+        sliced_inputs=tuple(entries["sliced"]),
+        merged_inputs=tuple(entries["merged"]),
+        invariant_inputs=tuple(entries["invariant"]),
+        concatenated_outputs=() if last_only else outputs,
+        last_value_outputs=outputs if last_only else (),
+        execution_condition=condition,
+    )
+    return spec, external
 
 
 def _empty_shape(out: _Output, value: ov.Output) -> ov.Output | None:
@@ -402,14 +406,10 @@ def _empty_shape(out: _Output, value: ov.Output) -> ov.Output | None:
     initial state when the output is fed back (it has that shape), else from fn's static dims."""
     if not out.taps:
         return guards.empty_shape(value, 0)
-    shape = ops.shape_of(out.initial, ov.Type.i64)
+    shape = ops.shape_of(out.initial, ov.Type.i64).output(0)
     if _is_window(out):
-        shape = _rows(shape, 1, None)
+        shape = _rows(shape, 1)
     return ops.concat([_i64(0), shape], 0).output(0)
-
-
-def _is_window(out: _Output) -> bool:
-    return out.taps != [-1]
 
 
 def _check_fed_back(index: int, out: _Output, value: ov.Output) -> None:
@@ -429,57 +429,46 @@ def _check_fed_back(index: int, out: _Output, value: ov.Output) -> None:
         )
 
 
-def _captures(results: Sequence[ov.Node], parameters: Sequence[ov.Node]) -> list[ov.Output]:
-    """Outer values the body reads: outputs of nodes that depend on no body Parameter but on
-    some Parameter outside, consumed by nodes that depend on a body Parameter (or a Result)."""
-    inside = {p.get_instance_id() for p in parameters}
-    depends: dict[int, str] = {}  # node id -> "body", "outer" or "const"
+def _capture(results: Sequence[ov.Node], body: _Body, strict: bool) -> None:
+    """Outer values the body reads (outputs of nodes that depend on no body Parameter but on a
+    Parameter outside, consumed inside the body) become invariant inputs of `body`; under
+    `strict` they are an error."""
+    own = {p.get_instance_id() for p in body.parameters}
+    kinds: dict[int, str] = {}  # node id -> "body", "outer" or "const"
 
     def kind(node) -> str:
         key = node.get_instance_id()
-        if key in depends:
-            return depends[key]
-        if key in inside:
-            depends[key] = "body"
-        elif node.get_type_name() == "Parameter":
-            depends[key] = "outer"
-        else:
-            kinds = {kind(value.get_node()) for value in node.input_values()}
-            depends[key] = "body" if "body" in kinds else "outer" if "outer" in kinds else "const"
-        return depends[key]
+        if key not in kinds:
+            if key in own:
+                kinds[key] = "body"
+            elif node.get_type_name() == "Parameter":
+                kinds[key] = "outer"
+            else:
+                found = {kind(value.get_node()) for value in node.input_values()}
+                kinds[key] = "body" if "body" in found else "outer" if "outer" in found else "const"
+        return kinds[key]
 
+    inside = {result.get_instance_id() for result in results}
     captured: dict[tuple[int, int], ov.Output] = {}
     pending = list(results)
-    seen = set()
     while pending:
         node = pending.pop()
-        if node.get_instance_id() in seen:
-            continue
-        seen.add(node.get_instance_id())
         for value in node.input_values():
             source = value.get_node()
             if kind(source) == "outer":
                 captured.setdefault((source.get_instance_id(), value.get_index()), value)
-            elif kind(source) == "body":
+            elif kind(source) == "body" and source.get_instance_id() not in inside:
+                inside.add(source.get_instance_id())
                 pending.append(source)
-    return list(captured.values())
-
-
-def _inside(node, results, parameters) -> bool:
-    """Whether `node` belongs to the body: a Result or a node depending on a body Parameter."""
-    if any(node.get_instance_id() == r.get_instance_id() for r in results):
-        return True
-    inside = {p.get_instance_id() for p in parameters}
-    pending, seen = [node], set()
-    while pending:
-        current = pending.pop()
-        if current.get_instance_id() in inside:
-            return True
-        if current.get_instance_id() in seen:
-            continue
-        seen.add(current.get_instance_id())
-        pending.extend(value.get_node() for value in current.input_values())
-    return False
+    if captured and strict:
+        names = ", ".join(sorted({c.get_node().get_friendly_name() for c in captured.values()}))
+        raise BuilderError(f"fn: uses {names} from outside without non_sequences (strict=True)")
+    for value in captured.values():
+        parameter = ops.parameter(value.get_partial_shape(), value.get_element_type())
+        for target in list(value.get_target_inputs()):
+            if target.get_node().get_instance_id() in inside:
+                target.replace_source_output(parameter.output(0))
+        body.invariant.append((parameter, value))
 
 
 def _zero_steps(step_values: list[ov.Output], outs: list[_Output], last_only: bool):

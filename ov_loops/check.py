@@ -227,13 +227,13 @@ def _check_onnx(path, device, given, shapes, seed, rtol, atol, precision, max_it
     try:
         expected = run_onnx(source, feeds, max_iterations=max_iterations, trace=trace)
     except OvLoopsError as exc:
-        raise InputError(f"reference: {exc}; give --inputs that keep loops shorter") from None
+        raise InputError(str(exc)) from None
     with tempfile.TemporaryDirectory(prefix="ov-loops-check-") as scratch:
         xml = Path(scratch) / "model.xml"
         ov_loops.save(conversion.model, xml)
         validation = ov_loops.validate(xml)
         compiled = compile_model(str(xml), device, precision)
-        got = run(compiled, feeds)
+        got = _run_on(compiled, feeds)
     names = [value.name for value in source.graph.output]
     report = CheckReport(
         path,
@@ -250,6 +250,16 @@ def _check_onnx(path, device, given, shapes, seed, rtol, atol, precision, max_it
             conversion.model, source, trace, feeds, device, precision, rtol, atol
         )
     return report
+
+
+def _run_on(compiled: ov.CompiledModel, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+    """Run on the device; its failures (wrong input shapes, a Loop running past a sliced input)
+    are one-line InputErrors."""
+    try:
+        return run(compiled, feeds)
+    except RuntimeError as exc:
+        lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+        raise InputError(f"inference failed: {lines[-1] if lines else exc}") from None
 
 
 def _onnxruntime_opinion(source, feeds, got, names, rtol, atol):
@@ -278,8 +288,8 @@ def _check_ir(path, device, given, shapes, seed, rtol, atol, precision, max_iter
     try:
         expected = run_ir(path, feeds, max_iterations=max_iterations)
     except OvLoopsError as exc:
-        raise InputError(f"IR reference: {exc}") from None
-    got = run(compiled, feeds)
+        raise InputError(str(exc)) from None
+    got = _run_on(compiled, feeds)
     rows = []
     for output, have in zip(model.outputs, got):
         want = next((expected[n] for n in output.get_names() if n in expected), None)
@@ -309,21 +319,17 @@ def _locate(model, source, trace, feeds, device, precision, rtol, atol) -> Diver
     iteration by iteration, with the reference's trace."""
     from ov_loops.onnx_io.scopes import node_label
 
-    paths = {
-        node.output[0]: f"main/{node_label(node, index)}"
+    loops = {  # first output -> (path, carried value names), for top-level loops
+        node.output[0]: (f"main/{node_label(node, index)}", _carried_names(node))
         for index, node in enumerate(source.graph.node)
         if node.op_type in ("Loop", "Scan")
     }
-    carried_names = {
-        f"main/{node_label(node, index)}": _carried_names(node)
-        for index, node in enumerate(source.graph.node)
-        if node.op_type in ("Loop", "Scan")
-    }
+    paths = {key: path for key, (path, _) in loops.items()}
     instrumented, emitted = _instrument(model.clone(), set(paths.values()))
     if not emitted:
         return None
     compiled = compile_model(instrumented, device, precision)
-    outputs = run(compiled, feeds)
+    outputs = _run_on(compiled, feeds)
     per_loop: dict[str, list[np.ndarray]] = {}
     for (loop_path, _), value in zip(emitted, outputs[len(model.outputs) :]):
         per_loop.setdefault(loop_path, []).append(value)
@@ -339,7 +345,7 @@ def _locate(model, source, trace, feeds, device, precision, rtol, atol) -> Diver
             ):
                 row = diff("", want, series[iteration], rtol, atol)
                 if not row.ok:
-                    name = carried_names[loop_path][index]
+                    name = loops[key][1][index]
                     return Divergence(
                         loop_path,
                         iteration,

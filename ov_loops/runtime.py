@@ -9,7 +9,6 @@ import openvino as ov
 
 from ov_loops.errors import InputError
 
-PRECISIONS = ("f32", "native")
 _core: ov.Core | None = None
 
 

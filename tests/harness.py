@@ -12,7 +12,7 @@ from lxml import etree
 
 import ov_loops
 from ov_loops.ir.reader import loop_spec, loops, read_ir
-from ov_loops.runtime import run, to_tensor  # noqa: F401  (tests import them from here)
+from ov_loops.runtime import run
 
 F32 = {"INFERENCE_PRECISION_HINT": "f32"}
 _core = ov.Core()

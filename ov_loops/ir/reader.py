@@ -207,20 +207,16 @@ def _stream_main_graph(path: Path, keep_all: bool) -> Graph:
             layers[layer.id] = layer
         elif section == "edges" and element.tag == "edge":
             edges.append(_read_edge(element, path))
+            keep = False
         else:
             continue
-        if not keep_element(element, layers):
+        if not keep:  # a kept layer's XML stays for its ports, port_map and subgraphs
             element.clear()
             while element.getprevious() is not None:  # free what came before
                 del element.getparent()[0]
     if root_tag != "net" or not saw_layers:
         raise InputError(f"{path}: not an OpenVINO IR (no <net> with <layers>)")
     return Graph(layers, edges)
-
-
-def keep_element(element: etree._Element, layers: dict[str, Layer]) -> bool:
-    """Whether a streamed element is still needed (a layer holding a subgraph)."""
-    return element.tag == "layer" and layers[element.get("id")].element is not None
 
 
 def _has_data(layer: Layer) -> bool:

@@ -72,28 +72,28 @@ def trip_count(
     if not sliced:
         return trip
     static = [_static_length(value, axis) for value, axis in zip(sliced, axes)]
-    known = [length for length in static if length is not None]
+    known = [size for size in static if size is not None]
     if must_agree and len(set(known)) > 1:
         raise ConversionError(f"{what}: scan inputs differ in length along their axes: {known}")
     if None not in static and trip.source != TRIP_COUNT_INPUT:
         count = min(static) if trip.constant is None else min(min(static), trip.constant)
         return TripCount(ops.constant(np.int64(count)).output(0), TRIP_COUNT_CONSTANT, count, False)
-    lengths = [_length(value, axis) for value, axis in zip(sliced, axes)]
+    lengths = [length(value, axis) for value, axis in zip(sliced, axes)]
     combine = ops.maximum if must_agree else ops.minimum
-    length = lengths[0]
+    span = lengths[0]
     for other in lengths[1:]:
-        length = combine(length, other)
+        span = combine(span, other)
     if trip.source == TRIP_COUNT_UNBOUNDED:
-        bounded = length
+        bounded = span
     elif trip.source == TRIP_COUNT_CONSTANT:
-        bounded = ops.minimum(length, trip.value)
+        bounded = ops.minimum(span, trip.value)
     else:  # runtime and already guarded: -1 means unbounded
         unbounded = ops.less(trip.value, ops.constant(np.int64(0)))
-        bounded = ops.select(unbounded, length, ops.minimum(length, trip.value))
+        bounded = ops.select(unbounded, span, ops.minimum(span, trip.value))
     return TripCount(bounded.output(0), TRIP_COUNT_INPUT, None, True)
 
 
-def _length(value: ov.Output, axis: int) -> ov.Node:
+def length(value: ov.Output, axis: int) -> ov.Node:
     """value.shape[axis] as an i64 scalar."""
     index = ops.constant(np.array([axis], np.int64))
     zero = ops.constant(np.array([0], np.int64))
@@ -184,9 +184,9 @@ def guard_zero_iterations(
     none = ops.constant(np.array([0], np.int64))
     guarded = []
     for output, axis, empty_shape in zip(outputs, axes, empty_shapes):
-        length = ops.unsqueeze(_length(output, axis), none)
-        kept = ops.select(zero, none, length)
-        split_lengths = ops.concat([kept, ops.subtract(length, kept)], 0)
+        size = ops.unsqueeze(length(output, axis), none)
+        kept = ops.select(zero, none, size)
+        split_lengths = ops.concat([kept, ops.subtract(size, kept)], 0)
         cut = ops.variadic_split(output, ops.constant(np.int64(axis)), split_lengths).output(0)
         if empty_shape is not None and _dynamic_besides(output, axis):
             shape = ops.select(zero, empty_shape, ops.shape_of(cut, ov.Type.i64))
@@ -271,7 +271,7 @@ def reverse(value: ov.Output, axis: int) -> ov.Output:
     last element to -(length + 1), computed from the length (no INT64_MIN: see the notes on i32)."""
     minus_one = ops.constant(np.array([-1], np.int64))
     zero = ops.constant(np.array([0], np.int64))
-    stop = ops.subtract(minus_one, ops.unsqueeze(_length(value, axis), zero))
+    stop = ops.subtract(minus_one, ops.unsqueeze(length(value, axis), zero))
     axes = ops.constant(np.array([axis], np.int64))
     return ops.slice(value, minus_one, stop, minus_one, axes).output(0)
 

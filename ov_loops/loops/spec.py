@@ -8,7 +8,7 @@ Results, in body order.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 TRIP_COUNT_CONSTANT = "constant"
 TRIP_COUNT_INPUT = "input"
@@ -79,7 +79,6 @@ class LoopSpec:
     last_value_outputs: tuple[LastValueOutput, ...] = ()
     current_iteration: int | None = None
     execution_condition: int | None = None
-    notes: tuple[str, ...] = field(default=(), compare=False)
 
     def special_ports(self) -> list[str]:
         ports = []

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from ov_loops.errors import ConversionError
-from ov_loops.ir.reader import Graph, IRDocument, Layer, back_edges, port_map, read_ir
+from ov_loops.ir.reader import Graph, IRDocument, Layer, loop_spec, read_ir
 
 DEFAULT_MAX_ITERATIONS = 100_000
 DTYPES = {
@@ -348,8 +348,25 @@ class Executor:
     def __init__(self, document: IRDocument, max_iterations: int) -> None:
         self.document = document
         self.max_iterations = max_iterations
+        # Loop bodies run once per iteration: their order, wiring and constants are read once.
+        self._plans: dict[int, tuple[list[Layer], dict]] = {}
+        self._constants: dict[int, np.ndarray] = {}
+
+    def _plan(self, graph: Graph) -> tuple[list[Layer], dict]:
+        if id(graph) not in self._plans:
+            producers = {
+                (edge.to_layer, edge.to_port): (edge.from_layer, edge.from_port)
+                for edge in graph.edges
+            }
+            self._plans[id(graph)] = (_topological(graph), producers)
+        return self._plans[id(graph)]
 
     def constant(self, layer: Layer) -> np.ndarray:
+        if id(layer) not in self._constants:
+            self._constants[id(layer)] = self._read_constant(layer)
+        return self._constants[id(layer)]
+
+    def _read_constant(self, layer: Layer) -> np.ndarray:
         dtype = _dtype(layer.data["element_type"])
         shape = _ints(layer.data.get("shape"))
         if 0 in shape:  # OpenVINO stores a 1-byte placeholder for empty constants
@@ -363,11 +380,9 @@ class Executor:
         """Execute `graph` with values for its Parameters (by layer id); return each Result's
         value by layer id."""
         values: dict[tuple[str, int], np.ndarray] = {}
-        producers: dict[tuple[str, int], tuple[str, int]] = {
-            (edge.to_layer, edge.to_port): (edge.from_layer, edge.from_port) for edge in graph.edges
-        }
+        order, producers = self._plan(graph)
         results = {}
-        for layer in _topological(graph):
+        for layer in order:
             inputs = [values[producers[(layer.id, port)]] for port in sorted(layer.inputs)]
             if layer.type == "Parameter":
                 outputs = [parameters[layer.id]]
@@ -377,11 +392,16 @@ class Executor:
                 results[layer.id] = inputs[0]
                 continue
             elif layer.type in ("Loop", "TensorIterator"):
-                outputs = self.run_loop(layer, inputs)
+                outputs = self.run_loop(graph, layer, inputs)
             elif layer.type == "If":
                 outputs = self.run_if(layer, inputs)
             elif layer.type in KERNELS:
-                outputs = KERNELS[layer.type](layer, inputs)
+                try:
+                    outputs = KERNELS[layer.type](layer, inputs)
+                except (ValueError, IndexError, TypeError, KeyError) as exc:
+                    raise ConversionError(
+                        f"IR reference: {layer.type} '{layer.name}' failed: {exc}"
+                    ) from None
             else:
                 raise ConversionError(
                     f"IR reference: no kernel for {layer.type} ({layer.version}) '{layer.name}'"
@@ -410,8 +430,8 @@ class Executor:
         }
         return [wired[port] for port in sorted(layer.outputs)]
 
-    def run_loop(self, layer: Layer, inputs: list[np.ndarray]) -> list[np.ndarray]:
-        """Loop-5 / TensorIterator-1, from the port map (Loop-5 spec)::
+    def run_loop(self, graph: Graph, layer: Layer, inputs: list[np.ndarray]) -> list[np.ndarray]:
+        """Loop-5 / TensorIterator-1, from the layer's LoopSpec (Loop-5 spec)::
 
         i = 0; keepgoing = cond (Loop) ; params <- invariant values, merged initial values
         while (trip < 0 or i < trip) and keepgoing:     # TI: i < number of parts
@@ -424,88 +444,87 @@ class Executor:
         outputs: last values (initial value of a merged input if no iteration ran) and
         concatenations along their axis (reversed order for stride < 0)
         """
-        by_port = dict(zip(sorted(layer.inputs), inputs))
-        entries = port_map(layer)
-        edges = {edge.to_layer: edge.from_layer for edge in back_edges(layer)}
+        try:
+            spec = loop_spec(self.document, graph, layer)
+        except (KeyError, TypeError) as exc:
+            raise ConversionError(
+                f"IR reference: {layer.type} '{layer.name}' has an invalid "
+                f"port_map ({exc}); run ov-loops validate"
+            ) from None
         body = layer.body
-        params: dict[str, np.ndarray] = {}
-        sliced = []
-        current = None
-        for entry in (e for e in entries if e.kind == "input"):
-            internal = entry.attrs["internal_layer_id"]
-            if entry.attrs.get("purpose") == "current_iteration":
-                current = internal
-            elif "axis" in entry.attrs:
-                sliced.append((internal, by_port[entry.int("external_port_id")], entry))
-            else:
-                params[internal] = by_port[entry.int("external_port_id")]
-        condition_result = next(
-            (
-                e.attrs["internal_layer_id"]
-                for e in entries
-                if e.kind == "output" and e.attrs.get("purpose") == "execution_condition"
-            ),
-            None,
-        )
-        parts = [_parts(value, entry) for _, value, entry in sliced]
+        parameter = [p.id for p in body.of_type("Parameter")]
+        result = [r.id for r in body.of_type("Result")]
+        by_port = dict(zip(sorted(layer.inputs), inputs))
+        params = {
+            parameter[e.body_parameter]: by_port[e.external_port]
+            for e in (*spec.merged_inputs, *spec.invariant_inputs)
+        }
+        sliced = [
+            (parameter[e.body_parameter], _parts(by_port[e.external_port], e))
+            for e in spec.sliced_inputs
+        ]
         if layer.type == "Loop":
             trip = int(np.asarray(inputs[0]).reshape(-1)[0])
             keepgoing = bool(np.asarray(inputs[1]).reshape(-1)[0])
         else:
-            trip, keepgoing = min((len(p) for p in parts), default=0), True
-        outputs = [e for e in entries if e.kind == "output" and not e.attrs.get("purpose")]
+            trip, keepgoing = min((len(parts) for _, parts in sliced), default=0), True
         last: dict[str, np.ndarray] = {}
-        stacked: dict[str, list[np.ndarray]] = {
-            e.attrs["internal_layer_id"]: [] for e in outputs if "axis" in e.attrs
+        stacked: dict[int, list[np.ndarray]] = {
+            e.body_result: [] for e in spec.concatenated_outputs
         }
         iteration = 0
         while (trip < 0 or iteration < trip) and keepgoing:
             if iteration >= self.max_iterations:
                 raise ConversionError(
                     f"IR reference: {layer.type} '{layer.name}' exceeded "
-                    f"{self.max_iterations} iterations"
+                    f"{self.max_iterations} iterations; give inputs that stop it sooner"
                 )
-            for (internal, _, _), series in zip(sliced, parts):
-                if iteration >= len(series):
+            for internal, parts in sliced:
+                if iteration >= len(parts):
                     raise ConversionError(
                         f"IR reference: {layer.type} '{layer.name}': the "
                         f"sliced input ends before iteration {iteration}"
                     )
-                params[internal] = series[iteration]
-            if current is not None:
-                declared = body.layers[current]
-                params[current] = np.array(
+                params[internal] = parts[iteration]
+            if spec.current_iteration is not None:
+                declared = body.layers[parameter[spec.current_iteration]]
+                params[declared.id] = np.array(
                     iteration, _dtype(declared.data.get("element_type", "i64"))
                 ).reshape(_ints(declared.data.get("shape")))
-            results = self.run_graph(body, params)
-            last = results
-            for internal, store in stacked.items():
-                store.append(results[internal])
-            for target, source in edges.items():
-                params[target] = results[source]
-            if condition_result is not None:
-                keepgoing = bool(np.asarray(results[condition_result]).reshape(-1)[0])
+            last = self.run_graph(body, params)
+            for index, store in stacked.items():
+                store.append(last[result[index]])
+            for entry in spec.merged_inputs:
+                params[parameter[entry.body_parameter]] = last[result[entry.body_result]]
+            if spec.execution_condition is not None:
+                flag = last[result[spec.execution_condition]]
+                keepgoing = bool(np.asarray(flag).reshape(-1)[0])
             iteration += 1
+        ports = sorted(layer.outputs)
         values = {}
-        for entry in outputs:
-            internal, port = entry.attrs["internal_layer_id"], entry.int("external_port_id")
-            if "axis" in entry.attrs:
-                values[port] = _concatenate(stacked[internal], entry, layer.outputs[port])
-            elif internal in last:
-                values[port] = last[internal]
-            else:  # no iteration: a merged input's initial value
-                target = next((t for t, s in edges.items() if s == internal), None)
-                values[port] = params.get(target, np.zeros(0, np.float32))
-        return [values[port] for port in sorted(layer.outputs)]
+        for entry in spec.concatenated_outputs:
+            port = layer.outputs[ports[entry.external_port]]
+            values[entry.external_port] = _concatenate(stacked[entry.body_result], entry, port)
+        for entry in spec.last_value_outputs:
+            if last:
+                values[entry.external_port] = last[result[entry.body_result]]
+            else:  # no iteration: the initial value of the merged input it feeds back to
+                merged = next(
+                    (m for m in spec.merged_inputs if m.body_result == entry.body_result), None
+                )
+                values[entry.external_port] = (
+                    params[parameter[merged.body_parameter]] if merged else np.zeros(0, np.float32)
+                )
+        return [values[index] for index in range(len(ports))]
 
 
 def _parts(value: np.ndarray, entry) -> list[np.ndarray]:
-    axis = _axis(entry.int("axis"), value.ndim)
-    stride, part = entry.int("stride", 1), entry.int("part_size", 1)
+    """The parts of a sliced input (a SlicedInput), in iteration order."""
+    axis = _axis(entry.axis, value.ndim)
     length = value.shape[axis]
-    start, end = entry.int("start", 0), entry.int("end", -1)
-    start = start + length if start < 0 else start
-    end = end + length if end < 0 else end  # inclusive bound
+    start = entry.start + length if entry.start < 0 else entry.start
+    end = entry.end + length if entry.end < 0 else entry.end  # inclusive bound
+    stride, part = entry.stride, entry.part_size
     offsets = range(start, end + 1, stride) if stride > 0 else range(start, end - 1, stride)
     pieces = []
     for offset in offsets:
@@ -517,13 +536,14 @@ def _parts(value: np.ndarray, entry) -> list[np.ndarray]:
 
 
 def _concatenate(parts: list[np.ndarray], entry, port) -> np.ndarray:
-    if entry.int("stride", 1) < 0:
+    """A concatenated output (a ConcatenatedOutput); zero parts give its port's shape with 0."""
+    if entry.stride < 0:
         parts = parts[::-1]
     if parts:
-        return np.concatenate(parts, axis=_axis(entry.int("axis"), parts[0].ndim))
+        return np.concatenate(parts, axis=_axis(entry.axis, parts[0].ndim))
     dims = [0 if d < 0 else d for d in port.dims]
     if dims:
-        dims[entry.int("axis")] = 0
+        dims[entry.axis] = 0
     return np.zeros(dims or [0], PRECISIONS.get(port.precision, np.float32))
 
 

@@ -17,7 +17,7 @@ import onnx
 from onnx.reference import ReferenceEvaluator
 from onnx.reference.op_run import OpRun
 
-from ov_loops.errors import ConversionError
+from ov_loops.errors import ConversionError, OvLoopsError
 
 DEFAULT_MAX_ITERATIONS = 100_000
 
@@ -58,8 +58,8 @@ def _control_flow_ops(max_iterations: int, trace: Trace | None) -> list[type[OpR
     def guard(count: int, node: onnx.NodeProto) -> None:
         if count >= max_iterations:
             raise ConversionError(
-                f"{node.op_type} '{node.name or node.output[0]}' exceeded "
-                f"{max_iterations} iterations in the reference"
+                f"ONNX reference: {node.op_type} '{node.name or node.output[0]}' exceeded "
+                f"{max_iterations} iterations; give inputs that stop it sooner"
             )
 
     class Loop(OpRun):
@@ -103,18 +103,11 @@ def _control_flow_ops(max_iterations: int, trace: Trace | None) -> list[type[OpR
                 if recorded is not None:
                     recorded.append([np.array(value) for value in carried])
                 iteration += 1
-            body_outputs = self.body.onnx_graph_.output if hasattr(self.body, "onnx_graph_") else []
-            stacked = []
-            for k, scan in enumerate(scans):
-                if scan:
-                    stacked.append(np.stack(scan))
-                else:
-                    declared = body_outputs[1 + carried_count + k] if body_outputs else None
-                    stacked.append(
-                        _empty_stack(declared)
-                        if declared is not None
-                        else np.zeros((0,), np.float32)
-                    )
+            body_outputs = self.body.onnx_graph_.output
+            stacked = [
+                np.stack(scan) if scan else _empty_stack(body_outputs[1 + carried_count + k])
+                for k, scan in enumerate(scans)
+            ]
             return tuple(carried + stacked)[: len(self.onnx_node.output)]
 
     class Scan(OpRun):
@@ -270,4 +263,11 @@ def run_onnx(
     """The model's outputs for `inputs`, computed in numpy; loops stop with an error after
     `max_iterations` iterations. With `trace`, loop-carried values are recorded per iteration."""
     evaluator = ReferenceEvaluator(model, new_ops=_control_flow_ops(max_iterations, trace))
-    return [np.asarray(value) for value in evaluator.run(None, inputs)]
+    try:
+        return [np.asarray(value) for value in evaluator.run(None, inputs)]
+    except OvLoopsError:
+        raise
+    except Exception as exc:  # onnx.reference's kernels raise anything on bad inputs
+        lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+        detail = lines[0] if lines else type(exc).__name__
+        raise ConversionError(f"ONNX reference: {type(exc).__name__}: {detail}") from None
