@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import weakref
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -79,8 +80,9 @@ class Converter:
         self._error: OvLoopsError | None = None
         self._reports: list[list[ConvertedLoop]] = []
         self._frontend = FrontEndManager().load_by_framework("onnx")
+        expand = _weak_callback(self._expand)
         for op in READERS:
-            self._frontend.add_extension(ConversionExtension(op, PLACEHOLDER_DOMAIN, self._expand))
+            self._frontend.add_extension(ConversionExtension(op, PLACEHOLDER_DOMAIN, expand))
 
     # -- public ------------------------------------------------------------------------------
     def convert(self) -> Conversion:
@@ -489,6 +491,19 @@ def convert_model(model: onnx.ModelProto) -> Conversion:
 
 
 # -- helpers ------------------------------------------------------------------------------------
+def _weak_callback(method):
+    """A callable for the frontend's ConversionExtension that does not keep the method's object
+    alive: the FrontEnd holds the extension in C++, so a bound method there would make a cycle
+    (object -> FrontEnd -> extension -> object) that Python's collector cannot see, and every
+    Converter would leak with its models and graphs."""
+    reference = weakref.WeakMethod(method)
+
+    def call(*args):
+        return reference()(*args)
+
+    return call
+
+
 def _first_line(exc: BaseException) -> str:
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
     useful = [line for line in lines if not line.startswith(("Check ", "Exception from src"))]

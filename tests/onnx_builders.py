@@ -60,3 +60,35 @@ ELEMENT_TYPES = {
     "float64": (T.DOUBLE, np.float64),
     "bool": (T.BOOL, np.bool_),
 }
+
+
+def side_by_side_loops(count: int) -> onnx.ModelProto:
+    """`count` independent counting Loops, each with a scan output and a nested Loop."""
+    inner = loop_body(
+        [node("Add", ["t_in", "one"], ["t_out"]), node("Identity", ["cond_in"], ["go"])],
+        [typed("t_in", T.FLOAT, [])],
+        [typed("go", T.BOOL, []), typed("t_out", T.FLOAT, [])],
+        iteration="j",
+    )
+    nodes, outputs = [], []
+    for index in range(count):
+        body = loop_body(
+            [
+                node("Loop", ["M", "", "s_in"], ["s_out"], body=inner),
+                node("Identity", ["s_out"], ["s_scan"]),
+                node("Identity", ["cond_in"], ["keep_going"]),
+            ],
+            [typed("s_in", T.FLOAT, [])],
+            [
+                typed("keep_going", T.BOOL, []),
+                typed("s_out", T.FLOAT, []),
+                typed("s_scan", T.FLOAT, []),
+            ],
+        )
+        nodes.append(node("Loop", ["M", "", "s0"], [f"final{index}", f"all{index}"], body=body))
+        outputs += [typed(f"final{index}", T.FLOAT, []), typed(f"all{index}", T.FLOAT, [None])]
+    nodes.insert(
+        0, node("Constant", [], ["one"], value=onnx.helper.make_tensor("", T.FLOAT, [], [1]))
+    )
+    main = graph(nodes, [typed("M", T.INT64, []), typed("s0", T.FLOAT, [])], outputs)
+    return model(main)
