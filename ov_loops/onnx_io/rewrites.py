@@ -67,6 +67,38 @@ _CONSTANT_OF_SHAPE_TYPES = frozenset(
 )
 
 
+def expand_to_an_empty_shape_is_identity(model: onnx.ModelProto) -> onnx.ModelProto:
+    """Replace `Expand(x, shape)` by `Identity(x)` where `shape` is a constant with no elements
+    (in every graph; an Expand to the empty shape leaves x as it is).
+
+    Why: OpenVINO's CPU plugin dies (SIGSEGV) compiling the Broadcast such an Expand becomes
+    when x is a scalar that is not a constant, and its frontend turns `Expand(x, [])` into a
+    broadcast to [1] (see keep_empty_constants_empty).
+    """
+    empty = _empty_constant_names(model.graph)
+    for graph, _ in all_graphs(model.graph, "main"):
+        for node in graph.node:
+            is_expand = node.op_type == "Expand" and node.domain in ("", "ai.onnx")
+            if is_expand and len(node.input) == 2 and node.input[1] in empty:
+                node.op_type = "Identity"
+                del node.input[1:]
+    return model
+
+
+def _empty_constant_names(graph: onnx.GraphProto) -> set[str]:
+    """Names of the constants with no elements in `graph` and its nested graphs."""
+    names = set()
+    for each, _ in all_graphs(graph, "main"):
+        inputs = {value.name for value in each.input}
+        names.update(
+            tensor.name
+            for tensor in each.initializer
+            if tensor.name not in inputs and 0 in tensor.dims
+        )
+        names.update(node.output[0] for node in each.node if _empty_constant_type(node))
+    return names
+
+
 def keep_empty_constants_empty(model: onnx.ModelProto) -> onnx.ModelProto:
     """Compute every constant with no elements (a Constant node or an initializer that is not a
     graph input) with ConstantOfShape, in every graph.
@@ -152,6 +184,7 @@ REWRITES: tuple[Rewrite, ...] = (
     check_model,  # not a rewrite: the ONNX checker, on the model as the user wrote it
     refuse_placeholder_domain,
     inline_local_functions,
+    expand_to_an_empty_shape_is_identity,
     keep_empty_constants_empty,
 )
 
