@@ -97,8 +97,8 @@ def _empty_forms():
 
 @pytest.mark.parametrize("form", sorted(_empty_forms()))
 def test_empty_constants_keep_their_shape_in_every_graph(form, tmp_path):
-    """An empty Constant in the main graph, in a Loop body and as a body initializer keeps its
-    shape, and an empty shape still broadcasts to a scalar."""
+    """An empty Constant in the main graph (also read by a Loop body), in the body and as a
+    body initializer keeps its shape, and an empty shape still broadcasts to a scalar."""
     attr, elem_type = _empty_forms()[form]
 
     def constant(name: str) -> onnx.NodeProto:
@@ -115,10 +115,16 @@ def test_empty_constants_keep_their_shape_in_every_graph(form, tmp_path):
             constant("c_body"),
             node("Identity", ["c_body"], ["c_part"]),
             node("Identity", ["body_empty"], ["init_part"]),
+            node("Identity", ["c_main"], ["captured_part"]),
             node("Identity", ["cond_in"], ["keep"]),
         ],
         [],
-        [typed("keep", T.BOOL, []), typed("c_part", elem_type), typed("init_part", elem_type)],
+        [
+            typed("keep", T.BOOL, []),
+            typed("c_part", elem_type),
+            typed("init_part", elem_type),
+            typed("captured_part", elem_type),
+        ],
         initializers=[initializer],
     )
     main = graph(
@@ -127,7 +133,7 @@ def test_empty_constants_keep_their_shape_in_every_graph(form, tmp_path):
             node("Identity", ["c_main"], ["c"]),
             empty_ints_constant("scalar_shape"),
             node("Expand", ["x", "scalar_shape"], ["x_again"]),
-            node("Loop", ["M", ""], ["c_parts", "init_parts"], body=body),
+            node("Loop", ["M", ""], ["c_parts", "init_parts", "captured_parts"], body=body),
         ],
         [typed("x", T.FLOAT, []), typed("M", T.INT64, [])],
         [
@@ -135,6 +141,7 @@ def test_empty_constants_keep_their_shape_in_every_graph(form, tmp_path):
             typed("x_again", T.FLOAT),
             typed("c_parts", elem_type),
             typed("init_parts", elem_type),
+            typed("captured_parts", elem_type),
         ],
     )
     feeds = {"x": np.array(1.5, np.float32), "M": np.array(3, np.int64)}
@@ -213,17 +220,29 @@ def test_graph_with_a_cycle_is_refused_naming_a_node_on_it(where, tmp_path):
 
 
 # -- item 6: the placeholder domain ---------------------------------------------------------------
-def test_node_in_the_placeholder_domain_is_refused(tmp_path):
+@pytest.mark.parametrize("where", ["main", "body"])
+def test_node_in_the_placeholder_domain_is_refused(tmp_path, where):
     """Such a node used to be taken for a placeholder and silently skipped; it is valid ONNX
     ov-loops cannot convert: exit 1, named like every unsupported op."""
-    main = graph(
-        [node("Loop", ["x"], ["y"], domain=PLACEHOLDER_DOMAIN, name="impostor")],
-        [typed("x", T.FLOAT, [2])],
-        [typed("y", T.FLOAT, [2])],
-    )
+    impostor = node("Loop", ["x"], ["y"], domain=PLACEHOLDER_DOMAIN, name="impostor")
+    if where == "main":
+        main = graph([impostor], [typed("x", T.FLOAT, [2])], [typed("y", T.FLOAT, [2])])
+        place = "main/impostor"
+    else:
+        body = loop_body(
+            [impostor, node("Identity", ["cond_in"], ["keep"])],
+            [],
+            [typed("keep", T.BOOL, []), typed("y", T.FLOAT, [2])],
+        )
+        main = graph(
+            [node("Loop", ["M", ""], ["ys"], body=body, name="outer")],
+            [typed("M", T.INT64, []), typed("x", T.FLOAT, [2])],
+            [typed("ys", T.FLOAT, [None, 2])],
+        )
+        place = "main/outer/body/impostor"
     made = model(main)
     made.opset_import.append(onnx.helper.make_opsetid(PLACEHOLDER_DOMAIN, 1))
-    assert_refused(tmp_path, write(tmp_path, made), 1, "main/impostor", "reserved")
+    assert_refused(tmp_path, write(tmp_path, made), 1, place, "reserved")
 
 
 def test_node_in_the_former_placeholder_domain_is_an_unsupported_op(tmp_path):

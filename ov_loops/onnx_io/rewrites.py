@@ -78,8 +78,7 @@ def expand_to_an_empty_shape_is_identity(model: onnx.ModelProto) -> onnx.ModelPr
     empty = _empty_constant_names(model.graph)
     for graph, _ in all_graphs(model.graph, "main"):
         for node in graph.node:
-            is_expand = node.op_type == "Expand" and node.domain in ("", "ai.onnx")
-            if is_expand and len(node.input) == 2 and node.input[1] in empty:
+            if _is_standard(node, "Expand") and len(node.input) == 2 and node.input[1] in empty:
                 node.op_type = "Identity"
                 del node.input[1:]
     return model
@@ -127,7 +126,7 @@ def keep_empty_constants_empty(model: onnx.ModelProto) -> onnx.ModelProto:
 def _empty_constant_type(node: onnx.NodeProto) -> tuple[int, list[int]] | None:
     """(element type, dims) of a Constant node whose value has no elements and a type
     ConstantOfShape makes; None for any other node."""
-    if node.op_type != "Constant" or node.domain not in ("", "ai.onnx"):
+    if not _is_standard(node, "Constant"):
         return None
     if len(node.attribute) != 1 or len(node.output) != 1:
         return None
@@ -138,11 +137,13 @@ def _empty_constant_type(node: onnx.NodeProto) -> tuple[int, list[int]] | None:
         found = (T.FLOAT, [len(attr.floats)])
     elif attr.name == "value":
         found = (attr.t.data_type, list(attr.t.dims))
-    elif attr.name == "sparse_value":
-        found = (attr.sparse_tensor.values.data_type, list(attr.sparse_tensor.dims))
     else:
         return None
     return found if _is_empty_constant(*found) else None
+
+
+def _is_standard(node: onnx.NodeProto, op_type: str) -> bool:
+    return node.op_type == op_type and node.domain in ("", "ai.onnx")
 
 
 def _is_empty_constant(elem_type: int, dims: list[int]) -> bool:
@@ -182,8 +183,8 @@ def _constant_of_shape(
 REWRITES: tuple[Rewrite, ...] = (
     sort_topologically,
     check_model,  # not a rewrite: the ONNX checker, on the model as the user wrote it
-    refuse_placeholder_domain,
     inline_local_functions,
+    refuse_placeholder_domain,  # after inlining: functions may hold such nodes too
     expand_to_an_empty_shape_is_identity,
     keep_empty_constants_empty,
 )
