@@ -183,6 +183,34 @@ def test_unsorted_graphs_convert_like_onnxruntime(tmp_path):
     assert_matches_onnxruntime(model(main), runs, tmp_path, oracle=lambda _: oracle)
 
 
+def test_unsorted_local_function_is_sorted_before_inlining():
+    """y = relu(x) * 2 through a model-local function whose nodes are in reverse order."""
+    function = onnx.helper.make_function(
+        "local",
+        "Double",
+        ["a"],
+        ["b"],
+        [
+            node("Mul", ["r", "two"], ["b"]),
+            node("Constant", [], ["two"], value_float=2.0),
+            node("Relu", ["a"], ["r"]),
+        ],
+        [onnx.helper.make_opsetid("", 17)],
+    )
+    made = model(
+        graph(
+            [node("Double", ["x"], ["y"], domain="local")],
+            [typed("x", T.FLOAT, [3])],
+            [typed("y", T.FLOAT, [3])],
+        )
+    )
+    made.functions.append(function)
+    made.opset_import.append(onnx.helper.make_opsetid("local", 1))
+    x = np.array([-1.0, 0.5, 2.0], np.float32)
+    got = compile_f32(ov_loops.convert(made))({"x": x})[0]
+    np.testing.assert_allclose(got, np.maximum(x, 0) * 2)
+
+
 def test_unsorted_graph_given_as_model_proto_is_left_as_it_was():
     main = graph(
         [node("Neg", ["a"], ["y"]), node("Relu", ["x"], ["a"])],

@@ -70,10 +70,10 @@ def _producers(node: onnx.NodeProto, producer: dict[str, int]) -> set[int]:
 def _node_on_cycle(waits_for: list[set[int]], left: set[int]) -> int:
     """A node on a cycle among the nodes never ready: follow what they wait for until a node
     comes round again."""
-    seen: list[int] = []
+    seen: set[int] = set()
     current = min(left)
     while current not in seen:
-        seen.append(current)
+        seen.add(current)
         current = min(waits_for[current] & left)
     return current
 
