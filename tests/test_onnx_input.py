@@ -222,29 +222,34 @@ def test_unsorted_graph_given_as_model_proto_is_left_as_it_was():
     assert [n.op_type for n in made.graph.node] == ["Neg", "Relu"]
 
 
+def in_main_or_body(nodes, where: str) -> tuple[onnx.ModelProto, str]:
+    """A model running `nodes` (x -> y, floats of shape [2]) in its main graph or in the body
+    of a Loop named outer; and the path of that graph."""
+    if where == "main":
+        main = graph(nodes, [typed("x", T.FLOAT, [2])], [typed("y", T.FLOAT, [2])])
+        return model(main), "main"
+    body = loop_body(
+        [*nodes, node("Identity", ["cond_in"], ["keep"])],
+        [],
+        [typed("keep", T.BOOL, []), typed("y", T.FLOAT, [2])],
+    )
+    main = graph(
+        [node("Loop", ["M", ""], ["ys"], body=body, name="outer")],
+        [typed("M", T.INT64, []), typed("x", T.FLOAT, [2])],
+        [typed("ys", T.FLOAT, [None, 2])],
+    )
+    return model(main), "main/outer/body"
+
+
 @pytest.mark.parametrize("where", ["main", "body"])
 def test_graph_with_a_cycle_is_refused_naming_a_node_on_it(where, tmp_path):
     cycle = [
         node("Relu", ["x"], ["before"], name="not_on_cycle"),
-        node("Add", ["before", "b"], ["a"], name="first"),
-        node("Neg", ["a"], ["b"], name="second"),
+        node("Add", ["before", "y"], ["a"], name="first"),
+        node("Neg", ["a"], ["y"], name="second"),
     ]
-    if where == "main":
-        main = graph(cycle, [typed("x", T.FLOAT, [2])], [typed("b", T.FLOAT, [2])])
-        place = "main/first"
-    else:
-        body = loop_body(
-            [*cycle, node("Identity", ["cond_in"], ["keep"])],
-            [],
-            [typed("keep", T.BOOL, []), typed("b", T.FLOAT, [2])],
-        )
-        main = graph(
-            [node("Loop", ["M", ""], ["bs"], body=body, name="outer")],
-            [typed("M", T.INT64, []), typed("x", T.FLOAT, [2])],
-            [typed("bs", T.FLOAT, [None, 2])],
-        )
-        place = "main/outer/body/first"
-    assert_refused(tmp_path, write(tmp_path, model(main)), 2, place, "cycle")
+    made, path = in_main_or_body(cycle, where)
+    assert_refused(tmp_path, write(tmp_path, made), 2, f"{path}/first", "cycle")
 
 
 # -- item 6: the placeholder domain ---------------------------------------------------------------
@@ -253,33 +258,15 @@ def test_node_in_the_placeholder_domain_is_refused(tmp_path, where):
     """Such a node used to be taken for a placeholder and silently skipped; it is valid ONNX
     ov-loops cannot convert: exit 1, named like every unsupported op."""
     impostor = node("Loop", ["x"], ["y"], domain=PLACEHOLDER_DOMAIN, name="impostor")
-    if where == "main":
-        main = graph([impostor], [typed("x", T.FLOAT, [2])], [typed("y", T.FLOAT, [2])])
-        place = "main/impostor"
-    else:
-        body = loop_body(
-            [impostor, node("Identity", ["cond_in"], ["keep"])],
-            [],
-            [typed("keep", T.BOOL, []), typed("y", T.FLOAT, [2])],
-        )
-        main = graph(
-            [node("Loop", ["M", ""], ["ys"], body=body, name="outer")],
-            [typed("M", T.INT64, []), typed("x", T.FLOAT, [2])],
-            [typed("ys", T.FLOAT, [None, 2])],
-        )
-        place = "main/outer/body/impostor"
-    made = model(main)
+    made, path = in_main_or_body([impostor], where)
     made.opset_import.append(onnx.helper.make_opsetid(PLACEHOLDER_DOMAIN, 1))
-    assert_refused(tmp_path, write(tmp_path, made), 1, place, "reserved")
+    assert_refused(tmp_path, write(tmp_path, made), 1, f"{path}/impostor", "reserved")
 
 
 def test_node_in_the_former_placeholder_domain_is_an_unsupported_op(tmp_path):
-    main = graph(
-        [node("Loop", ["x"], ["y"], domain="ov_loops", name="custom")],
-        [typed("x", T.FLOAT, [2])],
-        [typed("y", T.FLOAT, [2])],
+    made, _ = in_main_or_body(
+        [node("Loop", ["x"], ["y"], domain="ov_loops", name="custom")], "main"
     )
-    made = model(main)
     made.opset_import.append(onnx.helper.make_opsetid("ov_loops", 1))
     assert_refused(tmp_path, write(tmp_path, made), 1, "ov_loops.Loop-1 at main/custom")
 
