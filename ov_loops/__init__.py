@@ -16,7 +16,6 @@ from ov_loops.converter import Conversion, ConvertedLoop, convert_model
 from ov_loops.errors import ConversionError, InputError, OvLoopsError, UnsupportedError
 from ov_loops.ir.validate import Finding, Report, validate
 from ov_loops.loops.spec import LoopSpec
-from ov_loops.onnx_io.inline import inline_local_functions
 from ov_loops.onnx_io.load import load_model
 
 __all__ = [
@@ -50,11 +49,12 @@ ModelSource = str | os.PathLike | bytes | onnx.ModelProto
 def translate(model: ModelSource) -> Conversion:
     """Convert an ONNX model and report what became of each loop.
 
-    `model` is a path, the bytes of an ONNX file or an `onnx.ModelProto`. Raises `InputError`
+    `model` is a path, the bytes of an ONNX file or an `onnx.ModelProto`; loading applies the
+    ONNX passes of `ov_loops.onnx_io.rewrites` (sort, check, normalise). Raises `InputError`
     when it cannot be read, `ConversionError` (or `UnsupportedError`, listing every unsupported
     op with its node path) when it cannot be converted.
     """
-    return convert_model(inline_local_functions(load_model(model)))
+    return convert_model(load_model(model))
 
 
 def convert(model: ModelSource) -> ov.Model:

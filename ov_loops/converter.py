@@ -35,7 +35,7 @@ from ov_loops.loops.onnx_loop import OnnxLoop
 from ov_loops.loops.onnx_scan import OnnxScan
 from ov_loops.loops.spec import LoopSpec
 from ov_loops.loops.to_openvino import build_loop
-from ov_loops.onnx_io.load import opset_version
+from ov_loops.onnx_io.opsets import opset_version
 from ov_loops.onnx_io.placeholders import PLACEHOLDER_DOMAIN, replace_loops
 from ov_loops.onnx_io.scopes import node_label, subgraphs
 from ov_loops.onnx_io.types import known_types, onnx_elem_type, ov_element_type
@@ -552,27 +552,34 @@ def _with_declared_inputs(model: ov.Model, graph: onnx.GraphProto) -> ov.Model:
         for parameter in model.get_parameters()
         for name in parameter.output(0).get_names()
     }
-    ordered = []
-    for value in graph.input:
-        if value.name in initializers:
-            continue
-        parameter = existing.get(value.name)
-        if parameter is None:
-            tensor = value.type.tensor_type
-            shape = ov.PartialShape.dynamic()
-            if tensor.HasField("shape"):
-                shape = ov.PartialShape(
-                    [d.dim_value if d.HasField("dim_value") else -1 for d in tensor.shape.dim]
-                )
-            parameter = ops.parameter(shape, ov_element_type(tensor.elem_type), name=value.name)
-            parameter.output(0).set_names({value.name})
-        ordered.append(parameter)
+    ordered = [
+        existing.get(value.name) or _declared_parameter(value)
+        for value in graph.input
+        if value.name not in initializers
+    ]
     ordered += [p for p in model.get_parameters() if all(p != q for q in ordered)]
     if len(ordered) == len(model.get_parameters()) and all(
         a == b for a, b in zip(ordered, model.get_parameters())
     ):
         return model
     return ov.Model(model.get_results(), ordered, model.get_friendly_name())
+
+
+def _declared_parameter(value: onnx.ValueInfoProto) -> ov.Node:
+    """A Parameter of the type and shape a graph input declares (for an input nothing reads)."""
+    tensor = value.type.tensor_type
+    element = ov_element_type(tensor.elem_type)
+    if element is None:
+        name = onnx.helper.tensor_dtype_to_string(tensor.elem_type)
+        raise ConversionError(f"main: input '{value.name}': OpenVINO has no element type {name}")
+    shape = ov.PartialShape.dynamic()
+    if tensor.HasField("shape"):
+        shape = ov.PartialShape(
+            [d.dim_value if d.HasField("dim_value") else -1 for d in tensor.shape.dim]
+        )
+    parameter = ops.parameter(shape, element, name=value.name)
+    parameter.output(0).set_names({value.name})
+    return parameter
 
 
 def _rewrite_parameters(parameters, by_name: dict, rewrite) -> list:

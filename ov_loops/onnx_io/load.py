@@ -1,37 +1,56 @@
-"""Load an ONNX model from a path, bytes or a ModelProto, with one-line errors."""
+"""Load an ONNX model from a path, bytes or a ModelProto, with one-line errors.
+
+Loading reads the model and its external data, then applies the ONNX passes of
+onnx_io.rewrites (topological sort, the ONNX checker, normalisations).
+"""
 
 from __future__ import annotations
 
+import math
 import os
+import warnings
+from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import onnx
-from google.protobuf.message import DecodeError
+from google.protobuf.message import DecodeError, Message
+from onnx.external_data_helper import load_external_data_for_tensor, uses_external_data
 
 from ov_loops.errors import InputError, reading
+from ov_loops.onnx_io.rewrites import prepare
+
+T = onnx.TensorProto
+# Element types whose elements take less than a byte.
+_BITS = {T.INT4: 4, T.UINT4: 4, T.FLOAT4E2M1: 4, T.INT2: 2, T.UINT2: 2}
 
 
 def load_model(source: str | os.PathLike[str] | bytes | onnx.ModelProto) -> onnx.ModelProto:
-    """Return a checked ModelProto; raise InputError for anything unreadable or invalid."""
+    """Return the model read, checked and prepared for conversion (a ModelProto given is left
+    as it is); raise InputError for anything unreadable or invalid."""
+    model, what, directory = _read(source)
+    _require_utf8(model, what)
+    _load_external_data(model, directory, what)
+    try:
+        return prepare(model)
+    except InputError as exc:
+        raise InputError(f"{what}: {exc}") from None
+
+
+def _read(source) -> tuple[onnx.ModelProto, str, Path | None]:
+    """(model, how to name it in errors, the directory its external data is in)."""
     if isinstance(source, onnx.ModelProto):
-        model, what = source, "the model"
-    elif isinstance(source, (bytes, bytearray, memoryview)):
-        model, what = _parse(bytes(source), "the given bytes"), "the given bytes"
-    elif isinstance(source, (str, os.PathLike)):
+        model = onnx.ModelProto()
+        model.CopyFrom(source)
+        return model, "the model", None
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return _parse(bytes(source), "the given bytes"), "the given bytes", None
+    if isinstance(source, (str, os.PathLike)):
         path = Path(source)
-        what = str(path)
         with reading(path, "an ONNX file"):
             data = path.read_bytes()
-        model = _parse(data, what)
-        if _has_external_data(model):
-            try:
-                onnx.external_data_helper.load_external_data_for_model(model, str(path.parent))
-            except OSError as exc:
-                raise InputError(f"{path}: cannot read external data: {exc}") from None
-    else:
-        raise InputError(f"cannot read a model from a {type(source).__name__}")
-    _check(model, what)
-    return model
+        return _parse(data, str(path)), str(path), path.parent
+    raise InputError(f"cannot read a model from a {type(source).__name__}")
 
 
 def _parse(data: bytes, what: str) -> onnx.ModelProto:
@@ -47,43 +66,88 @@ def _parse(data: bytes, what: str) -> onnx.ModelProto:
     return model
 
 
-def _has_external_data(model: onnx.ModelProto) -> bool:
-    return any(t.data_location == onnx.TensorProto.EXTERNAL for t in model.graph.initializer)
+def _require_utf8(message: Message, what: str, where: str = "model") -> None:
+    """Refuse string fields that are not UTF-8 (protobuf hands them over as bytes)."""
+    for field, value in message.ListFields():
+        items = value if field.is_repeated else [value]
+        if field.type == field.TYPE_STRING:
+            for item in items:
+                if isinstance(item, bytes):
+                    shown = item.decode("utf-8", "backslashreplace")
+                    raise InputError(f"{what}: {where}.{field.name} is not UTF-8: '{shown}'")
+        elif field.type == field.TYPE_MESSAGE:
+            for index, item in enumerate(items):
+                suffix = f"[{index}]" if field.is_repeated else ""
+                _require_utf8(item, what, f"{where}.{field.name}{suffix}")
 
 
-def _check(model: onnx.ModelProto, what: str) -> None:
-    """Run the ONNX checker, which (unlike onnxruntime) insists on typed, shaped graph I/O.
-
-    Main-graph inputs and outputs without a type or shape are given a placeholder one for the
-    duration of the check only.
-    """
-    patched = []
-    for value in (*model.graph.input, *model.graph.output):
-        if not value.type.WhichOneof("value"):
-            value.type.tensor_type.elem_type = onnx.TensorProto.FLOAT
-            patched.append((value, "type"))
-        if value.type.HasField("tensor_type") and not value.type.tensor_type.HasField("shape"):
-            value.type.tensor_type.shape.SetInParent()
-            patched.append((value, "shape"))
-    try:
-        onnx.checker.check_model(model)
-    except onnx.checker.ValidationError as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else "invalid"
-        raise InputError(f"{what}: invalid ONNX model: {first}") from None
-    except ValueError as exc:  # protobuf too large for the in-memory checker
-        raise InputError(f"{what}: cannot check model: {exc}") from None
-    finally:
-        for value, field in reversed(patched):
-            if field == "type":
-                value.ClearField("type")
-            else:
-                value.type.tensor_type.ClearField("shape")
+def _load_external_data(model: onnx.ModelProto, directory: Path | None, what: str) -> None:
+    """Read every tensor kept in an external file, wherever it is in the model, relative to the
+    model's directory (files outside it are refused, as onnx does)."""
+    for tensor in _all_tensors(model):
+        if not uses_external_data(tensor):
+            continue
+        if directory is None:
+            raise InputError(
+                f"{what}: tensor '{tensor.name}' keeps its data in an external file, which "
+                "cannot be found without the model's path: convert the file itself"
+            )
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # unknown keys: onnx ignores them
+                load_external_data_for_tensor(tensor, str(directory))
+        except (OSError, ValueError, onnx.checker.ValidationError) as exc:
+            raise InputError(f"{what}: cannot read external data: {exc}") from None
+        expected = _byte_size(tensor)
+        if expected is not None and expected != len(tensor.raw_data):
+            raise InputError(
+                f"{what}: external data of tensor '{tensor.name}' has {len(tensor.raw_data)} "
+                f"bytes, its type and shape need {expected}"
+            )
 
 
-def opset_version(model: onnx.ModelProto, domain: str = "") -> int | None:
-    """The model's opset version for `domain` ("" and "ai.onnx" are the same)."""
-    wanted = {"", "ai.onnx"} if domain in ("", "ai.onnx") else {domain}
-    for opset in model.opset_import:
-        if opset.domain in wanted:
-            return opset.version
-    return None
+def _byte_size(tensor: onnx.TensorProto) -> int | None:
+    """How many raw bytes the tensor's type and dims need (None when not fixed)."""
+    bits = _BITS.get(tensor.data_type)
+    if bits is None:
+        try:
+            dtype = onnx.helper.tensor_dtype_to_np_dtype(tensor.data_type)
+        except (KeyError, TypeError, ValueError):
+            return None
+        if dtype == np.object_:
+            return None
+        bits = 8 * np.dtype(dtype).itemsize
+    return math.ceil(math.prod(tensor.dims) * bits / 8)
+
+
+def _all_tensors(model: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
+    """Every tensor of the model: initializers (sparse ones too) and attribute tensors of every
+    graph, subgraph and function."""
+    yield from _graph_tensors(model.graph)
+    for function in model.functions:
+        for node in function.node:
+            yield from _attribute_tensors(node)
+
+
+def _graph_tensors(graph: onnx.GraphProto) -> Iterator[onnx.TensorProto]:
+    yield from graph.initializer
+    for sparse in graph.sparse_initializer:
+        yield from (sparse.values, sparse.indices)
+    for node in graph.node:
+        yield from _attribute_tensors(node)
+
+
+def _attribute_tensors(node: onnx.NodeProto) -> Iterator[onnx.TensorProto]:
+    for attr in node.attribute:
+        if attr.HasField("t"):
+            yield attr.t
+        yield from attr.tensors
+        for sparse in (
+            *([attr.sparse_tensor] if attr.HasField("sparse_tensor") else []),
+            *attr.sparse_tensors,
+        ):
+            yield from (sparse.values, sparse.indices)
+        if attr.HasField("g"):
+            yield from _graph_tensors(attr.g)
+        for graph in attr.graphs:
+            yield from _graph_tensors(graph)

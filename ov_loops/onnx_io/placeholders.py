@@ -1,6 +1,7 @@
 """Normalisation pass: replace each Loop and Scan node by a placeholder the converter expands.
 
-The placeholder lives in the custom domain `ov_loops`, keeps the op type, carries an integer
+The placeholder lives in a custom domain of its own (a model's nodes in it are refused when the
+model is loaded, see onnx_io.rewrites), keeps the op type, carries an integer
 `key` naming the original node, and takes as extra inputs the values the body captures from
 enclosing scopes. Omitted (empty) inputs are dropped; the converter knows which were present.
 Subgraphs of other nodes (If branches) are rewritten in place, recursively; Loop and Scan
@@ -15,7 +16,8 @@ import onnx
 
 from ov_loops.onnx_io.scopes import node_label
 
-PLACEHOLDER_DOMAIN = "ov_loops"
+# Hyphens and the "internal" part keep it out of the way of real operator domains.
+PLACEHOLDER_DOMAIN = "ov-loops.internal.loop-placeholder"
 LOOP_OPS = frozenset({"Loop", "Scan"})
 
 # register(node, path) -> (key, inputs of the placeholder)

@@ -61,3 +61,20 @@ def fresh_name(base: str, taken: set[str]) -> str:
         name = f"{base}_{suffix}"
     taken.add(name)
     return name
+
+
+def all_graphs(graph: onnx.GraphProto, path: str) -> Iterator[tuple[onnx.GraphProto, str]]:
+    """`graph` and every graph nested in it, each with its path (`main/Loop_0/body`)."""
+    yield graph, path
+    for index, node in enumerate(graph.node):
+        for attr_name, body in subgraphs(node):
+            yield from all_graphs(body, f"{path}/{node_label(node, index)}/{attr_name}")
+
+
+def all_names(graph: onnx.GraphProto) -> set[str]:
+    """Every value name used anywhere in `graph` and its nested graphs."""
+    names: set[str] = set()
+    for each, _ in all_graphs(graph, ""):
+        names |= defined_names(each) | set(read_names(each))
+        names.update(value.name for value in each.value_info)
+    return names

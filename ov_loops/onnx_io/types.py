@@ -2,41 +2,51 @@
 
 from __future__ import annotations
 
-import numpy as np
 import onnx
 import openvino as ov
 
-_SPECIAL = {
-    "bf16": onnx.TensorProto.BFLOAT16,
-    "f8e4m3": onnx.TensorProto.FLOAT8E4M3FN,
-    "f8e5m2": onnx.TensorProto.FLOAT8E5M2,
-    "string": onnx.TensorProto.STRING,
-    "u4": onnx.TensorProto.UINT4,
-    "i4": onnx.TensorProto.INT4,
+T = onnx.TensorProto
+
+# Every ONNX element type OpenVINO has a type for; the others (complex, the FNUZ float8s,
+# 2-bit integers, float6) have none, and OpenVINO's frontend refuses them.
+_ONNX_TO_OV = {
+    T.FLOAT: ov.Type.f32,
+    T.DOUBLE: ov.Type.f64,
+    T.FLOAT16: ov.Type.f16,
+    T.BFLOAT16: ov.Type.bf16,
+    T.FLOAT8E4M3FN: ov.Type.f8e4m3,
+    T.FLOAT8E5M2: ov.Type.f8e5m2,
+    T.FLOAT8E8M0: ov.Type.f8e8m0,
+    T.FLOAT4E2M1: ov.Type.f4e2m1,
+    T.INT8: ov.Type.i8,
+    T.INT16: ov.Type.i16,
+    T.INT32: ov.Type.i32,
+    T.INT64: ov.Type.i64,
+    T.UINT8: ov.Type.u8,
+    T.UINT16: ov.Type.u16,
+    T.UINT32: ov.Type.u32,
+    T.UINT64: ov.Type.u64,
+    T.INT4: ov.Type.i4,
+    T.UINT4: ov.Type.u4,
+    T.BOOL: ov.Type.boolean,
+    T.STRING: ov.Type.string,
 }
+_OV_TO_ONNX = {element.get_type_name(): elem_type for elem_type, element in _ONNX_TO_OV.items()}
 
 
 def onnx_elem_type(element: ov.Type) -> int:
     """The ONNX TensorProto element type of an OpenVINO element type (0 when unknown)."""
     if element.is_dynamic():
         return 0
-    name = element.get_type_name()
-    if name in _SPECIAL:
-        return _SPECIAL[name]
-    try:
-        return onnx.helper.np_dtype_to_tensor_dtype(np.dtype(element.to_dtype()))
-    except (KeyError, TypeError, RuntimeError):
-        return 0
+    return _OV_TO_ONNX.get(element.get_type_name(), 0)
 
 
-def ov_element_type(elem_type: int) -> ov.Type:
-    """The OpenVINO element type of an ONNX one (dynamic when unknown)."""
-    for name, onnx_type in _SPECIAL.items():
-        if onnx_type == elem_type:
-            return ov.Type(name)
+def ov_element_type(elem_type: int) -> ov.Type | None:
+    """The OpenVINO element type of an ONNX one: dynamic when not given (0), None when OpenVINO
+    has no such type."""
     if not elem_type:
         return ov.Type.dynamic
-    return ov.Type(np.dtype(onnx.helper.tensor_dtype_to_np_dtype(elem_type)))
+    return _ONNX_TO_OV.get(elem_type)
 
 
 def known_types(model: onnx.ModelProto) -> dict[str, onnx.TypeProto]:
