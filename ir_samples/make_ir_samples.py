@@ -175,7 +175,7 @@ INVALID = {
         lambda r: _pm_shape(_body_layer(r, "x_part"), "1,3", ["1", "3"]),
     ),
     "AX006": (
-        "the concatenated output port is declared [?,5] but the body Result is [1,2]",
+        "the concatenated output port is annotated [?,5] but the body Result is [1,2]",
         lambda r: _output_dim(r, "5"),
     ),
     "BE001": (
@@ -211,8 +211,8 @@ INVALID = {
         ).set("internal_layer_id", _last_value_output(r).get("internal_layer_id")),
     ),
     "SP003": (
-        "the Const feeding the Loop's input port 1 (execution condition) is f32",
-        lambda r: _set_precision(_producer(r, 1), "FP32", "f32"),
+        "the Const feeding the Loop's input port 1 (execution condition) is an i64",
+        lambda r: _int64_condition(_producer(r, 1)),
     ),
     "PM007": (
         "the last-value output entry was deleted: output port 5 is mapped by nothing",
@@ -270,6 +270,12 @@ def _producer(root, port):
         if e.get("to-layer") == loop.get("id") and e.get("to-port") == str(port)
     )
     return next(layer for layer in root.find("layers") if layer.get("id") == edge.get("from-layer"))
+
+
+def _int64_condition(const):
+    """Make the condition Const an i64 reading the trip count's 8 bytes (3, so not false)."""
+    _set_precision(const, "I64", "i64")
+    const.find("data").attrib.update({"offset": "0", "size": "8"})
 
 
 def _acc_result(root):
