@@ -66,6 +66,7 @@ class Layer:
     element: etree._Element | None = field(repr=False)  # None: streamed past, attributes only
     body: Graph | None = None  # Loop / TensorIterator
     branches: list[Graph] = field(default_factory=list)  # If: then_body, else_body
+    source: Path | None = None  # the IR file, for error messages
 
     @property
     def is_loop(self) -> bool:
@@ -73,11 +74,11 @@ class Layer:
 
     @cached_property
     def inputs(self) -> dict[int, Port]:
-        return {} if self.element is None else _ports(self.element.find("input"))
+        return {} if self.element is None else _ports(self.element.find("input"), self.source)
 
     @cached_property
     def outputs(self) -> dict[int, Port]:
-        return {} if self.element is None else _ports(self.element.find("output"))
+        return {} if self.element is None else _ports(self.element.find("output"), self.source)
 
     def subgraphs(self) -> list[Graph]:
         return ([self.body] if self.body is not None else []) + self.branches
@@ -279,6 +280,7 @@ def _read_layer(node: etree._Element, path: Path, keep: bool) -> Layer:
         line=node.sourceline or 0,
         data=dict(data.attrib) if data is not None else {},
         element=node if keep else None,
+        source=path,
     )
     body = node.find("body")
     if body is not None and body.find("layers") is not None:
@@ -290,7 +292,7 @@ def _read_layer(node: etree._Element, path: Path, keep: bool) -> Layer:
     return layer
 
 
-def _ports(element: etree._Element | None) -> dict[int, Port]:
+def _ports(element: etree._Element | None, path: Path | None) -> dict[int, Port]:
     ports = {}
     for port in element if element is not None else []:
         if port.tag != "port":
@@ -299,7 +301,7 @@ def _ports(element: etree._Element | None) -> dict[int, Port]:
         dims = tuple(integer(dim.text) for dim in port.findall("dim"))
         if port_id is None or None in dims:
             raise InputError(
-                f"line {port.sourceline}: malformed <port> (its id and dims must be integers)"
+                f"{path}:{port.sourceline}: malformed <port> (its id and dims must be integers)"
             )
         ports[port_id] = Port(port_id, port.get("precision"), dims)
     return ports

@@ -28,6 +28,7 @@ from ov_loops.ir.types import (
     ERROR,
     WARNING,
     TensorType,
+    Value,
     parameter_value,
     result_value,
     value_into,
@@ -123,6 +124,20 @@ def rule(code: str, severity: str, summary: str):
 
 
 Mismatch = tuple[str, str, "str | None", int]  # severity, message, entry, line
+
+
+def _judge(
+    ok: Callable[..., bool],
+    values: tuple[Value, ...],
+    describe: Callable[..., str],
+    entry: str | None,
+    line: int,
+) -> Iterator[Mismatch]:
+    """A mismatch when `values` fail `ok` (see types.verdict), described from the types judged."""
+    found = verdict(ok, *values)
+    if found:
+        severity, types = found
+        yield severity, describe(*types), entry, line
 
 
 def _errors(mismatches: Iterator[Mismatch]):
@@ -226,6 +241,9 @@ def _parameter_mapped_twice(loop: LoopContext):
 
 @rule("PM006", ERROR, "every body Parameter is fed (port_map entry or purpose)")
 def _parameter_fed(loop: LoopContext):
+    """Follows what OpenVINO does, not the spec text, which does not ask that every body
+    Parameter be mapped: OpenVINO loads such an IR and runs the Parameter as zeros (an unfed
+    counter gave 2 where 4 was right), so the result is silently wrong."""
     fed = {entry.attrs.get("internal_layer_id") for entry in loop.inputs()}
     for parameter in loop.parameters.values():
         if parameter.id not in fed:
@@ -254,26 +272,29 @@ def _unmapped_ports(loop: LoopContext):
                 yield f"{kind} port {port_id} is mapped by no port_map entry", None, loop.layer.line
 
 
+def _is_invariant(entry: PortMapEntry) -> bool:
+    """An input entry without axis or purpose (invariant unless a back edge makes it merged)."""
+    return "axis" not in entry.attrs and not entry.attrs.get("purpose")
+
+
 def _invariant_mismatches(loop: LoopContext) -> Iterator[Mismatch]:
     merged = {edge.to_layer for edge in loop.edges}
     for entry in loop.inputs():
         internal = entry.attrs.get("internal_layer_id")
         parameter = loop.parameters.get(internal)
-        if parameter is None or "axis" in entry.attrs or entry.attrs.get("purpose"):
-            continue
-        if internal in merged:
+        if parameter is None or internal in merged or not _is_invariant(entry):
             continue
         external = value_into(loop.graph, loop.layer, entry.int("external_port_id"))
-        found = verdict(_same_type, external, parameter_value(parameter))
-        if found:
-            severity, (outer, inner) = found
-            yield (
-                severity,
+        yield from _judge(
+            _same_type,
+            (external, parameter_value(parameter)),
+            lambda outer, inner, parameter=parameter: (
                 f"the input is {outer.describe()} but body Parameter {parameter.id} is "
-                f"declared {inner.describe()}",
-                entry.describe(),
-                entry.line,
-            )
+                f"declared {inner.describe()}"
+            ),
+            entry.describe(),
+            entry.line,
+        )
 
 
 @rule("PM008", ERROR, "an invariant input agrees with its body Parameter in type and shape")
@@ -290,6 +311,9 @@ def _sliced(loop: LoopContext) -> Iterator[PortMapEntry]:
 
 @rule("AX001", ERROR, "axes are not negative (the IR reader reads them as unsigned)")
 def _negative_axis(loop: LoopContext):
+    """Follows OpenVINO, not the spec text, which gives axis as an integer: the IR reader parses
+    an input's axis as unsigned (axis="-1" is refused at load), and a negative concatenation
+    axis loads but fails ("Shape mismatch for tensor iterator port") or misbehaves at run time."""
     for entry in _sliced(loop):
         axis = entry.int("axis")
         if axis is not None and axis < 0:
@@ -350,18 +374,16 @@ def _sliced_shape_mismatches(loop: LoopContext) -> Iterator[Mismatch]:
         if entry.kind != "input" or parameter is None or axis is None or part is None:
             continue
         external = value_into(loop.graph, loop.layer, entry.int("external_port_id"))
-        found = verdict(
-            partial(_part_matches, axis=axis, part=part), external, parameter_value(parameter)
-        )
-        if found:
-            severity, (outer, inner) = found
-            yield (
-                severity,
+        yield from _judge(
+            partial(_part_matches, axis=axis, part=part),
+            (external, parameter_value(parameter)),
+            lambda outer, inner, parameter=parameter, axis=axis, part=part: (
                 f"the sliced part has shape {list(_part_shape(outer, axis, part))} but body "
-                f"Parameter {parameter.id} is declared {inner.describe()}",
-                entry.describe(),
-                entry.line,
-            )
+                f"Parameter {parameter.id} is declared {inner.describe()}"
+            ),
+            entry.describe(),
+            entry.line,
+        )
 
 
 @rule("AX005", ERROR, "a sliced part's shape matches its body Parameter's declared shape")
@@ -426,16 +448,16 @@ def _concatenated_part_mismatches(loop: LoopContext) -> Iterator[Mismatch]:
         axis, part = entry.int("axis"), entry.int("part_size", 1)
         if entry.kind != "output" or result is None or axis is None or part is None:
             continue
-        found = verdict(partial(_dim_fits, axis=axis, size=part), result_value(loop.body, result))
-        if found:
-            severity, (value,) = found
-            yield (
-                severity,
+        yield from _judge(
+            partial(_dim_fits, axis=axis, size=part),
+            (result_value(loop.body, result),),
+            lambda value, result=result, axis=axis, part=part: (
                 f"part_size {part} but body Result {result.id} is {value.describe()}, "
-                f"{value.dims[axis]} on axis {axis}",
-                entry.describe(),
-                entry.line,
-            )
+                f"{value.dims[axis]} on axis {axis}"
+            ),
+            entry.describe(),
+            entry.line,
+        )
 
 
 @rule("AX008", ERROR, "a concatenated output's part_size is the body Result's dim on the axis")
@@ -504,16 +526,16 @@ def _edge_type_mismatches(loop: LoopContext) -> Iterator[Mismatch]:
         result, parameter = loop.results.get(edge.from_layer), loop.parameters.get(edge.to_layer)
         if result is None or parameter is None:
             continue
-        found = verdict(_same_type, result_value(loop.body, result), parameter_value(parameter))
-        if found:
-            severity, (source, target) = found
-            yield (
-                severity,
+        yield from _judge(
+            _same_type,
+            (result_value(loop.body, result), parameter_value(parameter)),
+            lambda source, target, result=result, parameter=parameter: (
                 f"Result {result.id} is {source.describe()} but Parameter {parameter.id} is "
-                f"{target.describe()}",
-                edge.describe(),
-                edge.line,
-            )
+                f"{target.describe()}"
+            ),
+            edge.describe(),
+            edge.line,
+        )
 
 
 @rule("BE004", ERROR, "back edge ends agree in element type and static shape")
@@ -543,15 +565,19 @@ def _boolean_scalar(value: TensorType) -> bool:
 
 
 def _counter_mismatches(loop: LoopContext) -> Iterator[Mismatch]:
-    for entry in loop.inputs():
+    for entry in loop.inputs() if loop.is_loop else ():
         parameter = loop.parameters.get(entry.attrs.get("internal_layer_id"))
         if entry.attrs.get("purpose") != "current_iteration" or parameter is None:
             continue
-        found = verdict(_integer_scalar, parameter_value(parameter))
-        if found and loop.is_loop:
-            severity, (value,) = found
-            message = f"body Parameter {parameter.id} is {value.describe()}, not an integer"
-            yield severity, f"{message} scalar or [1]", entry.describe(), entry.line
+        yield from _judge(
+            _integer_scalar,
+            (parameter_value(parameter),),
+            lambda value, parameter=parameter: (
+                f"body Parameter {parameter.id} is {value.describe()}, not an integer scalar or [1]"
+            ),
+            entry.describe(),
+            entry.line,
+        )
 
 
 @rule("SP001", ERROR, "current_iteration is an integer scalar or [1] Parameter, mapped once")
@@ -577,19 +603,19 @@ def _current_iteration(loop: LoopContext):
 
 
 def _condition_mismatches(loop: LoopContext) -> Iterator[Mismatch]:
-    for entry in loop.outputs():
+    for entry in loop.outputs() if loop.is_loop else ():
         result = loop.results.get(entry.attrs.get("internal_layer_id"))
         if entry.attrs.get("purpose") != "execution_condition" or result is None:
             continue
-        found = verdict(_boolean_scalar, result_value(loop.body, result))
-        if found and loop.is_loop:
-            severity, (value,) = found
-            yield (
-                severity,
-                f"body Result {result.id} is {value.describe()}, not a boolean scalar or [1]",
-                entry.describe(),
-                entry.line,
-            )
+        yield from _judge(
+            _boolean_scalar,
+            (result_value(loop.body, result),),
+            lambda value, result=result: (
+                f"body Result {result.id} is {value.describe()}, not a boolean scalar or [1]"
+            ),
+            entry.describe(),
+            entry.line,
+        )
 
 
 @rule("SP002", ERROR, "execution_condition is a boolean scalar or [1] Result")
@@ -608,11 +634,15 @@ def _loop_input_mismatches(loop: LoopContext) -> Iterator[Mismatch]:
     for port_id, wanted, test in LOOP_SPECIAL_INPUTS if loop.is_loop else ():
         if port_id not in loop.layer.inputs:
             continue
-        found = verdict(test, value_into(loop.graph, loop.layer, port_id))
-        if found:
-            severity, (value,) = found
-            message = f"input port {port_id} is {value.describe()}, not a {wanted} scalar or [1]"
-            yield severity, message, None, loop.layer.line
+        yield from _judge(
+            test,
+            (value_into(loop.graph, loop.layer, port_id),),
+            lambda value, port_id=port_id, wanted=wanted: (
+                f"input port {port_id} is {value.describe()}, not a {wanted} scalar or [1]"
+            ),
+            None,
+            loop.layer.line,
+        )
 
 
 @rule("SP003", ERROR, "Loop inputs 0 and 1 are an integer trip count and a boolean condition")
