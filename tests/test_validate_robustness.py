@@ -116,24 +116,32 @@ INT_ATTRIBUTES = {
     "data": ("offset", "size", "shape", "element_type"),
     "layer": ("id", "type"),
 }
-REMOVABLE = ("body", "port_map", "back_edges", "port", "dim", "edge", "input", "output", "data")
+REMOVABLE = (
+    *("body", "then_body", "else_body", "layers", "port_map", "back_edges"),
+    *("port", "dim", "edge", "input", "output", "data"),
+)
 
 
 def _mutate_once(root, rng: random.Random) -> None:
-    """One structure-aware change: an attribute deleted, garbled or swapped, or an element
-    (text) removed or garbled."""
+    """One structure-aware change: an element removed, a <dim> garbled, or an attribute deleted,
+    garbled or swapped with a peer's (nothing when nothing of the chosen kind is left)."""
     choice = rng.random()
     if choice < 0.15:
         elements = [e for e in root.iter(*REMOVABLE) if e.getparent() is not None]
-        element = rng.choice(elements)
-        element.getparent().remove(element)
-        return
-    if choice < 0.25:
-        dim = rng.choice(list(root.iter("dim")))
-        dim.text = rng.choice(GARBAGE)
-        return
-    elements = [e for e in root.iter(*INT_ATTRIBUTES) if e.tag in INT_ATTRIBUTES]
-    element = rng.choice(elements)
+        if elements:
+            element = rng.choice(elements)
+            element.getparent().remove(element)
+    elif choice < 0.25:
+        dims = list(root.iter("dim"))
+        if dims:
+            rng.choice(dims).text = rng.choice(GARBAGE)
+    else:
+        elements = list(root.iter(*INT_ATTRIBUTES))
+        if elements:
+            _mutate_attribute(root, rng.choice(elements), rng)
+
+
+def _mutate_attribute(root, element, rng: random.Random) -> None:
     name = rng.choice(INT_ATTRIBUTES[element.tag])
     action = rng.random()
     if action < 0.2:
