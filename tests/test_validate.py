@@ -344,3 +344,32 @@ def test_twelve_nested_loops_stacking_scans_are_wr005(tmp_path, depth, warned):
     assert len(wr005) == (1 if warned else 0)
     if warned:
         assert "rank 13" in wr005[0].message and wr005[0].layer_path.count("/") == 0
+
+
+LXML_ONLY = """
+import sys, types
+class Refuse:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("openvino", "onnx", "numpy", "onnxruntime"):
+            raise ImportError("blocked " + name)
+sys.meta_path.insert(0, Refuse())
+package = types.ModuleType("ov_loops")  # the package's __init__ imports openvino; skip it
+package.__path__ = [sys.argv[1]]
+sys.modules["ov_loops"] = package
+from ov_loops.ir.validate import show, validate
+print(len(validate(sys.argv[2]).findings), len(show(sys.argv[2])))
+"""
+
+
+def test_validator_imports_and_runs_with_lxml_alone():
+    package = Path(ov_loops.__file__).parent
+    sample = SAMPLES / "invalid" / "PM007.xml"
+    result = subprocess.run(
+        [sys.executable, "-c", LXML_ONLY, str(package), str(sample)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    findings, shown = map(int, result.stdout.split())
+    assert findings == 1 and shown > 1
