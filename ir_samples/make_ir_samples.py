@@ -138,12 +138,12 @@ INVALID = {
         lambda r: _last_value_output(r).set("internal_layer_id", _body_layer(r, "w_in").get("id")),
     ),
     "PM003": (
-        "the invariant input's external_port_id 9 is no port of the Loop",
-        lambda r: _entry(r, "input", "w_in").set("external_port_id", "9"),
+        "an extra last-value output entry maps Result_12 to external port 9, no port of the Loop",
+        lambda r: _add_entry(r, "output", external_port_id="9", internal_layer_id=_acc_result(r)),
     ),
     "PM004": (
-        "the invariant input maps the same external port (2) as the merged input",
-        lambda r: _entry(r, "input", "w_in").set("external_port_id", "2"),
+        "an extra last-value output entry maps Result_12 to external port 5, mapped already",
+        lambda r: _add_entry(r, "output", external_port_id="5", internal_layer_id=_acc_result(r)),
     ),
     "PM005": (
         "body Parameter acc_in is fed twice: the invariant entry points at it too, and "
@@ -163,8 +163,8 @@ INVALID = {
         lambda r: _entry(r, "input", "x_part").set("axis", "2"),
     ),
     "AX003": (
-        "the concatenated output has part_size 2 with stride 1",
-        lambda r: _sliced_output(r).set("part_size", "2"),
+        "the concatenated output has stride 2 with part_size 1",
+        lambda r: _sliced_output(r).set("stride", "2"),
     ),
     "AX004": (
         "the concatenated output has stride 0",
@@ -175,7 +175,7 @@ INVALID = {
         lambda r: _pm_shape(_body_layer(r, "x_part"), "1,3", ["1", "3"]),
     ),
     "AX006": (
-        "the concatenated output port is declared [?,5] but the body Result is [1,2]",
+        "the concatenated output port is annotated [?,5] but the body Result is [1,2]",
         lambda r: _output_dim(r, "5"),
     ),
     "BE001": (
@@ -211,8 +211,37 @@ INVALID = {
         ).set("internal_layer_id", _last_value_output(r).get("internal_layer_id")),
     ),
     "SP003": (
-        "the Loop's input port 1 (execution condition) is declared f32",
-        lambda r: _loop(r).find("input/port[@id='1']").set("precision", "FP32"),
+        "the Const feeding the Loop's input port 1 (execution condition) is an i64",
+        lambda r: _int64_condition(_producer(r, 1)),
+    ),
+    "PM007": (
+        "the last-value output entry was deleted: output port 5 is mapped by nothing",
+        lambda r: _loop(r).find("port_map").remove(_last_value_output(r)),
+    ),
+    "PM008": (
+        "the invariant input is [2] but its body Parameter w_in is declared [3]",
+        lambda r: _pm_shape(_body_layer(r, "w_in"), "3", ["3"]),
+    ),
+    "AX007": (
+        "the sliced input's stride 99999999999999999999 overflows int64",
+        lambda r: _entry(r, "input", "x_part").set("stride", "99999999999999999999"),
+    ),
+    "AX008": (
+        "the concatenated output has part_size 2 and stride 2 but the body Result is [1,2]",
+        lambda r: [_sliced_output(r).set(key, "2") for key in ("part_size", "stride")],
+    ),
+    "SP004": (
+        "a second body Parameter (i2, i64 scalar) also has purpose current_iteration",
+        lambda r: _second_counter(r),
+    ),
+    "WR004": (
+        "only the back-edge Result's <port> annotation says f16 (its producer and the "
+        "Parameter are f32)",
+        lambda r: _body_layer(r, "Result_12").find("input/port").set("precision", "FP16"),
+    ),
+    "WR005": (
+        "the layer feeding the concatenated Result makes a rank-13 value",
+        lambda r: _set_dims(_body_layer(r, "Unsqueeze_15").find("output/port"), ["1"] * 12 + ["2"]),
     ),
     "BIN001": (
         "a Const's data lies beyond the end of the .bin",
@@ -230,6 +259,49 @@ INVALID = {
         ],
     ),
 }
+
+
+def _producer(root, port):
+    """The main-graph layer feeding the Loop's input `port`."""
+    loop = _loop(root)
+    edge = next(
+        e
+        for e in root.find("edges")
+        if e.get("to-layer") == loop.get("id") and e.get("to-port") == str(port)
+    )
+    return next(layer for layer in root.find("layers") if layer.get("id") == edge.get("from-layer"))
+
+
+def _int64_condition(const):
+    """Make the condition Const an i64 reading the trip count's 8 bytes (3, so not false)."""
+    _set_precision(const, "I64", "i64")
+    const.find("data").attrib.update({"offset": "0", "size": "8"})
+
+
+def _acc_result(root):
+    return _body_layer(root, "Result_12").get("id")
+
+
+def _add_entry(root, kind, **attrs):
+    etree.SubElement(_loop(root).find("port_map"), kind, attrs)
+
+
+def _second_counter(root):
+    counter = etree.fromstring(etree.tostring(_body_layer(root, "i")))
+    counter.set("id", "16")
+    counter.set("name", "i2")
+    counter.tail = None
+    _loop(root).find("body/layers").append(counter)
+    _add_entry(
+        root, "input", external_port_id="-1", internal_layer_id="16", purpose="current_iteration"
+    )
+
+
+def _set_dims(port, dims):
+    for dim in port.findall("dim"):
+        port.remove(dim)
+    for value in dims:
+        etree.SubElement(port, "dim").text = value
 
 
 def _pm005(root):
@@ -251,11 +323,7 @@ def _redirect_invariant(root, internal_id):
 
 def _pm_shape(layer, shape, dims):
     layer.find("data").set("shape", shape)
-    port = layer.find("output/port")
-    for dim in port.findall("dim"):
-        port.remove(dim)
-    for value in dims:
-        etree.SubElement(port, "dim").text = value
+    _set_dims(layer.find("output/port"), dims)
 
 
 def _output_dim(root, value):
@@ -267,16 +335,7 @@ def _output_dim(root, value):
 
 def _loop_input_constant(root, port, zeros):
     """Point the Const feeding the Loop's input `port` at `zeros` bytes appended to the .bin."""
-    loop = _loop(root)
-    edge = next(
-        e
-        for e in root.find("edges")
-        if e.get("to-layer") == loop.get("id") and e.get("to-port") == str(port)
-    )
-    const = next(
-        layer for layer in root.find("layers") if layer.get("id") == edge.get("from-layer")
-    )
-    const.find("data").set("offset", str(zeros))
+    _producer(root, port).find("data").set("offset", str(zeros))
 
 
 WARNINGS = {

@@ -4,12 +4,15 @@ input exits 2 in one line; --show and --format json."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from lxml import etree
 
 import ov_loops
-from ov_loops.ir.rules import RULES
+from ov_loops.ir.rules import RULES, WARNING
 from ov_loops.ir.validate import BIN_CODE
 from tests.test_cli import assert_one_line_error, run_cli
 
@@ -28,7 +31,8 @@ def test_invalid_sample_yields_exactly_its_rule(code):
     assert f"({code}" in path.read_text().splitlines()[1], "the sample names its defect"
     report = ov_loops.validate(path)
     assert {finding.code for finding in report.findings} == {code}
-    expected_exit = 2 if code == BIN_CODE else 0 if code.startswith("WR") else 1
+    severity = {rule.code: rule.severity for rule in RULES}.get(code)
+    expected_exit = 2 if code == BIN_CODE else 0 if severity == WARNING else 1
     assert report.exit_code == expected_exit
 
 
@@ -143,3 +147,229 @@ def test_short_bin_exits_2_naming_the_const(tmp_path):
     result = run_cli("validate", str(xml))
     assert result.returncode == 2
     assert "BIN001" in result.stdout and "lies outside the 4-byte .bin" in result.stdout
+
+
+# -- issue 9 item 16: misses -------------------------------------------------------------------
+def _mutated(tmp_path, name, mutate):
+    """loop_all_ports with `mutate(root)` applied, written as tmp_path/name.xml."""
+    tree = etree.parse(str(SAMPLES / "valid" / "loop_all_ports.xml"))
+    mutate(tree.getroot())
+    xml = tmp_path / f"{name}.xml"
+    tree.write(str(xml))
+    xml.with_suffix(".bin").write_bytes((SAMPLES / "valid" / "loop_all_ports.bin").read_bytes())
+    return xml
+
+
+def _loop(root):
+    return next(layer for layer in root.iter("layer") if layer.get("type") == "Loop")
+
+
+def _body_layer(root, name):
+    return next(layer for layer in _loop(root).iter("layer") if layer.get("name") == name)
+
+
+def _entry(root, predicate):
+    return next(entry for entry in _loop(root).find("port_map") if predicate(entry))
+
+
+def _set_dims(port, dims):
+    for dim in port.findall("dim"):
+        port.remove(dim)
+    for value in dims:
+        etree.SubElement(port, "dim").text = str(value)
+
+
+def test_unmapped_loop_input_port_is_pm007(tmp_path):
+    def drop_invariant(root):
+        _loop(root).find("port_map").remove(
+            _entry(root, lambda e: e.get("external_port_id") == "3")
+        )
+
+    findings = ov_loops.validate(_mutated(tmp_path, "unmapped", drop_invariant)).findings
+    assert any(f.code == "PM007" and "input port 3" in f.message for f in findings)
+
+
+@pytest.mark.parametrize("value", ["0.5", "1e2", "99999999999999999999", "-99999999999999999999"])
+def test_non_integer_or_overflowing_axis_is_ax007(tmp_path, value):
+    xml = _mutated(
+        tmp_path,
+        "axis",
+        lambda r: _entry(r, lambda e: e.get("axis") is not None).set("axis", value),
+    )
+    assert {f.code for f in ov_loops.validate(xml).findings} == {"AX007"}
+
+
+# -- issue 9 item 17: annotation-only mismatches are warnings, and OpenVINO runs them ----------
+ANNOTATION_ONLY = {
+    "back_edge_result_precision": lambda r: (
+        _body_layer(r, "Result_12").find("input/port").set("precision", "FP16")
+    ),
+    "back_edge_result_dims": lambda r: _set_dims(
+        _body_layer(r, "Result_12").find("input/port"), [3]
+    ),
+    "condition_result_precision": lambda r: (
+        _body_layer(r, "Result_19").find("input/port").set("precision", "FP32")
+    ),
+    "loop_condition_port": lambda r: _loop(r).find("input/port[@id='1']").set("precision", "FP32"),
+    "loop_trip_count_port": lambda r: _loop(r).find("input/port[@id='0']").set("precision", "FP32"),
+    "sliced_parameter_port": lambda r: _set_dims(
+        _body_layer(r, "x_part").find("output/port"), [1, 3]
+    ),
+    "counter_parameter_port": lambda r: (
+        _body_layer(r, "i").find("output/port").set("precision", "FP32")
+    ),
+    "invariant_parameter_port": lambda r: _set_dims(
+        _body_layer(r, "w_in").find("output/port"), [3]
+    ),
+    "concatenated_result_port": lambda r: _set_dims(
+        _body_layer(r, "Result_16").find("input/port"), [2, 2]
+    ),
+}
+
+RUN_IRS = """
+import sys, numpy as np, openvino as ov
+core = ov.Core()
+for path in sys.argv[1:]:
+    try:
+        model = core.read_model(path)
+        compiled = core.compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+        inputs = [np.full(list(p.get_shape()), 0.5, np.float32) for p in model.inputs]
+        outputs = [np.asarray(v).ravel().tolist() for v in compiled(inputs).values()]
+        print(path, "ran", outputs, flush=True)
+    except Exception as exc:
+        print(path, "refused", flush=True)
+"""
+
+
+def _run_in_openvino(paths: list[Path]) -> dict[str, str]:
+    """Each IR's outputs (as text) or 'refused', compiled and run on CPU in a subprocess."""
+    result = subprocess.run(
+        [sys.executable, "-c", RUN_IRS, *map(str, paths)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    return dict(line.split(" ", 1) for line in result.stdout.splitlines())
+
+
+def test_annotation_only_mismatches_are_wr004_and_run_in_openvino(tmp_path):
+    paths = [_mutated(tmp_path, name, mutate) for name, mutate in ANNOTATION_ONLY.items()]
+    for path in paths:
+        report = ov_loops.validate(path)
+        assert {f.code for f in report.findings} == {"WR004"}, (path.stem, report.findings)
+        assert report.exit_code == 0
+    valid = SAMPLES / "valid" / "loop_all_ports.xml"
+    outcomes = _run_in_openvino([valid, *paths])
+    assert outcomes[str(valid)].startswith("ran ")
+    for path in paths:
+        assert outcomes[str(path)] == outcomes[str(valid)], path.stem
+
+
+def test_type_errors_judged_from_layers_are_refused_by_openvino():
+    codes = ["AX005", "AX008", "BE004", "PM007", "PM008", "SP001", "SP002", "SP003", "AX007"]
+    outcomes = _run_in_openvino([SAMPLES / "invalid" / f"{code}.xml" for code in codes])
+    assert set(outcomes.values()) == {"refused"}, outcomes
+
+
+def test_second_current_iteration_runs_in_openvino_but_gives_wrong_results(tmp_path):
+    """SP004 follows the spec: OpenVINO loads the IR, feeds one counter and leaves the other 0."""
+
+    def count_with_second(root):
+        _loop(root).find("port_map").remove(
+            _entry(root, lambda e: e.get("purpose") == "current_iteration")
+        )
+        second = etree.fromstring(etree.tostring(_body_layer(root, "i")))
+        second.set("id", "16")
+        _loop(root).find("body/layers").append(second)
+        for purpose_id in ("0", "16"):
+            etree.SubElement(
+                _loop(root).find("port_map"),
+                "input",
+                external_port_id="-1",
+                internal_layer_id=purpose_id,
+                purpose="current_iteration",
+            )
+        for edge in _loop(root).find("body/edges"):
+            if edge.get("from-layer") == "0":
+                edge.set("from-layer", "16")
+
+    xml = _mutated(tmp_path, "two_counters", count_with_second)
+    assert {f.code for f in ov_loops.validate(xml).findings} == {"SP004"}
+    valid = SAMPLES / "valid" / "loop_all_ports.xml"
+    outcomes = _run_in_openvino([valid, xml])
+    assert outcomes[str(xml)].startswith("ran ") and outcomes[str(xml)] != outcomes[str(valid)]
+
+
+# -- issue 9 item 2: Loop outputs of rank 13 crash the CPU plugin -------------------------------
+def _stacked_scans(depth: int):
+    """`depth` nested Loops, each stacking its inner Loop's scan output: the outermost Loop's
+    output has rank depth + 1."""
+    import numpy as np
+    import openvino as ov
+    import openvino.opset15 as ops
+
+    def level(remaining: int) -> ov.Model:
+        value = ops.parameter([2], np.float32)
+        zero = ops.constant(np.array([0], np.int64))
+        if remaining == 0:
+            step = ops.add(value, ops.constant(np.ones(2, np.float32)))
+            return ov.Model([ops.result(step), ops.result(ops.unsqueeze(step, zero))], [value])
+        body = level(remaining - 1)
+        condition = ops.result(ops.constant(True))
+        body.add_results([condition])
+        loop = ops.loop(ops.constant(np.int64(2)), ops.constant(True))
+        loop.set_function(body)
+        loop.set_special_body_ports([-1, 2])
+        loop.set_merged_input(
+            body.get_parameters()[0], value.output(0), body.get_results()[0].output(0)
+        )
+        last = loop.get_iter_value(body.get_results()[0].output(0), -1)
+        stacked = loop.get_concatenated_slices(body.get_results()[1].output(0), 0, 1, 1, -1, 0)
+        return ov.Model([ops.result(last), ops.result(ops.unsqueeze(stacked, zero))], [value])
+
+    return level(depth)
+
+
+@pytest.mark.parametrize("depth, warned", [(11, False), (12, True)])
+def test_twelve_nested_loops_stacking_scans_are_wr005(tmp_path, depth, warned):
+    import openvino as ov
+
+    xml = tmp_path / "stacked.xml"
+    ov.save_model(_stacked_scans(depth), str(xml))
+    report = ov_loops.validate(xml)
+    assert report.loops == depth
+    wr005 = [f for f in report.findings if f.code == "WR005"]
+    assert [f.code for f in report.findings] == [f.code for f in wr005]
+    assert len(wr005) == (1 if warned else 0)
+    if warned:
+        assert "rank 13" in wr005[0].message and wr005[0].layer_path.count("/") == 0
+
+
+LXML_ONLY = """
+import sys, types
+class Refuse:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("openvino", "onnx", "numpy", "onnxruntime"):
+            raise ImportError("blocked " + name)
+sys.meta_path.insert(0, Refuse())
+package = types.ModuleType("ov_loops")  # the package's __init__ imports openvino; skip it
+package.__path__ = [sys.argv[1]]
+sys.modules["ov_loops"] = package
+from ov_loops.ir.validate import show, validate
+print(len(validate(sys.argv[2]).findings), len(show(sys.argv[2])))
+"""
+
+
+def test_validator_imports_and_runs_with_lxml_alone():
+    package = Path(ov_loops.__file__).parent
+    sample = SAMPLES / "invalid" / "PM007.xml"
+    result = subprocess.run(
+        [sys.executable, "-c", LXML_ONLY, str(package), str(sample)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    findings, shown = map(int, result.stdout.split())
+    assert findings == 1 and shown > 1

@@ -6,6 +6,7 @@ network, and keeps lxml's limits on node size and depth (huge_tree off).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -27,6 +28,20 @@ from ov_loops.loops.spec import (
 
 LOOP_TYPES = ("Loop", "TensorIterator")
 SLICING = ("axis", "start", "stride", "part_size", "end")
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+DECIMAL = re.compile(r"\s*[+-]?[0-9]{1,40}\s*")
+
+
+def integer(text: str | None) -> int | None:
+    """`text` as an int64, or None when it is missing, not an integer or out of int64 range.
+
+    The one accessor for integer attributes: OpenVINO's IR reader parses them with stoll (or as
+    unsigned 64-bit), so anything else makes the IR unreadable; callers turn None into a finding.
+    """
+    if text is None or not DECIMAL.fullmatch(text):
+        return None
+    value = int(text)
+    return value if INT64_MIN <= value <= INT64_MAX else None
 
 
 @dataclass(frozen=True)
@@ -51,6 +66,7 @@ class Layer:
     element: etree._Element | None = field(repr=False)  # None: streamed past, attributes only
     body: Graph | None = None  # Loop / TensorIterator
     branches: list[Graph] = field(default_factory=list)  # If: then_body, else_body
+    source: Path | None = None  # the IR file, for error messages
 
     @property
     def is_loop(self) -> bool:
@@ -58,11 +74,11 @@ class Layer:
 
     @cached_property
     def inputs(self) -> dict[int, Port]:
-        return {} if self.element is None else _ports(self.element.find("input"))
+        return {} if self.element is None else _ports(self.element.find("input"), self.source)
 
     @cached_property
     def outputs(self) -> dict[int, Port]:
-        return {} if self.element is None else _ports(self.element.find("output"))
+        return {} if self.element is None else _ports(self.element.find("output"), self.source)
 
     def subgraphs(self) -> list[Graph]:
         return ([self.body] if self.body is not None else []) + self.branches
@@ -110,13 +126,13 @@ class PortMapEntry:
     line: int
 
     def int(self, name: str, default: int | None = None) -> int | None:
+        """The attribute as an int64; `default` when absent, None when not an int64 integer."""
         value = self.attrs.get(name)
-        if value is None:
-            return default
-        try:
-            return int(value)
-        except ValueError:
-            return None
+        return default if value is None else integer(value)
+
+    def malformed(self, names: tuple[str, ...]) -> list[str]:
+        """Those of `names` that are present but not int64 integers."""
+        return [name for name in names if name in self.attrs and self.int(name) is None]
 
     def describe(self) -> str:
         shown = " ".join(f'{key}="{value}"' for key, value in self.attrs.items())
@@ -143,7 +159,7 @@ class IRDocument:
     bin_size: int | None
 
     def read_bin(self, offset: int, size: int) -> bytes | None:
-        if self.bin_size is None or offset < 0 or offset + size > self.bin_size:
+        if self.bin_size is None or offset < 0 or size < 0 or offset + size > self.bin_size:
             return None
         with self.bin_path.open("rb") as stream:
             stream.seek(offset)
@@ -202,7 +218,7 @@ def _stream_main_graph(path: Path, keep_all: bool) -> Graph:
             continue
         section = element.getparent().tag
         if section == "layers" and element.tag == "layer":
-            keep = keep_all or any(element.find(tag) is not None for tag in SUBGRAPH_TAGS)
+            keep = keep_all or element.get("type") in KEPT_TYPES
             layer = _read_layer(element, path, keep)
             layers[layer.id] = layer
         elif section == "edges" and element.tag == "edge":
@@ -220,10 +236,11 @@ def _stream_main_graph(path: Path, keep_all: bool) -> Graph:
 
 
 def _has_data(layer: Layer) -> bool:
-    return layer.type == "Const" and int(layer.data.get("size", "0") or 0) > 0
+    """A Const whose size is not a positive integer (0, garbage) needs no .bin; BIN001 judges it."""
+    return layer.type == "Const" and (integer(layer.data.get("size")) or 0) > 0
 
 
-SUBGRAPH_TAGS = ("body", "then_body", "else_body")
+KEPT_TYPES = (*LOOP_TYPES, "If")  # layers whose XML (port_map, bodies, ports) the rules read
 
 
 def read_graph(element: etree._Element, path: Path) -> Graph:
@@ -243,15 +260,10 @@ def read_graph(element: etree._Element, path: Path) -> Graph:
 
 
 def _read_edge(node: etree._Element, path: Path) -> Edge:
-    try:
-        return Edge(
-            node.get("from-layer"),
-            int(node.get("from-port")),
-            node.get("to-layer"),
-            int(node.get("to-port")),
-        )
-    except (TypeError, ValueError):
-        raise InputError(f"{path}:{node.sourceline}: malformed <edge>") from None
+    from_port, to_port = integer(node.get("from-port")), integer(node.get("to-port"))
+    if from_port is None or to_port is None:
+        raise InputError(f"{path}:{node.sourceline}: malformed <edge> (ports must be integers)")
+    return Edge(node.get("from-layer"), from_port, node.get("to-layer"), to_port)
 
 
 def _read_layer(node: etree._Element, path: Path, keep: bool) -> Layer:
@@ -268,6 +280,7 @@ def _read_layer(node: etree._Element, path: Path, keep: bool) -> Layer:
         line=node.sourceline or 0,
         data=dict(data.attrib) if data is not None else {},
         element=node if keep else None,
+        source=path,
     )
     body = node.find("body")
     if body is not None and body.find("layers") is not None:
@@ -279,16 +292,18 @@ def _read_layer(node: etree._Element, path: Path, keep: bool) -> Layer:
     return layer
 
 
-def _ports(element: etree._Element | None) -> dict[int, Port]:
+def _ports(element: etree._Element | None, path: Path | None) -> dict[int, Port]:
     ports = {}
     for port in element if element is not None else []:
         if port.tag != "port":
             continue
-        try:
-            dims = tuple(int(dim.text) for dim in port.findall("dim"))
-            ports[int(port.get("id"))] = Port(int(port.get("id")), port.get("precision"), dims)
-        except (TypeError, ValueError):
-            raise InputError(f"line {port.sourceline}: malformed <port>") from None
+        port_id = integer(port.get("id"))
+        dims = tuple(integer(dim.text) for dim in port.findall("dim"))
+        if port_id is None or None in dims:
+            raise InputError(
+                f"{path}:{port.sourceline}: malformed <port> (its id and dims must be integers)"
+            )
+        ports[port_id] = Port(port_id, port.get("precision"), dims)
     return ports
 
 
@@ -312,7 +327,7 @@ def loops(document: IRDocument, graph: Graph | None = None, path: str = ""):
 
 
 def port_map(layer: Layer) -> list[PortMapEntry]:
-    element = layer.element.find("port_map")
+    element = None if layer.element is None else layer.element.find("port_map")
     if element is None:
         return []
     return [
@@ -323,7 +338,7 @@ def port_map(layer: Layer) -> list[PortMapEntry]:
 
 
 def back_edges(layer: Layer) -> list[BackEdge]:
-    element = layer.element.find("back_edges")
+    element = None if layer.element is None else layer.element.find("back_edges")
     if element is None:
         return []
     return [
@@ -339,11 +354,8 @@ def constant_value(document: IRDocument, layer: Layer) -> int | None:
         return None
     widths = {"i64": 8, "i32": 4, "boolean": 1, "u8": 1}
     width = widths.get(layer.data.get("element_type"))
-    try:
-        offset, size = int(layer.data["offset"]), int(layer.data["size"])
-    except (KeyError, ValueError):
-        return None
-    raw = document.read_bin(offset, size) if width == size else None
+    offset, size = integer(layer.data.get("offset")), integer(layer.data.get("size"))
+    raw = document.read_bin(offset, size) if width == size and offset is not None else None
     return None if raw is None else int.from_bytes(raw, "little", signed=True)
 
 
@@ -351,10 +363,12 @@ def loop_spec(document: IRDocument, graph: Graph, layer: Layer) -> LoopSpec:
     """Read a (well-formed) Loop or TensorIterator layer as a LoopSpec.
 
     Input external ports are the layer's input port ids; output external ports are written as
-    number_of_inputs + output index and read back as the output index.
+    number_of_inputs + output index and read back as the output index. A malformed layer raises
+    KeyError or TypeError (run the validator for the full story).
     """
-    parameters = {p.id: i for i, p in enumerate(layer.body.of_type("Parameter"))}
-    results = {r.id: i for i, r in enumerate(layer.body.of_type("Result"))}
+    body = layer.body or Graph({}, [])
+    parameters = {p.id: i for i, p in enumerate(body.of_type("Parameter"))}
+    results = {r.id: i for i, r in enumerate(body.of_type("Result"))}
     edges = {edge.to_layer: edge.from_layer for edge in back_edges(layer)}
     sliced, merged, invariant, concatenated, last_values = [], [], [], [], []
     current = condition = None

@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, partial
 
 from ov_loops.ir.reader import (
+    SLICING,
     BackEdge,
     Graph,
     IRDocument,
@@ -23,8 +24,17 @@ from ov_loops.ir.reader import (
     constant_value,
     port_map,
 )
+from ov_loops.ir.types import (
+    ERROR,
+    WARNING,
+    TensorType,
+    Value,
+    parameter_value,
+    result_value,
+    value_into,
+    verdict,
+)
 
-ERROR, WARNING = "error", "warning"
 INTEGER_PRECISIONS = {"I32", "I64"}
 BOOLEAN_PRECISIONS = {"BOOL", "BOOLEAN", "U8"}
 PURPOSES = {"input": "current_iteration", "output": "execution_condition"}
@@ -113,12 +123,28 @@ def rule(code: str, severity: str, summary: str):
     return register
 
 
-def _result_port(layer: Layer):
-    return layer.inputs.get(min(layer.inputs)) if layer.inputs else None
+Mismatch = tuple[str, str, "str | None", int]  # severity, message, entry, line
 
 
-def _parameter_port(layer: Layer):
-    return layer.outputs.get(min(layer.outputs)) if layer.outputs else None
+def _judge(
+    ok: Callable[..., bool],
+    values: tuple[Value, ...],
+    describe: Callable[..., str],
+    entry: str | None,
+    line: int,
+) -> Iterator[Mismatch]:
+    """A mismatch when `values` fail `ok` (see types.verdict), described from the types judged."""
+    found = verdict(ok, *values)
+    if found:
+        severity, types = found
+        yield severity, describe(*types), entry, line
+
+
+def _errors(mismatches: Iterator[Mismatch]):
+    """The mismatches the producing layers show (the rule's own errors)."""
+    for severity, message, entry, line in mismatches:
+        if severity == ERROR:
+            yield message, entry, line
 
 
 # -- structure -------------------------------------------------------------------------------
@@ -215,6 +241,9 @@ def _parameter_mapped_twice(loop: LoopContext):
 
 @rule("PM006", ERROR, "every body Parameter is fed (port_map entry or purpose)")
 def _parameter_fed(loop: LoopContext):
+    """Follows what OpenVINO does, not the spec text, which does not ask that every body
+    Parameter be mapped: OpenVINO loads such an IR and runs the Parameter as zeros (an unfed
+    counter gave 2 where 4 was right), so the result is silently wrong."""
     fed = {entry.attrs.get("internal_layer_id") for entry in loop.inputs()}
     for parameter in loop.parameters.values():
         if parameter.id not in fed:
@@ -230,6 +259,51 @@ def _parameter_fed(loop: LoopContext):
             )
 
 
+@rule("PM007", ERROR, "every data port of the layer is mapped by a port_map entry")
+def _unmapped_ports(loop: LoopContext):
+    """A Loop's inputs past 0 and 1, a TensorIterator's inputs, and every output need an entry:
+    OpenVINO refuses the IR otherwise ("Number of inputs must be the same as number of input
+    descriptions", or an out-of-range output index)."""
+    mapped = {(entry.kind, entry.int("external_port_id")) for entry in loop.entries}
+    special = (0, 1) if loop.is_loop else ()
+    for kind, ports in (("input", loop.layer.inputs), ("output", loop.layer.outputs)):
+        for port_id in ports:
+            if (kind, port_id) not in mapped and not (kind == "input" and port_id in special):
+                yield f"{kind} port {port_id} is mapped by no port_map entry", None, loop.layer.line
+
+
+def _is_invariant(entry: PortMapEntry) -> bool:
+    """An input entry without axis or purpose (invariant unless a back edge makes it merged)."""
+    return "axis" not in entry.attrs and not entry.attrs.get("purpose")
+
+
+def _invariant_mismatches(loop: LoopContext) -> Iterator[Mismatch]:
+    merged = {edge.to_layer for edge in loop.edges}
+    for entry in loop.inputs():
+        internal = entry.attrs.get("internal_layer_id")
+        parameter = loop.parameters.get(internal)
+        if parameter is None or internal in merged or not _is_invariant(entry):
+            continue
+        external = value_into(loop.graph, loop.layer, entry.int("external_port_id"))
+        yield from _judge(
+            _same_type,
+            (external, parameter_value(parameter)),
+            lambda outer, inner, parameter=parameter: (
+                f"the input is {outer.describe()} but body Parameter {parameter.id} is "
+                f"declared {inner.describe()}"
+            ),
+            entry.describe(),
+            entry.line,
+        )
+
+
+@rule("PM008", ERROR, "an invariant input agrees with its body Parameter in type and shape")
+def _invariant_type(loop: LoopContext):
+    """Judged from the layer feeding the input and the Parameter's data; OpenVINO then fails in
+    the body ("Argument shapes are inconsistent")."""
+    yield from _errors(_invariant_mismatches(loop))
+
+
 # -- axes --------------------------------------------------------------------------------------
 def _sliced(loop: LoopContext) -> Iterator[PortMapEntry]:
     return (entry for entry in loop.entries if "axis" in entry.attrs)
@@ -237,6 +311,9 @@ def _sliced(loop: LoopContext) -> Iterator[PortMapEntry]:
 
 @rule("AX001", ERROR, "axes are not negative (the IR reader reads them as unsigned)")
 def _negative_axis(loop: LoopContext):
+    """Follows OpenVINO, not the spec text, which gives axis as an integer: the IR reader parses
+    an input's axis as unsigned (axis="-1" is refused at load), and a negative concatenation
+    axis loads but fails ("Shape mismatch for tensor iterator port") or misbehaves at run time."""
     for entry in _sliced(loop):
         axis = entry.int("axis")
         if axis is not None and axis < 0:
@@ -279,38 +356,51 @@ def _stride(loop: LoopContext):
             yield "stride 0 never advances", entry.describe(), entry.line
 
 
+def _part_shape(outer: TensorType, axis: int, part: int) -> tuple[int, ...] | None:
+    """One part of `outer` sliced on `axis` (None when the axis is outside its known rank)."""
+    if outer.dims is None or not 0 <= axis < len(outer.dims):
+        return None
+    return outer.dims[:axis] + (part,) + outer.dims[axis + 1 :]
+
+
+def _part_matches(outer: TensorType, inner: TensorType, axis: int, part: int) -> bool:
+    return inner.shape_agrees(_part_shape(outer, axis, part))
+
+
+def _sliced_shape_mismatches(loop: LoopContext) -> Iterator[Mismatch]:
+    for entry in _sliced(loop):
+        parameter = loop.parameters.get(entry.attrs.get("internal_layer_id"))
+        axis, part = entry.int("axis"), entry.int("part_size", 1)
+        if entry.kind != "input" or parameter is None or axis is None or part is None:
+            continue
+        external = value_into(loop.graph, loop.layer, entry.int("external_port_id"))
+        yield from _judge(
+            partial(_part_matches, axis=axis, part=part),
+            (external, parameter_value(parameter)),
+            lambda outer, inner, parameter=parameter, axis=axis, part=part: (
+                f"the sliced part has shape {list(_part_shape(outer, axis, part))} but body "
+                f"Parameter {parameter.id} is declared {inner.describe()}"
+            ),
+            entry.describe(),
+            entry.line,
+        )
+
+
 @rule("AX005", ERROR, "a sliced part's shape matches its body Parameter's declared shape")
 def _sliced_shape(loop: LoopContext):
-    for entry in _sliced(loop):
-        if entry.kind != "input":
-            continue
-        parameter = loop.parameters.get(entry.attrs.get("internal_layer_id"))
-        port = loop.layer.inputs.get(entry.int("external_port_id"))
-        axis, part = entry.int("axis"), entry.int("part_size", 1)
-        declared = _parameter_port(parameter) if parameter else None
-        if port is None or declared is None or axis is None or not 0 <= axis < len(port.dims):
-            continue
-        expected = list(port.dims)
-        expected[axis] = part
-        if len(declared.dims) != len(expected) or any(
-            a >= 0 and b >= 0 and a != b for a, b in zip(declared.dims, expected)
-        ):
-            yield (
-                f"the sliced part has shape {expected} but body Parameter {parameter.id} is "
-                f"declared {list(declared.dims)}",
-                entry.describe(),
-                entry.line,
-            )
+    yield from _errors(_sliced_shape_mismatches(loop))
 
 
-@rule("AX006", ERROR, "a concatenated output's shape agrees with the layer's output port")
+@rule("AX006", WARNING, "a concatenated output's shape agrees with the layer's output port")
 def _concatenated_shape(loop: LoopContext):
+    """A warning: the layer's output <port> is an annotation OpenVINO re-infers (an IR whose
+    output port alone is annotated [?,5] for a [1,2] Result compiles and runs)."""
     for entry in _sliced(loop):
         if entry.kind != "output":
             continue
         result = loop.results.get(entry.attrs.get("internal_layer_id"))
         port = loop.layer.outputs.get(entry.int("external_port_id"))
-        part = _result_port(result) if result else None
+        part = result_value(loop.body, result).shown if result else None
         axis = entry.int("axis")
         if port is None or part is None or axis is None or not port.dims or not part.dims:
             continue
@@ -331,6 +421,50 @@ def _concatenated_shape(loop: LoopContext):
                     entry.line,
                 )
                 break
+
+
+@rule("AX007", ERROR, "slicing attributes are int64 integers")
+def _slicing_integers(loop: LoopContext):
+    """OpenVINO's IR reader parses them with stoll (axis as unsigned): anything else, or a value
+    beyond int64, makes the IR unreadable."""
+    for entry in loop.entries:
+        for name in entry.malformed(SLICING):
+            yield (
+                f'{name}="{entry.attrs[name]}" is not an int64 integer',
+                entry.describe(),
+                entry.line,
+            )
+
+
+def _dim_fits(value: TensorType, axis: int, size: int) -> bool:
+    """`value`'s dim on `axis` is `size` (or unknown)."""
+    dims = value.dims
+    return dims is None or not 0 <= axis < len(dims) or dims[axis] < 0 or dims[axis] == size
+
+
+def _concatenated_part_mismatches(loop: LoopContext) -> Iterator[Mismatch]:
+    for entry in _sliced(loop):
+        result = loop.results.get(entry.attrs.get("internal_layer_id"))
+        axis, part = entry.int("axis"), entry.int("part_size", 1)
+        if entry.kind != "output" or result is None or axis is None or part is None:
+            continue
+        yield from _judge(
+            partial(_dim_fits, axis=axis, size=part),
+            (result_value(loop.body, result),),
+            lambda value, result=result, axis=axis, part=part: (
+                f"part_size {part} but body Result {result.id} is {value.describe()}, "
+                f"{value.dims[axis]} on axis {axis}"
+            ),
+            entry.describe(),
+            entry.line,
+        )
+
+
+@rule("AX008", ERROR, "a concatenated output's part_size is the body Result's dim on the axis")
+def _concatenated_part(loop: LoopContext):
+    """Judged from the layer feeding the Result; the CPU plugin refuses a mismatch ("Shape
+    mismatch for tensor iterator port")."""
+    yield from _errors(_concatenated_part_mismatches(loop))
 
 
 # -- back edges --------------------------------------------------------------------------------
@@ -383,112 +517,143 @@ def _one_edge(loop: LoopContext):
             )
 
 
-@rule("BE004", ERROR, "back edge ends agree in element type and static shape")
-def _edge_types(loop: LoopContext):
+def _same_type(first: TensorType, second: TensorType) -> bool:
+    return first.same_precision(second) and first.shape_agrees(second.dims)
+
+
+def _edge_type_mismatches(loop: LoopContext) -> Iterator[Mismatch]:
     for edge in loop.edges:
         result, parameter = loop.results.get(edge.from_layer), loop.parameters.get(edge.to_layer)
         if result is None or parameter is None:
             continue
-        source, target = _result_port(result), _parameter_port(parameter)
-        if source is None or target is None:
-            continue
-        if source.precision and target.precision and source.precision != target.precision:
-            yield (
-                f"Result {result.id} is {source.precision} but Parameter {parameter.id} is "
-                f"{target.precision}",
-                edge.describe(),
-                edge.line,
-            )
-        elif (
-            source.dims
-            and target.dims
-            and -1 not in source.dims + target.dims
-            and source.dims != target.dims
-        ):
-            yield (
-                f"Result {result.id} has shape {list(source.dims)} but Parameter "
-                f"{parameter.id} has {list(target.dims)}",
-                edge.describe(),
-                edge.line,
-            )
+        yield from _judge(
+            _same_type,
+            (result_value(loop.body, result), parameter_value(parameter)),
+            lambda source, target, result=result, parameter=parameter: (
+                f"Result {result.id} is {source.describe()} but Parameter {parameter.id} is "
+                f"{target.describe()}"
+            ),
+            edge.describe(),
+            edge.line,
+        )
+
+
+@rule("BE004", ERROR, "back edge ends agree in element type and static shape")
+def _edge_types(loop: LoopContext):
+    """Judged from the layers that produce the two values; annotations alone give WR004."""
+    yield from _errors(_edge_type_mismatches(loop))
 
 
 # -- special ports -----------------------------------------------------------------------------
-def _scalar_or_one(port) -> bool:
-    return port is not None and port.dims in ((), (1,))
+def _scalar_of(precisions: set[str]):
+    """A test that a type is a scalar or [1] of one of `precisions` (unknown parts pass)."""
+
+    def test(value: TensorType) -> bool:
+        dims = value.dims
+        one = dims is None or dims == () or (len(dims) == 1 and (dims[0] == 1 or dims[0] < 0))
+        return one and value.precision in (None, *precisions)
+
+    return test
+
+
+def _integer_scalar(value: TensorType) -> bool:
+    return _scalar_of(INTEGER_PRECISIONS)(value)
+
+
+def _boolean_scalar(value: TensorType) -> bool:
+    return _scalar_of(BOOLEAN_PRECISIONS)(value)
+
+
+def _counter_mismatches(loop: LoopContext) -> Iterator[Mismatch]:
+    for entry in loop.inputs() if loop.is_loop else ():
+        parameter = loop.parameters.get(entry.attrs.get("internal_layer_id"))
+        if entry.attrs.get("purpose") != "current_iteration" or parameter is None:
+            continue
+        yield from _judge(
+            _integer_scalar,
+            (parameter_value(parameter),),
+            lambda value, parameter=parameter: (
+                f"body Parameter {parameter.id} is {value.describe()}, not an integer scalar or [1]"
+            ),
+            entry.describe(),
+            entry.line,
+        )
 
 
 @rule("SP001", ERROR, "current_iteration is an integer scalar or [1] Parameter, mapped once")
 def _current_iteration(loop: LoopContext):
+    """Judged from the Parameter's element_type and shape (its <port> is only an annotation)."""
     others = Counter(
         e.attrs.get("internal_layer_id") for e in loop.inputs() if not e.attrs.get("purpose")
     )
     targets = {edge.to_layer for edge in loop.edges}
     for entry in loop.inputs():
+        internal = entry.attrs.get("internal_layer_id")
         if entry.attrs.get("purpose") != "current_iteration":
             continue
-        internal = entry.attrs.get("internal_layer_id")
-        parameter = loop.parameters.get(internal)
         if not loop.is_loop:
             yield "a TensorIterator has no current_iteration port", entry.describe(), entry.line
-        elif parameter is None:
-            continue  # PM001
-        elif not _scalar_or_one(_parameter_port(parameter)) or (
-            _parameter_port(parameter).precision not in INTEGER_PRECISIONS
-        ):
-            port = _parameter_port(parameter)
-            yield (
-                f"body Parameter {internal} is {port.precision} {list(port.dims)}, not an "
-                "integer scalar or [1]",
-                entry.describe(),
-                entry.line,
-            )
         elif others[internal] or internal in targets:
             yield (
                 f"body Parameter {internal} is also fed by a port_map entry or back edge",
-                (entry.describe()),
+                entry.describe(),
                 entry.line,
             )
+    yield from _errors(_counter_mismatches(loop))
+
+
+def _condition_mismatches(loop: LoopContext) -> Iterator[Mismatch]:
+    for entry in loop.outputs() if loop.is_loop else ():
+        result = loop.results.get(entry.attrs.get("internal_layer_id"))
+        if entry.attrs.get("purpose") != "execution_condition" or result is None:
+            continue
+        yield from _judge(
+            _boolean_scalar,
+            (result_value(loop.body, result),),
+            lambda value, result=result: (
+                f"body Result {result.id} is {value.describe()}, not a boolean scalar or [1]"
+            ),
+            entry.describe(),
+            entry.line,
+        )
 
 
 @rule("SP002", ERROR, "execution_condition is a boolean scalar or [1] Result")
 def _execution_condition(loop: LoopContext):
+    """Judged from the layer feeding the Result (the Result's <port> is only an annotation)."""
     for entry in loop.outputs():
-        if entry.attrs.get("purpose") != "execution_condition":
-            continue
-        internal = entry.attrs.get("internal_layer_id")
-        result = loop.results.get(internal)
-        if not loop.is_loop:
+        if entry.attrs.get("purpose") == "execution_condition" and not loop.is_loop:
             yield "a TensorIterator has no execution_condition port", entry.describe(), entry.line
-        elif result is not None:
-            port = _result_port(result)
-            if not _scalar_or_one(port) or port.precision not in BOOLEAN_PRECISIONS:
-                shown = f"{port.precision} {list(port.dims)}" if port else "without input"
-                yield (
-                    f"body Result {internal} is {shown}, not a boolean scalar or [1]",
-                    (entry.describe()),
-                    entry.line,
-                )
+    yield from _errors(_condition_mismatches(loop))
+
+
+LOOP_SPECIAL_INPUTS = ((0, "integer", _integer_scalar), (1, "boolean", _boolean_scalar))
+
+
+def _loop_input_mismatches(loop: LoopContext) -> Iterator[Mismatch]:
+    for port_id, wanted, test in LOOP_SPECIAL_INPUTS if loop.is_loop else ():
+        if port_id not in loop.layer.inputs:
+            continue
+        yield from _judge(
+            test,
+            (value_into(loop.graph, loop.layer, port_id),),
+            lambda value, port_id=port_id, wanted=wanted: (
+                f"input port {port_id} is {value.describe()}, not a {wanted} scalar or [1]"
+            ),
+            None,
+            loop.layer.line,
+        )
 
 
 @rule("SP003", ERROR, "Loop inputs 0 and 1 are an integer trip count and a boolean condition")
 def _loop_inputs(loop: LoopContext):
+    """Judged from the layers feeding ports 0 and 1 (the Loop's <port>s are annotations)."""
     if not loop.is_loop:
         return
-    for port_id, wanted, allowed in (
-        (0, "integer", INTEGER_PRECISIONS),
-        (1, "boolean", BOOLEAN_PRECISIONS),
-    ):
-        port = loop.layer.inputs.get(port_id)
-        if port is None:
+    for port_id, _, _ in LOOP_SPECIAL_INPUTS:
+        if port_id not in loop.layer.inputs:
             yield f"the Loop has no input port {port_id}", None, loop.layer.line
-        elif port.precision not in allowed or not _scalar_or_one(port):
-            yield (
-                f"input port {port_id} is {port.precision} {list(port.dims)}, not a {wanted} "
-                "scalar or [1]",
-                None,
-                loop.layer.line,
-            )
+    yield from _errors(_loop_input_mismatches(loop))
     for entry in loop.inputs():
         if entry.int("external_port_id") in (0, 1) and not entry.attrs.get("purpose"):
             yield (
@@ -498,6 +663,19 @@ def _loop_inputs(loop: LoopContext):
                 entry.describe(),
                 entry.line,
             )
+
+
+@rule("SP004", ERROR, "at most one current_iteration and one execution_condition entry")
+def _one_purpose_each(loop: LoopContext):
+    """OpenVINO counts a second purpose entry as an input description without an input."""
+    seen: Counter = Counter()
+    for entry in loop.entries:
+        purpose = entry.attrs.get("purpose")
+        if purpose is None:
+            continue
+        seen[purpose] += 1
+        if seen[purpose] == 2:
+            yield f"more than one entry has purpose '{purpose}'", entry.describe(), entry.line
 
 
 # -- warnings: patterns the CPU plugin mis-executes --------------------------------------------
@@ -532,10 +710,56 @@ def _reversed_output(loop: LoopContext):
     if not loop.is_loop:
         return
     for entry in loop.outputs():
-        if "axis" in entry.attrs and (entry.int("stride", 1) < 0 or entry.int("start", 0) != 0):
+        stride, start = entry.int("stride", 1), entry.int("start", 0)
+        if "axis" in entry.attrs and ((stride or 0) < 0 or start not in (0, None)):
             yield (
                 "a reversed concatenation is outside Loop-5 (start 0, stride 1 only); "
                 "reverse after the Loop",
+                entry.describe(),
+                entry.line,
+            )
+
+
+TYPE_MISMATCHES = {
+    "AX005": _sliced_shape_mismatches,
+    "AX008": _concatenated_part_mismatches,
+    "BE004": _edge_type_mismatches,
+    "PM008": _invariant_mismatches,
+    "SP001": _counter_mismatches,
+    "SP002": _condition_mismatches,
+    "SP003": _loop_input_mismatches,
+}
+
+
+@rule("WR004", WARNING, "only <port> annotations disagree (OpenVINO re-infers them)")
+def _annotation_only(loop: LoopContext):
+    """What AX005, AX008, BE004, PM008 and SP001-SP003 find when the producing layers agree and
+    only `<port precision/dims>` annotations do not: OpenVINO compiles and runs such an IR."""
+    for code, mismatches in TYPE_MISMATCHES.items():
+        for severity, message, entry, line in mismatches(loop):
+            if severity == WARNING:
+                yield f"{message} (annotations only; {code} if the layers disagreed)", entry, line
+
+
+LOOP_OUTPUT_RANK_CRASH = 13  # measured on OpenVINO 2026.4 CPU: rank 12 runs, 13 dies by SIGFPE
+
+
+@rule("WR005", WARNING, "a Loop output of rank 13 or more (12 nested Loops stacking scans)")
+def _high_rank_output(loop: LoopContext):
+    """The CPU plugin dies by SIGFPE compiling a Loop with an output (concatenated or last value)
+    of rank LOOP_OUTPUT_RANK_CRASH, and fails at inference above it; the same rank inside the
+    body is fine, and so is deep nesting that does not raise the rank. 12 Loops nested, each
+    stacking its inner Loop's scan output, reach it. Judged from the layer feeding the Result."""
+    for entry in loop.outputs():
+        result = loop.results.get(entry.attrs.get("internal_layer_id"))
+        value = result_value(loop.body, result).judged if result is not None else None
+        if entry.attrs.get("purpose") or value is None or value.dims is None:
+            continue
+        if len(value.dims) >= LOOP_OUTPUT_RANK_CRASH:
+            yield (
+                f"the output has rank {len(value.dims)}: the CPU plugin dies by SIGFPE at rank "
+                f"{LOOP_OUTPUT_RANK_CRASH} and fails above (nested Loops stacking scan outputs "
+                "reach it at depth 12)",
                 entry.describe(),
                 entry.line,
             )

@@ -12,6 +12,7 @@ from ov_loops.ir.reader import (
     IRDocument,
     Layer,
     back_edges,
+    integer,
     loop_spec,
     loops,
     port_map,
@@ -135,21 +136,15 @@ def _bin_findings(document: IRDocument):
     for layer in walk_layers(document.graph):
         if layer.type != "Const":
             continue
-        try:
-            offset, length = int(layer.data.get("offset", 0)), int(layer.data.get("size", 0))
-        except ValueError:
-            offset, length = -1, 0
-        if offset < 0 or length < 0 or offset + length > size:
-            yield Finding(
-                BIN_CODE,
-                ERROR,
-                layer.id,
-                layer.name,
-                layer.name,
-                f'<data offset="{layer.data.get("offset")}" size="{layer.data.get("size")}"/>',
-                f"Const data [{offset}, {offset + length}) lies outside the {size}-byte .bin",
-                layer.line,
-            )
+        offset, length = (integer(layer.data.get(key, "0")) for key in ("offset", "size"))
+        if offset is None or length is None:
+            message = "offset and size must be int64 integers"
+        elif offset < 0 or length < 0 or offset + length > size:
+            message = f"Const data [{offset}, {offset + length}) lies outside the {size}-byte .bin"
+        else:
+            continue
+        data = f'<data offset="{layer.data.get("offset")}" size="{layer.data.get("size")}"/>'
+        yield Finding(BIN_CODE, ERROR, layer.id, layer.name, layer.name, data, message, layer.line)
 
 
 def show(path: str | Path) -> list[str]:
@@ -177,6 +172,8 @@ def _show_loop(document: IRDocument, graph, layer: Layer, depth: int):
     except (KeyError, TypeError, ValueError):
         spec, trip = None, "unreadable"
     yield f"{indent}{layer.type} '{layer.name}' (id {layer.id}): trip count {trip}"
+    if body is None:
+        yield f"{indent}  (no <body> with <layers>)"
     names = {} if body is None else {item.id: item.name for item in body.layers.values()}
     edges = {edge.to_layer: edge.from_layer for edge in back_edges(layer)}
     for entry in port_map(layer):
