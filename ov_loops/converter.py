@@ -577,12 +577,24 @@ def _inline_constants(parameters, constants: dict[str, ov.Output]) -> list:
 
     The CPU plugin pre-packs constant MatMul weights; as invariant inputs they would not be.
     The data is copied: a Constant sharing the outer one's buffer dangles once the outer graph
-    drops it (seen as wrong results). Returns the Parameters that remain.
+    drops it (seen as wrong results). A nested Loop that reads the Parameter gets a Constant of
+    its own: the CPU plugin (2026.4.1) dies with SIGSEGV in compile_model when one boolean
+    Constant feeds both a Loop's invariant input that the Loop's execution condition reads and
+    another operation. Returns the Parameters that remain.
     """
 
     def inline(parameter, value: ov.Output) -> None:
-        constant = ov.op.Constant(value.get_node().get_tensor_view(), shared_memory=False)
-        parameter.output(0).replace(constant.output(0))
+        def copy() -> ov.Node:
+            return ov.op.Constant(value.get_node().get_tensor_view(), shared_memory=False)
+
+        shared = None
+        for target in parameter.output(0).get_target_inputs():
+            if target.get_node().get_type_name() == "Loop":
+                constant = copy()
+            else:
+                shared = shared or copy()
+                constant = shared
+            target.replace_source_output(constant.output(0))
 
     return _rewrite_parameters(parameters, constants, inline)
 
