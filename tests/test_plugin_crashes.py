@@ -17,6 +17,7 @@ import onnx
 import pytest
 
 import ov_loops
+from ov_loops.errors import ConversionError
 from tests.onnx_builders import T, const, graph, loop_body, model, node, typed
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -119,3 +120,107 @@ def test_each_nested_loop_input_gets_a_constant_of_its_own():
             assert len(targets) == 1, f"{op.get_friendly_name()} feeds a Loop and more"
             checked += 1
     assert checked >= 2  # `keep` and `limit` reach the inner Loop
+
+
+# -- item 2 ---------------------------------------------------------------------------------------
+def loops_nested_with_stacked_scan_outputs(depth: int) -> onnx.ModelProto:
+    """`depth` nested Loops, each running `M` (a graph input) times; the innermost stacks its
+    carried scalar, every other level stacks the stack of the level inside it, so the outermost
+    scan output has rank `depth` (and a Loop port of that rank)."""
+    body = None
+    for level in range(depth):  # 0 is the innermost
+        value, scan = f"x{level}", f"scan{level}"
+        if body is None:
+            nodes = [node("Add", [value, "one"], [f"{value}_next"])]
+            stacked = f"{value}_next"
+        else:
+            inner = [f"{value}_next", f"stack{level}"]
+            nodes = [node("Loop", ["M", "", value], inner, body=body)]
+            stacked = f"stack{level}"
+        nodes += [
+            node("Identity", [f"go{level}"], [f"go{level}_out"]),
+            node("Identity", [stacked], [scan]),
+        ]
+        body = loop_body(
+            nodes,
+            [typed(value, T.FLOAT, [])],
+            [typed(f"go{level}_out", T.BOOL, []), typed(f"{value}_next", T.FLOAT, [])]
+            + [typed(scan, T.FLOAT, None)],
+            iteration=f"i{level}",
+            condition=f"go{level}",
+        )
+    main = graph(
+        [node("Loop", ["M", "", "x"], ["x_final", "stacked"], body=body)],
+        [typed("x", T.FLOAT, []), typed("M", T.INT64, [])],
+        [typed("x_final", T.FLOAT, []), typed("stacked", T.FLOAT, None)],
+        [const("one", 1.0)],
+    )
+    return model(main)
+
+
+def test_deeply_nested_loops_with_scan_outputs_of_rank_13_compile_and_match(tmp_path):
+    """The CPU plugin dies with SIGFPE on a Loop port of rank 13 or more; 13 nested Loops
+    stacking scalars make one. Such scan outputs leave the body flattened and are reshaped
+    after the Loop (per-iteration shapes dynamic here: trip counts are a graph input)."""
+    runs = [{"x": np.array(0.5, np.float32), "M": np.array(n, np.int64)} for n in (2, 0, 1, 2)]
+    assert_matches_onnxruntime_in_subprocess(
+        loops_nested_with_stacked_scan_outputs(13), runs, tmp_path
+    )
+
+
+def scan_stacking_rank_12_values(axis: int, direction: int) -> onnx.ModelProto:
+    """A Scan whose per-iteration output has rank 12, stacked along `axis` in `direction`."""
+    shape = [1] * 11 + [2]
+    body = graph(
+        [
+            node("Add", ["state", "x_t"], ["sum"]),
+            node("Identity", ["sum"], ["state_out"]),
+            node("Reshape", ["sum", "shape"], ["big"]),
+        ],
+        [typed("state", T.FLOAT, [2]), typed("x_t", T.FLOAT, [2])],
+        [typed("state_out", T.FLOAT, [2]), typed("big", T.FLOAT, shape)],
+        [const("shape", shape, np.int64)],
+        name="body",
+    )
+    scan = node(
+        "Scan",
+        ["state0", "xs"],
+        ["state_final", "bigs"],
+        body=body,
+        num_scan_inputs=1,
+        scan_output_axes=[axis],
+        scan_output_directions=[direction],
+    )
+    main = graph(
+        [scan],
+        [typed("state0", T.FLOAT, [2]), typed("xs", T.FLOAT, [3, 2])],
+        [typed("state_final", T.FLOAT, [2]), typed("bigs", T.FLOAT, None)],
+    )
+    return model(main)
+
+
+def test_scan_output_of_rank_13_on_an_inner_axis_reversed_compiles_and_matches(tmp_path):
+    """Static per-iteration shape, stacked on axis 5 in reverse: flattened, then reshaped and
+    transposed back after the Loop."""
+    feeds = {"state0": np.array([1, 2], np.float32), "xs": np.arange(6, dtype=np.float32)}
+    feeds["xs"] = feeds["xs"].reshape(3, 2)
+    assert_matches_onnxruntime_in_subprocess(scan_stacking_rank_12_values(5, 1), [feeds], tmp_path)
+
+
+def test_loop_port_of_rank_above_12_is_refused():
+    """Ports other than scan outputs are not flattened: a loop-carried rank-13 value is refused
+    at convert time, naming the loop and the value, rather than crash the plugin."""
+    shape = [1] * 13
+    body = loop_body(
+        [node("Add", ["x", "one"], ["x_next"]), node("Identity", ["cond_in"], ["go"])],
+        [typed("x", T.FLOAT, shape)],
+        [typed("go", T.BOOL, []), typed("x_next", T.FLOAT, shape)],
+    )
+    main = graph(
+        [node("Loop", ["M", "", "x0"], ["y"], body=body)],
+        [typed("x0", T.FLOAT, shape)],
+        [typed("y", T.FLOAT, shape)],
+        [const("M", 3, np.int64), const("one", 1.0)],
+    )
+    with pytest.raises(ConversionError, match=r"main/Loop_0: Loop-5 input 2 \('x0'\) has rank 13"):
+        ov_loops.translate(model(main))
