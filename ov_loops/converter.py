@@ -33,8 +33,8 @@ from ov_loops.loops.onnx_body import (
 )
 from ov_loops.loops.onnx_loop import OnnxLoop
 from ov_loops.loops.onnx_scan import OnnxScan
-from ov_loops.loops.spec import LoopSpec
-from ov_loops.loops.to_openvino import build_loop
+from ov_loops.loops.spec import LastValueOutput, LoopSpec
+from ov_loops.loops.to_openvino import StackedPart, build_loop, stacked_part, unflatten
 from ov_loops.onnx_io.opsets import opset_version
 from ov_loops.onnx_io.placeholders import PLACEHOLDER_DOMAIN, replace_loops
 from ov_loops.onnx_io.scopes import node_label, subgraphs
@@ -436,10 +436,7 @@ class Converter:
             if value.get_node() != parameters[merged.body_parameter]:  # not an unchanged value
                 results[merged.body_result] = ops.result(guards.copy(value))
         stacked_per_iteration = [results[entry.index] for entry in loop.stacked_outputs]
-        for entry, axis in zip(loop.stacked_outputs, stacked_axes):  # one part per iteration
-            value = results[entry.index].input_value(0)
-            part = ops.unsqueeze(value, ops.constant(np.array([axis], np.int64)))
-            results[entry.index] = ops.result(part)
+        spec, stacking = _stack_per_iteration(loop, spec, results, stacked_axes)
         if spec.execution_condition is None:  # Loop-5 requires a condition output
             results.append(ops.result(ops.constant(True)))
             spec = dataclasses.replace(spec, execution_condition=len(results) - 1)
@@ -467,9 +464,9 @@ class Converter:
                 for per_iteration, axis in zip(stacked_per_iteration, stacked_axes)
             ]
         zero = guards.runs_zero(trip, start)
-        stacked = guards.guard_zero_iterations(
-            outputs[loop.carried_count :], stacked_axes, empty_shapes, zero
-        )
+        end = loop.carried_count + len(stacking)
+        stacked = unflatten(stacking, outputs[loop.carried_count : end], outputs[end:], zero)
+        stacked = guards.guard_zero_iterations(stacked, stacked_axes, empty_shapes, zero)
         last_values = guards.guard_last_values(outputs[: loop.carried_count], carried, zero)
         stacked = [
             guards.reverse(value, axis) if entry.reverse else value
@@ -477,6 +474,38 @@ class Converter:
         ]
         self._reports[-1].append(ConvertedLoop(loop.path, loop.op, spec))
         return last_values + stacked
+
+
+def _stack_per_iteration(
+    loop: LoopBody, spec: LoopSpec, results: list, stacked_axes: list[int]
+) -> tuple[LoopSpec, list[StackedPart]]:
+    """Make each scan output's body Result one part per iteration (see `stacked_part`), in
+    `results`; return the spec with the Loop's concatenation axes and the last-value outputs
+    that carry per-iteration shapes out (after all others), and the parts."""
+    parts = [
+        stacked_part(results[entry.index].input_value(0), axis)
+        for entry, axis in zip(loop.stacked_outputs, stacked_axes)
+    ]
+    port_axes = {}
+    for entry, part in zip(loop.stacked_outputs, parts):
+        results[entry.index] = ops.result(part.value)
+        port_axes[entry.index] = part.port_axis
+    concatenated = tuple(
+        dataclasses.replace(output, axis=port_axes[output.body_result])
+        for output in spec.concatenated_outputs
+    )
+    shape_outputs = []
+    next_port = len(spec.concatenated_outputs) + len(spec.last_value_outputs)
+    for part in parts:
+        if part.body_shape is not None:
+            results.append(ops.result(part.body_shape))
+            shape_outputs.append(LastValueOutput(next_port + len(shape_outputs), len(results) - 1))
+    spec = dataclasses.replace(
+        spec,
+        concatenated_outputs=concatenated,
+        last_value_outputs=(*spec.last_value_outputs, *shape_outputs),
+    )
+    return spec, parts
 
 
 class _BatchOfScans(LoopBody):
@@ -599,12 +628,24 @@ def _inline_constants(parameters, constants: dict[str, ov.Output]) -> list:
 
     The CPU plugin pre-packs constant MatMul weights; as invariant inputs they would not be.
     The data is copied: a Constant sharing the outer one's buffer dangles once the outer graph
-    drops it (seen as wrong results). Returns the Parameters that remain.
+    drops it (seen as wrong results). A nested Loop that reads the Parameter gets a Constant of
+    its own: the CPU plugin (2026.4.1) dies with SIGSEGV in compile_model when one boolean
+    Constant feeds both a Loop's invariant input that the Loop's execution condition reads and
+    another operation. Returns the Parameters that remain.
     """
 
     def inline(parameter, value: ov.Output) -> None:
-        constant = ov.op.Constant(value.get_node().get_tensor_view(), shared_memory=False)
-        parameter.output(0).replace(constant.output(0))
+        def copy() -> ov.Node:
+            return ov.op.Constant(value.get_node().get_tensor_view(), shared_memory=False)
+
+        shared = None
+        for target in parameter.output(0).get_target_inputs():
+            if target.get_node().get_type_name() == "Loop":
+                constant = copy()
+            else:
+                shared = shared or copy()
+                constant = shared
+            target.replace_source_output(constant.output(0))
 
     return _rewrite_parameters(parameters, constants, inline)
 
