@@ -4,7 +4,10 @@ written, and every unsupported item listed before OpenVINO's frontend can crash 
 from __future__ import annotations
 
 import onnx
+import pytest
 
+from ov_loops.converter import convert_model
+from ov_loops.errors import ConversionError
 from tests.onnx_builders import T, graph, loop_body, model, node, typed
 from tests.test_cli import assert_one_line_error, run_cli, write
 
@@ -117,3 +120,78 @@ def test_sequence_loop_in_if_branch_is_reported_before_the_frontend_runs(tmp_pat
         "ai.onnx.Loop-17 at main/pick/then_branch/seq_loop (sequence-typed loop-carried value",
         "ai.onnx.Loop-17 at main/pick/else_branch/outer/body/inner_seq_loop (sequence-typed",
     )
+
+
+def _scan_body() -> onnx.GraphProto:
+    return graph(
+        [node("Add", ["s_in", "x_t"], ["s_out"]), node("Identity", ["s_out"], ["y_t"])],
+        [typed("s_in", T.FLOAT, None), typed("x_t", T.FLOAT, None)],
+        [typed("s_out", T.FLOAT, None), typed("y_t", T.FLOAT, None)],
+        name="body",
+    )
+
+
+def _scan_with_inputs(inputs: list[str], opset: int) -> onnx.ModelProto:
+    main = graph(
+        [node("Scan", inputs, ["s", "ys"], body=_scan_body(), num_scan_inputs=1, name="scan")],
+        [typed("s0", T.FLOAT, None), typed("X", T.FLOAT, None)],
+        [typed("s", T.FLOAT, None), typed("ys", T.FLOAT, None)],
+    )
+    return model(main, opset)
+
+
+def _loop_with_omitted_carried_value() -> onnx.ModelProto:
+    body = loop_body(
+        [node("Identity", ["cond_in"], ["keep"]), node("Identity", ["v_in"], ["v_out"])],
+        [typed("v_in", T.FLOAT, [2])],
+        [typed("keep", T.BOOL, []), typed("v_out", T.FLOAT, [2])],
+    )
+    inner = node("Loop", ["M", "", ""], ["v"], body=body, name="inner")
+    outer_body = loop_body(
+        [inner, node("Identity", ["cond_in"], ["keep"])],
+        [],
+        [typed("keep", T.BOOL, []), typed("v", T.FLOAT, [2])],
+    )
+    main = graph(
+        [node("Loop", ["M", ""], ["vs"], body=outer_body, name="outer")],
+        [typed("M", T.INT64, [])],
+        [typed("vs", T.FLOAT, None)],
+    )
+    return model(main)
+
+
+@pytest.mark.parametrize(
+    "made, fragment",
+    [
+        (
+            _scan_with_inputs(["", "X"], 17),
+            "main/scan: Scan input 0 (initial state for body input 's_in') is omitted",
+        ),
+        (
+            _scan_with_inputs(["s0", ""], 17),
+            "main/scan: Scan input 1 (scan input for body input 'x_t') is omitted",
+        ),
+        (
+            _scan_with_inputs(["", "", "X"], 8),
+            "main/scan: Scan input 1 (initial state for body input 's_in') is omitted",
+        ),
+        (
+            _loop_with_omitted_carried_value(),
+            "main/outer/body/inner: Loop input 2 (initial value for body input 'v_in') is omitted",
+        ),
+    ],
+    ids=["scan9_state", "scan9_scan_input", "scan8_state", "nested_loop_carried_value"],
+)
+def test_omitted_required_loop_input_is_refused(tmp_path, made, fragment):
+    """The checker accepts an empty name for a required Loop/Scan input; the IR written for it
+    could not be loaded by OpenVINO."""
+    _assert_refused(tmp_path, made, fragment)
+
+
+def test_loop_with_fewer_than_two_inputs_is_refused_by_the_converter():
+    """The ONNX checker refuses it on the CLI (exit 2); a ModelProto handed to the converter
+    directly gets a ConversionError naming the node."""
+    body = loop_body([node("Identity", ["cond_in"], ["keep"])], [], [typed("keep", T.BOOL, [])])
+    main = graph([node("Loop", ["M"], [], body=body, name="short")], [typed("M", T.INT64, [])], [])
+    with pytest.raises(ConversionError, match="^main/short: Loop needs inputs M and cond"):
+        convert_model(model(main))

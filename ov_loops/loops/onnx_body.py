@@ -93,6 +93,20 @@ def normalize_axis(axis: int, rank: int | None, what: str) -> int:
     return axis + rank if axis < 0 else axis
 
 
+def refuse_omitted_inputs(
+    path: str, op: str, inputs: list[str], first: int, body_inputs: list[str], role: str
+) -> None:
+    """Raise ConversionError naming the node when one of `inputs` (the node's inputs from index
+    `first` on, each a `role` feeding the body input of `body_inputs` at its position) is
+    omitted: an empty name, which Loop and Scan allow only for their optional inputs."""
+    for offset, (name, body_input) in enumerate(zip(inputs, body_inputs)):
+        if not name:
+            raise ConversionError(
+                f"{path}: {op} input {first + offset} ({role} for body input '{body_input}') "
+                "is omitted (empty name); it is required"
+            )
+
+
 class PlaceholderValues(NamedTuple):
     """The values arriving at a placeholder, by role (whatever their type)."""
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import onnx
 
 from ov_loops.errors import ConversionError
-from ov_loops.loops.onnx_body import LoopBody, StackedOutput
+from ov_loops.loops.onnx_body import LoopBody, StackedOutput, refuse_omitted_inputs
 from ov_loops.loops.slicing import slice_iteration_gathers
 from ov_loops.onnx_io.scopes import captured_names
 
@@ -53,6 +53,8 @@ class OnnxLoop(LoopBody):
                 f"{path}: body has {len(body.input)} inputs, expected {carried + 2} "
                 f"(iteration number, condition and {carried} loop-carried values)"
             )
+        carried_inputs = [value.name for value in body.input[2:]]
+        refuse_omitted_inputs(path, "Loop", node.input[2:], 2, carried_inputs, "initial value")
         scans = len(body.output) - 1 - carried
         if scans < 0:
             raise ConversionError(
