@@ -209,7 +209,7 @@ class Converter:
         slice_types = [
             _tensor_type(value, None).without_axis(axis) for value, axis in zip(sliced, slice_axes)
         ]
-        body, nested = self._convert_body(key, loop, carried, captures, sliced, slice_types, start)
+        body, nested = self._convert_body(key, loop, carried, captures, sliced, slice_types)
         results = body.get_results()
         stacked_axes = [
             normalize_axis(
@@ -357,7 +357,6 @@ class Converter:
         captures: list[ov.Output],
         sliced: list[ov.Output],
         slice_types: list[TensorType],
-        start: guards.InitialCondition,
     ) -> tuple[ov.Model, list[ConvertedLoop]]:
         """Convert the body, typed from the outer values.
 
@@ -372,11 +371,10 @@ class Converter:
             _tensor_type(value, declared.get(name))
             for value, name in zip(carried, loop.carried_inputs)
         ]
-        condition_shape = (1,) if _shape_of(start.value) == (1,) else ()
         capture_types = [_tensor_type(value, None) for value in captures]
         for _ in range(MAX_SHAPE_RELAXATIONS):
             body_proto = loop.body_model(
-                template, carried_types, condition_shape, capture_types, slice_types, self._model
+                template, carried_types, capture_types, slice_types, self._model
             )
             self._add_placeholder_opset(body_proto)
             with self._collecting() as nested:

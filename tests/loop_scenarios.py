@@ -557,6 +557,53 @@ def loop_trip_count_and_condition_of_shape_1():
     return model(main), runs
 
 
+def loop_iteration_number_and_condition_declared_shape_1():
+    """An old form: the body declares the iteration number and condition with shape [1], so
+    both are fed as [1] (as onnxruntime does) and the scan outputs stack to (T, 1)."""
+    body = graph(
+        [
+            node("Cast", ["i"], ["fi"], to=T.FLOAT),
+            node("Add", ["acc_in", "fi"], ["acc_out"]),
+            node("Less", ["fi", "stop_at"], ["below"]),
+            node("And", ["below", "cond_in"], ["keep"]),
+            node("Identity", ["i"], ["i_scan"]),
+            node("Identity", ["cond_in"], ["cond_scan"]),
+        ],
+        [typed("i", T.INT64, [1]), typed("cond_in", T.BOOL, [1]), typed("acc_in", T.FLOAT, [1])],
+        [
+            typed("keep", T.BOOL, [1]),
+            typed("acc_out", T.FLOAT, [1]),
+            typed("i_scan", T.INT64, [1]),
+            typed("cond_scan", T.BOOL, [1]),
+        ],
+        name="body",
+    )
+    main = graph(
+        [node("Loop", ["M", "c0", "acc0"], ["acc", "iterations", "conditions"], body=body)],
+        [
+            typed("M", T.INT64, []),
+            typed("c0", T.BOOL, [1]),
+            typed("acc0", T.FLOAT, [1]),
+            typed("stop_at", T.FLOAT, []),
+        ],
+        [
+            typed("acc", T.FLOAT, [1]),
+            typed("iterations", T.INT64, [None, 1]),
+            typed("conditions", T.BOOL, [None, 1]),
+        ],
+    )
+    runs = [
+        {
+            "M": np.array(m, np.int64),
+            "c0": np.array([c]),
+            "acc0": np.array([1.5], np.float32),
+            "stop_at": np.array(stop, np.float32),
+        }
+        for m, c, stop in [(4, True, 100), (6, True, 2), (0, True, 9), (3, False, 9)]
+    ]
+    return model(main), runs
+
+
 def _folded(trip_value, condition_value):
     body = loop_body(
         [node("Add", ["y_in", "one"], ["y_out"]), node("Identity", ["cond_in"], ["keep"])],
@@ -672,6 +719,7 @@ SCENARIOS = {
         loop_no_trip_count_while,
         loop_no_trip_count_no_condition,
         loop_iteration_number_and_condition_as_data,
+        loop_iteration_number_and_condition_declared_shape_1,
         loop_carried_shape_grows,
         loop_scan_outputs_scalar_and_matrix,
         loop_no_scan_outputs,

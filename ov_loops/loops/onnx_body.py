@@ -57,9 +57,6 @@ class TensorType:
         return info
 
 
-INT64_SCALAR = TensorType(onnx.TensorProto.INT64, ())
-
-
 @dataclass(frozen=True)
 class SlicedRead:
     """The body reads `source` one part at a time along `axis` (which the body does not see).
@@ -174,6 +171,17 @@ class LoopBody:
         captures, sliced = values[: len(self.captures)], values[len(self.captures) :]
         return PlaceholderValues(trip_count, condition, carried, captures, sliced, sequence_lens)
 
+    def declared_flag_shape(self, name: str | None) -> tuple[int, ...]:
+        """The shape of the iteration-number or condition body input as the body declares it:
+        (1,) for the old one-element form (onnxruntime and OpenVINO's frontend feed that), ()
+        otherwise (the spec's scalar, also when the body declares no shape)."""
+        for value in self.body.input:
+            if value.name == name and value.type.tensor_type.HasField("shape"):
+                dims = value.type.tensor_type.shape.dim
+                if len(dims) == 1 and dims[0].HasField("dim_value") and dims[0].dim_value == 1:
+                    return (1,)
+        return ()
+
     # -- checks ------------------------------------------------------------------------------
     def unsupported_types(self, outer_types: dict[str, onnx.TypeProto]) -> list[UnsupportedItem]:
         """Sequence-, Optional- and Map-typed loop-carried values (not supported yet)."""
@@ -197,7 +205,6 @@ class LoopBody:
         self,
         template: onnx.GraphProto,
         carried_types: list[TensorType],
-        condition_shape: tuple[int, ...],
         capture_types: list[TensorType],
         slice_types: list[TensorType],
         model: onnx.ModelProto,
@@ -205,10 +212,11 @@ class LoopBody:
         """The body as a standalone model whose inputs are typed from the outer values.
 
         Inputs: [iteration number if read] carried... captures... sliced parts...; a condition
-        input, if read, is a constant true of `condition_shape` (an iteration runs only when
-        the condition is true). Outputs keep the body's order; each is produced by a node of
-        the body (an output that passes an input, a capture or an initializer straight
-        through, or repeats another output, gets an Identity).
+        input, if read, is a constant true (an iteration runs only when the condition is true).
+        Both have the shape the body declares for them (`declared_flag_shape`). Outputs keep
+        the body's order; each is produced by a node of the body (an output that passes an
+        input, a capture or an initializer straight through, or repeats another output, gets
+        an Identity).
         """
         graph = onnx.GraphProto()
         graph.CopyFrom(template)
@@ -217,8 +225,12 @@ class LoopBody:
         del graph.output[:]
         del graph.value_info[:]
         if self.reads_iteration_number():
-            graph.input.append(INT64_SCALAR.value_info(self.iteration_input))
+            iteration = TensorType(
+                onnx.TensorProto.INT64, self.declared_flag_shape(self.iteration_input)
+            )
+            graph.input.append(iteration.value_info(self.iteration_input))
         if self.reads_condition():
+            condition_shape = self.declared_flag_shape(self.condition_input)
             always_true = onnx.helper.make_tensor("", onnx.TensorProto.BOOL, condition_shape, [1])
             graph.node.insert(
                 0, onnx.helper.make_node("Constant", [], [self.condition_input], value=always_true)
