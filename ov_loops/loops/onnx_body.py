@@ -104,6 +104,16 @@ def refuse_omitted_inputs(
             )
 
 
+def flag_shape(declared: onnx.ValueInfoProto) -> tuple[int, ...]:
+    """The shape a Loop body's iteration-number or condition input is fed with: (1,) when the
+    body declares that one-element shape (an old form; onnxruntime and OpenVINO's frontend feed
+    it so), else () (the spec's scalar, also when no shape is declared)."""
+    tensor = declared.type.tensor_type
+    dims = tensor.shape.dim
+    one_element = len(dims) == 1 and dims[0].HasField("dim_value") and dims[0].dim_value == 1
+    return (1,) if tensor.HasField("shape") and one_element else ()
+
+
 class PlaceholderValues(NamedTuple):
     """The values arriving at a placeholder, by role (whatever their type)."""
 
@@ -172,15 +182,9 @@ class LoopBody:
         return PlaceholderValues(trip_count, condition, carried, captures, sliced, sequence_lens)
 
     def declared_flag_shape(self, name: str | None) -> tuple[int, ...]:
-        """The shape of the iteration-number or condition body input as the body declares it:
-        (1,) for the old one-element form (onnxruntime and OpenVINO's frontend feed that), ()
-        otherwise (the spec's scalar, also when the body declares no shape)."""
-        for value in self.body.input:
-            if value.name == name and value.type.tensor_type.HasField("shape"):
-                dims = value.type.tensor_type.shape.dim
-                if len(dims) == 1 and dims[0].HasField("dim_value") and dims[0].dim_value == 1:
-                    return (1,)
-        return ()
+        """`flag_shape` of the body input `name` (the iteration number or the condition)."""
+        declared = [value for value in self.body.input if value.name == name]
+        return flag_shape(declared[0]) if declared else ()
 
     # -- checks ------------------------------------------------------------------------------
     def unsupported_types(self, outer_types: dict[str, onnx.TypeProto]) -> list[UnsupportedItem]:
