@@ -488,6 +488,45 @@ def loop_untyped_body_inputs_and_outputs(iteration_and_condition_typed: bool = T
     return model(main), [{"M": np.array(m, np.int64), "v0": v0} for m in (3, 0, 1)]
 
 
+def loop_untyped_body_in_if_branch_with_runtime_trip_count_and_condition():
+    """An untyped body in an If branch, with M of shape [1] and a runtime condition: the
+    zero-iteration guard (a VariadicSplit) inside a branch, where zero-iteration runs follow
+    runs with iterations."""
+    loop = node("Loop", ["M", "c0", "v0"], ["v", "scans"], body=untyped_body())
+    then_branch = graph([loop], [], [untyped("v"), untyped("scans")], name="then")
+    else_branch = graph(
+        [node("Identity", ["v0"], ["v_else"]), node("Unsqueeze", ["v0", "axes"], ["scans_else"])],
+        [],
+        [untyped("v_else"), untyped("scans_else")],
+        name="else",
+    )
+    main = graph(
+        [
+            node(
+                "If",
+                ["flag"],
+                ["v_out", "scans_out"],
+                then_branch=then_branch,
+                else_branch=else_branch,
+            )
+        ],
+        [
+            typed("flag", T.BOOL, []),
+            typed("M", T.INT64, [1]),
+            typed("c0", T.BOOL, []),
+            typed("v0", T.FLOAT, [2, 2]),
+        ],
+        [typed("v_out", T.FLOAT, [2, 2]), typed("scans_out", T.FLOAT, [None, 2, 2])],
+        initializers=[const("axes", [0], np.int64)],
+    )
+    v0 = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
+    runs = [
+        {"flag": np.array(flag), "M": np.array([m], np.int64), "c0": np.array(c), "v0": v0}
+        for flag, m, c in [(True, 3, True), (True, 0, True), (False, 2, True), (True, 2, False)]
+    ]
+    return model(main), runs
+
+
 def loop_trip_count_int64_max_constant():
     """A constant INT64_MAX trip count means "unbounded": the body condition stops the loop."""
     body = loop_body(
@@ -729,6 +768,7 @@ SCENARIOS = {
         if_inside_loop_body,
         loop_body_passthrough_outputs,
         loop_untyped_body_inputs_and_outputs,
+        loop_untyped_body_in_if_branch_with_runtime_trip_count_and_condition,
         loop_trip_count_int64_max_constant,
         loop_runtime_trip_count_beyond_int32,
         loop_constant_zero_trip_count_folded,
