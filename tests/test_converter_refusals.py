@@ -65,6 +65,39 @@ def test_framework_ops_for_sequences_and_optionals_are_unsupported(tmp_path):
     )
 
 
+def test_sequence_split_outside_a_loop_and_read_in_its_body_are_both_unsupported(tmp_path):
+    """SplitToSequence with lengths known only at run time becomes a util:: op in the main
+    graph; the body that reads the sequence at the iteration number holds another."""
+    ones = onnx.helper.make_tensor("ones", T.INT64, [1], [1])
+    body = graph(
+        [
+            node("SequenceAt", ["parts", "i"], ["part"]),
+            node("Add", ["acc_in", "part"], ["acc_out"]),
+            node("Identity", ["cond_in"], ["keep"]),
+        ],
+        [typed("i", T.INT64, [1]), typed("cond_in", T.BOOL, []), typed("acc_in", T.FLOAT, [1])],
+        [typed("keep", T.BOOL, []), typed("acc_out", T.FLOAT, [1])],
+        name="body",
+    )
+    main = graph(
+        [
+            node("Shape", ["data"], ["data_shape"]),
+            node("ConstantOfShape", ["data_shape"], ["lengths"], value=ones),
+            node("SplitToSequence", ["data", "lengths"], ["parts"], axis=0, name="split"),
+            node("Loop", ["M", "", "acc0"], ["acc"], body=body, name="sum_parts"),
+        ],
+        [typed("data", T.FLOAT, ["N"]), typed("M", T.INT64, []), typed("acc0", T.FLOAT, [1])],
+        [typed("acc", T.FLOAT, [1])],
+    )
+    _assert_refused(
+        tmp_path,
+        model(main, 16),
+        "2 unsupported",
+        "ai.onnx.SplitToSequence-16 at main/split",
+        "ai.onnx.SequenceAt-16 at main/sum_parts/body/SequenceAt_0",
+    )
+
+
 def _sequence_loop(name: str, initial: str) -> onnx.NodeProto:
     body = graph(
         [node("Identity", ["cond_in"], ["keep"]), node("Identity", ["s_in"], ["s_out"])],
