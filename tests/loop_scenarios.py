@@ -720,6 +720,41 @@ def loop_reads_capture_at_iteration_number():
     return model(main), runs
 
 
+def loop_reads_capture_at_iteration_number_of_shape_1():
+    """Gather(X, i) with i declared [1] keeps a length-1 axis (rows stack to (T, 1, 3)), so it
+    is not turned into a sliced input as a Gather at a scalar iteration number is."""
+    body = graph(
+        [
+            node("Gather", ["X", "i"], ["row"], axis=0),
+            node("Add", ["acc_in", "row"], ["acc_out"]),
+            node("Identity", ["row"], ["rows"]),
+            node("Identity", ["cond_in"], ["keep"]),
+        ],
+        [typed("i", T.INT64, [1]), typed("cond_in", T.BOOL, []), typed("acc_in", T.FLOAT, [1, 3])],
+        [
+            typed("keep", T.BOOL, []),
+            typed("acc_out", T.FLOAT, [1, 3]),
+            typed("rows", T.FLOAT, [1, 3]),
+        ],
+        name="body",
+    )
+    main = graph(
+        [node("Loop", ["M", "", "acc0"], ["acc", "all_rows"], body=body)],
+        [typed("M", T.INT64, []), typed("X", T.FLOAT, [None, 3]), typed("acc0", T.FLOAT, [1, 3])],
+        [typed("acc", T.FLOAT, [1, 3]), typed("all_rows", T.FLOAT, [None, 1, 3])],
+    )
+    rng = np.random.default_rng(3)
+    runs = [
+        {
+            "M": np.array(t, np.int64),
+            "X": rng.standard_normal((4, 3)).astype(np.float32),
+            "acc0": np.zeros((1, 3), np.float32),
+        }
+        for t in (3, 0, 4)
+    ]
+    return model(main), runs
+
+
 def loop_carried_value_is_the_current_slice():
     """carried <- Gather(X, i) (a sliced input, so a view of the slice); the scan output reads
     the previous row. Exercises the copy ov-loops puts on such back edges."""
@@ -774,6 +809,7 @@ SCENARIOS = {
         loop_constant_zero_trip_count_folded,
         loop_constant_false_condition_folded,
         loop_reads_capture_at_iteration_number,
+        loop_reads_capture_at_iteration_number_of_shape_1,
         loop_carried_value_is_the_current_slice,
     ]
 }
