@@ -42,7 +42,10 @@ from ov_loops.onnx_io.types import known_types, onnx_elem_type, ov_element_type
 
 MAX_SHAPE_RELAXATIONS = 8
 READERS = {"Loop": OnnxLoop, "Scan": OnnxScan}
-NOT_CONVERTED = {"NotSupportedONNXNode", "ONNXFrameworkNode", "FrameworkNode"}
+# Every op the ONNX frontend leaves without a real conversion derives from FrameworkNode: its
+# NotSupportedONNXNode and ONNXFrameworkNode, and the internal util:: ops it makes for sequences
+# it cannot resolve (SequenceMark, SequenceAt, SequenceLength, ...).
+NOT_CONVERTED = "FrameworkNode"
 
 
 @dataclass(frozen=True)
@@ -87,6 +90,9 @@ class Converter:
     # -- public ------------------------------------------------------------------------------
     def convert(self) -> Conversion:
         graph = replace_loops(self._model.graph, "main", self._register)
+        self._register_nested_loops()
+        if self._unsupported:  # before the frontend sees the model: some of these crash it
+            raise UnsupportedError(self._unsupported)
         main = onnx.ModelProto()
         main.CopyFrom(self._model)
         main.graph.CopyFrom(graph)
@@ -110,6 +116,14 @@ class Converter:
         key = len(self._loops)
         self._loops[key] = loop
         return key, loop.placeholder_inputs()
+
+    def _register_nested_loops(self) -> None:
+        """Read the loops of every body at every depth (a body's template registers its loops),
+        so that every unsupported loop is known before the frontend runs."""
+        key = 0
+        while key < len(self._loops):
+            self._template(key)
+            key += 1
 
     def _template(self, key: int) -> onnx.GraphProto:
         """The loop's body with its own nested loops replaced by placeholders (made once)."""
@@ -145,7 +159,7 @@ class Converter:
     def _collect_unsupported(self, model: ov.Model, graph: onnx.GraphProto, path: str) -> None:
         nodes = dict(_nodes_by_output(graph, path))
         for op in _walk(model):
-            if op.get_type_name() not in NOT_CONVERTED:
+            if not _without_conversion(op):
                 continue
             node, node_path = nodes.get(op.get_friendly_name(), (None, path))
             if node is None:
@@ -197,7 +211,7 @@ class Converter:
         slice_types = [
             _tensor_type(value, None).without_axis(axis) for value, axis in zip(sliced, slice_axes)
         ]
-        body, nested = self._convert_body(key, loop, carried, captures, sliced, slice_types, start)
+        body, nested = self._convert_body(key, loop, carried, captures, sliced, slice_types)
         results = body.get_results()
         stacked_axes = [
             normalize_axis(
@@ -345,7 +359,6 @@ class Converter:
         captures: list[ov.Output],
         sliced: list[ov.Output],
         slice_types: list[TensorType],
-        start: guards.InitialCondition,
     ) -> tuple[ov.Model, list[ConvertedLoop]]:
         """Convert the body, typed from the outer values.
 
@@ -360,11 +373,10 @@ class Converter:
             _tensor_type(value, declared.get(name))
             for value, name in zip(carried, loop.carried_inputs)
         ]
-        condition_shape = (1,) if _shape_of(start.value) == (1,) else ()
         capture_types = [_tensor_type(value, None) for value in captures]
         for _ in range(MAX_SHAPE_RELAXATIONS):
             body_proto = loop.body_model(
-                template, carried_types, condition_shape, capture_types, slice_types, self._model
+                template, carried_types, capture_types, slice_types, self._model
             )
             self._add_placeholder_opset(body_proto)
             with self._collecting() as nested:
@@ -709,6 +721,16 @@ def _nodes_by_output(graph: onnx.GraphProto, path: str):
         if node.domain != PLACEHOLDER_DOMAIN:
             for attr_name, sub in subgraphs(node):
                 yield from _nodes_by_output(sub, f"{node_path}/{attr_name}")
+
+
+def _without_conversion(op: ov.Node) -> bool:
+    """Whether the frontend left `op` unconverted: its type derives from FrameworkNode."""
+    info = op.get_type_info()
+    while info is not None:
+        if info.name == NOT_CONVERTED:
+            return True
+        info = info.parent
+    return False
 
 
 def _walk(model: ov.Model):

@@ -488,6 +488,45 @@ def loop_untyped_body_inputs_and_outputs(iteration_and_condition_typed: bool = T
     return model(main), [{"M": np.array(m, np.int64), "v0": v0} for m in (3, 0, 1)]
 
 
+def loop_untyped_body_in_if_branch_with_runtime_trip_count_and_condition():
+    """An untyped body in an If branch, with M of shape [1] and a runtime condition: the
+    zero-iteration guard (a VariadicSplit) inside a branch, where zero-iteration runs follow
+    runs with iterations."""
+    loop = node("Loop", ["M", "c0", "v0"], ["v", "scans"], body=untyped_body())
+    then_branch = graph([loop], [], [untyped("v"), untyped("scans")], name="then")
+    else_branch = graph(
+        [node("Identity", ["v0"], ["v_else"]), node("Unsqueeze", ["v0", "axes"], ["scans_else"])],
+        [],
+        [untyped("v_else"), untyped("scans_else")],
+        name="else",
+    )
+    main = graph(
+        [
+            node(
+                "If",
+                ["flag"],
+                ["v_out", "scans_out"],
+                then_branch=then_branch,
+                else_branch=else_branch,
+            )
+        ],
+        [
+            typed("flag", T.BOOL, []),
+            typed("M", T.INT64, [1]),
+            typed("c0", T.BOOL, []),
+            typed("v0", T.FLOAT, [2, 2]),
+        ],
+        [typed("v_out", T.FLOAT, [2, 2]), typed("scans_out", T.FLOAT, [None, 2, 2])],
+        initializers=[const("axes", [0], np.int64)],
+    )
+    v0 = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
+    runs = [
+        {"flag": np.array(flag), "M": np.array([m], np.int64), "c0": np.array(c), "v0": v0}
+        for flag, m, c in [(True, 3, True), (True, 0, True), (False, 2, True), (True, 2, False)]
+    ]
+    return model(main), runs
+
+
 def loop_trip_count_int64_max_constant():
     """A constant INT64_MAX trip count means "unbounded": the body condition stops the loop."""
     body = loop_body(
@@ -553,6 +592,53 @@ def loop_trip_count_and_condition_of_shape_1():
             "limit": np.array(lim, np.float32),
         }
         for m, c, lim in [(5, True, 1e9), (9, True, 50.0), (0, True, 1e9), (3, False, 1e9)]
+    ]
+    return model(main), runs
+
+
+def loop_iteration_number_and_condition_declared_shape_1():
+    """An old form: the body declares the iteration number and condition with shape [1], so
+    both are fed as [1] (as onnxruntime does) and the scan outputs stack to (T, 1)."""
+    body = graph(
+        [
+            node("Cast", ["i"], ["fi"], to=T.FLOAT),
+            node("Add", ["acc_in", "fi"], ["acc_out"]),
+            node("Less", ["fi", "stop_at"], ["below"]),
+            node("And", ["below", "cond_in"], ["keep"]),
+            node("Identity", ["i"], ["i_scan"]),
+            node("Identity", ["cond_in"], ["cond_scan"]),
+        ],
+        [typed("i", T.INT64, [1]), typed("cond_in", T.BOOL, [1]), typed("acc_in", T.FLOAT, [1])],
+        [
+            typed("keep", T.BOOL, [1]),
+            typed("acc_out", T.FLOAT, [1]),
+            typed("i_scan", T.INT64, [1]),
+            typed("cond_scan", T.BOOL, [1]),
+        ],
+        name="body",
+    )
+    main = graph(
+        [node("Loop", ["M", "c0", "acc0"], ["acc", "iterations", "conditions"], body=body)],
+        [
+            typed("M", T.INT64, []),
+            typed("c0", T.BOOL, [1]),
+            typed("acc0", T.FLOAT, [1]),
+            typed("stop_at", T.FLOAT, []),
+        ],
+        [
+            typed("acc", T.FLOAT, [1]),
+            typed("iterations", T.INT64, [None, 1]),
+            typed("conditions", T.BOOL, [None, 1]),
+        ],
+    )
+    runs = [
+        {
+            "M": np.array(m, np.int64),
+            "c0": np.array([c]),
+            "acc0": np.array([1.5], np.float32),
+            "stop_at": np.array(stop, np.float32),
+        }
+        for m, c, stop in [(4, True, 100), (6, True, 2), (0, True, 9), (3, False, 9)]
     ]
     return model(main), runs
 
@@ -634,6 +720,41 @@ def loop_reads_capture_at_iteration_number():
     return model(main), runs
 
 
+def loop_reads_capture_at_iteration_number_of_shape_1():
+    """Gather(X, i) with i declared [1] keeps a length-1 axis (rows stack to (T, 1, 3)), so it
+    is not turned into a sliced input as a Gather at a scalar iteration number is."""
+    body = graph(
+        [
+            node("Gather", ["X", "i"], ["row"], axis=0),
+            node("Add", ["acc_in", "row"], ["acc_out"]),
+            node("Identity", ["row"], ["rows"]),
+            node("Identity", ["cond_in"], ["keep"]),
+        ],
+        [typed("i", T.INT64, [1]), typed("cond_in", T.BOOL, []), typed("acc_in", T.FLOAT, [1, 3])],
+        [
+            typed("keep", T.BOOL, []),
+            typed("acc_out", T.FLOAT, [1, 3]),
+            typed("rows", T.FLOAT, [1, 3]),
+        ],
+        name="body",
+    )
+    main = graph(
+        [node("Loop", ["M", "", "acc0"], ["acc", "all_rows"], body=body)],
+        [typed("M", T.INT64, []), typed("X", T.FLOAT, [None, 3]), typed("acc0", T.FLOAT, [1, 3])],
+        [typed("acc", T.FLOAT, [1, 3]), typed("all_rows", T.FLOAT, [None, 1, 3])],
+    )
+    rng = np.random.default_rng(3)
+    runs = [
+        {
+            "M": np.array(t, np.int64),
+            "X": rng.standard_normal((4, 3)).astype(np.float32),
+            "acc0": np.zeros((1, 3), np.float32),
+        }
+        for t in (3, 0, 4)
+    ]
+    return model(main), runs
+
+
 def loop_carried_value_is_the_current_slice():
     """carried <- Gather(X, i) (a sliced input, so a view of the slice); the scan output reads
     the previous row. Exercises the copy ov-loops puts on such back edges."""
@@ -672,6 +793,7 @@ SCENARIOS = {
         loop_no_trip_count_while,
         loop_no_trip_count_no_condition,
         loop_iteration_number_and_condition_as_data,
+        loop_iteration_number_and_condition_declared_shape_1,
         loop_carried_shape_grows,
         loop_scan_outputs_scalar_and_matrix,
         loop_no_scan_outputs,
@@ -681,11 +803,13 @@ SCENARIOS = {
         if_inside_loop_body,
         loop_body_passthrough_outputs,
         loop_untyped_body_inputs_and_outputs,
+        loop_untyped_body_in_if_branch_with_runtime_trip_count_and_condition,
         loop_trip_count_int64_max_constant,
         loop_runtime_trip_count_beyond_int32,
         loop_constant_zero_trip_count_folded,
         loop_constant_false_condition_folded,
         loop_reads_capture_at_iteration_number,
+        loop_reads_capture_at_iteration_number_of_shape_1,
         loop_carried_value_is_the_current_slice,
     ]
 }

@@ -182,11 +182,14 @@ def guard_zero_iterations(
     if zero is None or not outputs:
         return outputs
     none = ops.constant(np.array([0], np.int64))
+    two = ops.constant(np.array([2], np.int64))
     guarded = []
     for output, axis, empty_shape in zip(outputs, axes, empty_shapes):
         size = ops.unsqueeze(length(output, axis), none)
         kept = ops.select(zero, none, size)
-        split_lengths = ops.concat([kept, ops.subtract(size, kept)], 0)
+        # Shape [2] whatever `zero`'s rank: the CPU plugin cannot compile a VariadicSplit whose
+        # split lengths (or, through them, outputs) have a dynamic rank.
+        split_lengths = ops.reshape(ops.concat([kept, ops.subtract(size, kept)], 0), two, False)
         cut = ops.variadic_split(output, ops.constant(np.int64(axis)), split_lengths).output(0)
         if empty_shape is not None and _dynamic_besides(output, axis):
             shape = ops.select(zero, empty_shape, ops.shape_of(cut, ov.Type.i64))

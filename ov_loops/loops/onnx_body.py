@@ -57,9 +57,6 @@ class TensorType:
         return info
 
 
-INT64_SCALAR = TensorType(onnx.TensorProto.INT64, ())
-
-
 @dataclass(frozen=True)
 class SlicedRead:
     """The body reads `source` one part at a time along `axis` (which the body does not see).
@@ -91,6 +88,30 @@ def normalize_axis(axis: int, rank: int | None, what: str) -> int:
     if not -rank <= axis < rank:
         raise ConversionError(f"{what}: axis {axis} is out of range for rank {rank}")
     return axis + rank if axis < 0 else axis
+
+
+def refuse_omitted_inputs(
+    path: str, op: str, inputs: list[str], first: int, body_inputs: list[str], role: str
+) -> None:
+    """Raise ConversionError naming the node when one of `inputs` (the node's inputs from index
+    `first` on, each a `role` feeding the body input of `body_inputs` at its position) is
+    omitted: an empty name, which Loop and Scan allow only for their optional inputs."""
+    for offset, (name, body_input) in enumerate(zip(inputs, body_inputs)):
+        if not name:
+            raise ConversionError(
+                f"{path}: {op} input {first + offset} ({role} for body input '{body_input}') "
+                "is omitted (empty name); it is required"
+            )
+
+
+def flag_shape(declared: onnx.ValueInfoProto) -> tuple[int, ...]:
+    """The shape a Loop body's iteration-number or condition input is fed with: (1,) when the
+    body declares that one-element shape (an old form; onnxruntime and OpenVINO's frontend feed
+    it so), else () (the spec's scalar, also when no shape is declared)."""
+    tensor = declared.type.tensor_type
+    dims = tensor.shape.dim
+    one_element = len(dims) == 1 and dims[0].HasField("dim_value") and dims[0].dim_value == 1
+    return (1,) if tensor.HasField("shape") and one_element else ()
 
 
 class PlaceholderValues(NamedTuple):
@@ -160,6 +181,11 @@ class LoopBody:
         captures, sliced = values[: len(self.captures)], values[len(self.captures) :]
         return PlaceholderValues(trip_count, condition, carried, captures, sliced, sequence_lens)
 
+    def declared_flag_shape(self, name: str | None) -> tuple[int, ...]:
+        """`flag_shape` of the body input `name` (the iteration number or the condition)."""
+        declared = [value for value in self.body.input if value.name == name]
+        return flag_shape(declared[0]) if declared else ()
+
     # -- checks ------------------------------------------------------------------------------
     def unsupported_types(self, outer_types: dict[str, onnx.TypeProto]) -> list[UnsupportedItem]:
         """Sequence-, Optional- and Map-typed loop-carried values (not supported yet)."""
@@ -183,7 +209,6 @@ class LoopBody:
         self,
         template: onnx.GraphProto,
         carried_types: list[TensorType],
-        condition_shape: tuple[int, ...],
         capture_types: list[TensorType],
         slice_types: list[TensorType],
         model: onnx.ModelProto,
@@ -191,10 +216,11 @@ class LoopBody:
         """The body as a standalone model whose inputs are typed from the outer values.
 
         Inputs: [iteration number if read] carried... captures... sliced parts...; a condition
-        input, if read, is a constant true of `condition_shape` (an iteration runs only when
-        the condition is true). Outputs keep the body's order; each is produced by a node of
-        the body (an output that passes an input, a capture or an initializer straight
-        through, or repeats another output, gets an Identity).
+        input, if read, is a constant true (an iteration runs only when the condition is true).
+        Both have the shape the body declares for them (`declared_flag_shape`). Outputs keep
+        the body's order; each is produced by a node of the body (an output that passes an
+        input, a capture or an initializer straight through, or repeats another output, gets
+        an Identity).
         """
         graph = onnx.GraphProto()
         graph.CopyFrom(template)
@@ -203,8 +229,12 @@ class LoopBody:
         del graph.output[:]
         del graph.value_info[:]
         if self.reads_iteration_number():
-            graph.input.append(INT64_SCALAR.value_info(self.iteration_input))
+            iteration = TensorType(
+                onnx.TensorProto.INT64, self.declared_flag_shape(self.iteration_input)
+            )
+            graph.input.append(iteration.value_info(self.iteration_input))
         if self.reads_condition():
+            condition_shape = self.declared_flag_shape(self.condition_input)
             always_true = onnx.helper.make_tensor("", onnx.TensorProto.BOOL, condition_shape, [1])
             graph.node.insert(
                 0, onnx.helper.make_node("Constant", [], [self.condition_input], value=always_true)

@@ -18,7 +18,7 @@ Layout: body inputs (iteration number, condition, carried...), outputs (conditio
 scan outputs...). The iteration number is `current_iteration`; the condition output is
 `execution_condition`; the condition input is the constant true, since an iteration runs only
 when `keepgoing` is true and that is what the body receives. Scan outputs stack on axis 0.
-Captured tensors the body reads at the iteration number become sliced inputs (slicing.py).
+Captured tensors the body reads at a scalar iteration number become sliced inputs (slicing.py).
 """
 
 from __future__ import annotations
@@ -26,7 +26,12 @@ from __future__ import annotations
 import onnx
 
 from ov_loops.errors import ConversionError
-from ov_loops.loops.onnx_body import LoopBody, StackedOutput
+from ov_loops.loops.onnx_body import (
+    LoopBody,
+    StackedOutput,
+    flag_shape,
+    refuse_omitted_inputs,
+)
 from ov_loops.loops.slicing import slice_iteration_gathers
 from ov_loops.onnx_io.scopes import captured_names
 
@@ -53,6 +58,8 @@ class OnnxLoop(LoopBody):
                 f"{path}: body has {len(body.input)} inputs, expected {carried + 2} "
                 f"(iteration number, condition and {carried} loop-carried values)"
             )
+        carried_inputs = [value.name for value in body.input[2:]]
+        refuse_omitted_inputs(path, "Loop", node.input[2:], 2, carried_inputs, "initial value")
         scans = len(body.output) - 1 - carried
         if scans < 0:
             raise ConversionError(
@@ -64,7 +71,9 @@ class OnnxLoop(LoopBody):
                 f"{path}: Loop has {len(node.output)} outputs but its body yields "
                 f"{carried} loop-carried values and {scans} scan outputs"
             )
-        body, sliced = slice_iteration_gathers(body, captured_names(body))
+        sliced = []
+        if flag_shape(body.input[0]) == ():  # Gather at a [1] iteration number keeps the axis
+            body, sliced = slice_iteration_gathers(body, captured_names(body))
         slice_inputs = {entry.body_input for entry in sliced}
         return cls(
             node=node,

@@ -33,7 +33,12 @@ from __future__ import annotations
 import onnx
 
 from ov_loops.errors import ConversionError
-from ov_loops.loops.onnx_body import LoopBody, SlicedRead, StackedOutput
+from ov_loops.loops.onnx_body import (
+    LoopBody,
+    SlicedRead,
+    StackedOutput,
+    refuse_omitted_inputs,
+)
 from ov_loops.onnx_io.scopes import captured_names
 
 
@@ -60,27 +65,7 @@ class OnnxScan(LoopBody):
         if not bodies or not scan_inputs:
             raise ConversionError(f"{path}: Scan needs the attributes 'body' and 'num_scan_inputs'")
         body, scans_in = bodies[0], scan_inputs[0]
-        states = len(inputs) - scans_in
-        if scans_in < 1 or states < 0:
-            raise ConversionError(
-                f"{path}: num_scan_inputs={scans_in} but the node has {len(inputs)} inputs"
-                + (" besides sequence_lens" if batched else "")
-            )
-        if len(body.input) != states + scans_in:
-            raise ConversionError(
-                f"{path}: body has {len(body.input)} inputs, expected {states + scans_in} "
-                f"({states} states and num_scan_inputs={scans_in} scan inputs)"
-            )
-        scans_out = len(body.output) - states
-        if scans_out < 0:
-            raise ConversionError(
-                f"{path}: body has {len(body.output)} outputs, expected at least {states} states"
-            )
-        if len(node.output) > states + scans_out:
-            raise ConversionError(
-                f"{path}: Scan has {len(node.output)} outputs but its body yields "
-                f"{states} states and {scans_out} scan outputs"
-            )
+        states, scans_out = cls._arity(node, path, inputs, body, scans_in, batched)
         if batched:  # Scan-8: per batch entry the sequence axis is 0; outputs are appended
             input_axes, output_axes, output_directions = (
                 [0] * scans_in,
@@ -115,6 +100,48 @@ class OnnxScan(LoopBody):
             batched=batched,
             sequence_lens_source=(node.input[0] or None) if batched else None,
         )
+
+    @staticmethod
+    def _arity(
+        node: onnx.NodeProto,
+        path: str,
+        inputs: list[str],
+        body: onnx.GraphProto,
+        scans_in: int,
+        batched: bool,
+    ) -> tuple[int, int]:
+        """(states, scan outputs) of a Scan whose inputs (without Scan-8's sequence_lens) are
+        `inputs`, checked against its body; raise ConversionError naming the node."""
+        states = len(inputs) - scans_in
+        if scans_in < 1 or states < 0:
+            raise ConversionError(
+                f"{path}: num_scan_inputs={scans_in} but the node has {len(inputs)} inputs"
+                + (" besides sequence_lens" if batched else "")
+            )
+        if len(body.input) != states + scans_in:
+            raise ConversionError(
+                f"{path}: body has {len(body.input)} inputs, expected {states + scans_in} "
+                f"({states} states and num_scan_inputs={scans_in} scan inputs)"
+            )
+        body_inputs = [value.name for value in body.input]
+        first = 1 if batched else 0  # Scan-8's sequence_lens comes first and may be omitted
+        refuse_omitted_inputs(
+            path, "Scan", inputs[:states], first, body_inputs[:states], "initial state"
+        )
+        refuse_omitted_inputs(
+            path, "Scan", inputs[states:], first + states, body_inputs[states:], "scan input"
+        )
+        scans_out = len(body.output) - states
+        if scans_out < 0:
+            raise ConversionError(
+                f"{path}: body has {len(body.output)} outputs, expected at least {states} states"
+            )
+        if len(node.output) > states + scans_out:
+            raise ConversionError(
+                f"{path}: Scan has {len(node.output)} outputs but its body yields "
+                f"{states} states and {scans_out} scan outputs"
+            )
+        return states, scans_out
 
     @staticmethod
     def _attribute(

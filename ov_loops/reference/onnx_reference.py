@@ -18,6 +18,7 @@ from onnx.reference import ReferenceEvaluator
 from onnx.reference.op_run import OpRun
 
 from ov_loops.errors import ConversionError, OvLoopsError
+from ov_loops.loops.onnx_body import flag_shape
 
 DEFAULT_MAX_ITERATIONS = 100_000
 
@@ -88,12 +89,13 @@ def _control_flow_ops(max_iterations: int, trace: Trace | None) -> list[type[OpR
                 [] for _ in range(len(self.body.output_names) - 1 - carried_count)
             ]
             recorded = trace.start(self.onnx_node.output[0]) if trace else None
+            iteration_shape, condition_shape = map(flag_shape, self.body.onnx_graph_.input[:2])
             iteration = 0
             while keepgoing and (limit is None or iteration < limit):
                 guard(iteration, self.onnx_node)
                 feeds = dict(values)
-                feeds[names[0]] = np.array(iteration, np.int64)
-                feeds[names[1]] = np.array(keepgoing)
+                feeds[names[0]] = np.array(iteration, np.int64).reshape(iteration_shape)
+                feeds[names[1]] = np.array(keepgoing).reshape(condition_shape)
                 feeds.update(zip(names[2:], carried))
                 outputs = self._run_body(feeds, attributes=attributes, bindings=bindings)
                 keepgoing = bool(_scalar(outputs[0]))
