@@ -80,7 +80,7 @@ def test_iteration_limit_stops_an_unbounded_loop():
         "y0": np.zeros(2, np.float32),
         "limit": np.array(np.inf, np.float32),
     }
-    with pytest.raises(ConversionError, match="exceeded 50 iterations"):
+    with pytest.raises(ConversionError, match="limit of 50 iterations in total"):
         run_onnx(model, feeds, max_iterations=50)
 
 

@@ -18,21 +18,31 @@ from onnx.reference import ReferenceEvaluator
 from onnx.reference.op_run import OpRun
 
 from ov_loops.errors import ConversionError, OvLoopsError
-
-DEFAULT_MAX_ITERATIONS = 100_000
+from ov_loops.reference.limits import DEFAULT_MAX_ITERATIONS, MAX_LIVE_ELEMENTS, Budget
 
 
 @dataclass
 class Trace:
     """Per loop node (by its first output name): for each run of it, the loop-carried values
-    after each iteration."""
+    after each iteration. Recording stops, and `truncated` says so, past `max_elements`."""
 
     runs: dict[str, list[list[list[np.ndarray]]]] = field(default_factory=lambda: defaultdict(list))
+    max_elements: int = MAX_LIVE_ELEMENTS
+    elements: int = 0
+    truncated: bool = False
 
     def start(self, key: str) -> list[list[np.ndarray]]:
         run: list[list[np.ndarray]] = []
         self.runs[key].append(run)
         return run
+
+    def record(self, run: list[list[np.ndarray]], values: list[np.ndarray]) -> None:
+        size = sum(int(np.size(value)) for value in values)
+        if self.truncated or self.elements + size > self.max_elements:
+            self.truncated = True
+            return
+        self.elements += size
+        run.append([np.array(value) for value in values])
 
 
 def _scalar(value) -> int | bool:
@@ -52,15 +62,23 @@ def _empty_stack(body_output: onnx.ValueInfoProto, axis: int = 0) -> np.ndarray:
     return np.zeros(dims, dtype)
 
 
-def _control_flow_ops(max_iterations: int, trace: Trace | None) -> list[type[OpRun]]:
-    """Loop, Scan and If kernels bound to an iteration limit and an optional trace."""
+def _label(node: onnx.NodeProto) -> str:
+    return f"{node.op_type} '{node.name or node.output[0]}'"
 
-    def guard(count: int, node: onnx.NodeProto) -> None:
-        if count >= max_iterations:
-            raise ConversionError(
-                f"ONNX reference: {node.op_type} '{node.name or node.output[0]}' exceeded "
-                f"{max_iterations} iterations; give inputs that stop it sooner"
-            )
+
+def _control_flow_ops(budget: Budget, trace: Trace | None) -> list[type[OpRun]]:
+    """Loop, Scan and If kernels bound to a budget of work and memory and an optional trace."""
+
+    def keep(node, held, carried, elements, stores, recorded) -> None:
+        """After an iteration: bound the carried values, store the scan elements (counted in
+        `held`), record the carried values in the trace."""
+        for value in carried:
+            budget.value(_label(node), value)
+        for store, element in zip(stores, elements):
+            store.append(np.asarray(element))
+            held.add(store[-1])
+        if recorded is not None:
+            trace.record(recorded, carried)
 
     class Loop(OpRun):
         """ONNX Loop, "Operator semantics" of the spec, with onnxruntime's reading::
@@ -88,21 +106,19 @@ def _control_flow_ops(max_iterations: int, trace: Trace | None) -> list[type[OpR
                 [] for _ in range(len(self.body.output_names) - 1 - carried_count)
             ]
             recorded = trace.start(self.onnx_node.output[0]) if trace else None
-            iteration = 0
-            while keepgoing and (limit is None or iteration < limit):
-                guard(iteration, self.onnx_node)
-                feeds = dict(values)
-                feeds[names[0]] = np.array(iteration, np.int64)
-                feeds[names[1]] = np.array(keepgoing)
-                feeds.update(zip(names[2:], carried))
-                outputs = self._run_body(feeds, attributes=attributes, bindings=bindings)
-                keepgoing = bool(_scalar(outputs[0]))
-                carried = list(outputs[1 : 1 + carried_count])
-                for scan, element in zip(scans, outputs[1 + carried_count :]):
-                    scan.append(np.asarray(element))
-                if recorded is not None:
-                    recorded.append([np.array(value) for value in carried])
-                iteration += 1
+            iteration, node = 0, self.onnx_node
+            with budget.accumulating(_label(node)) as held:
+                while keepgoing and (limit is None or iteration < limit):
+                    budget.iteration(_label(node), iteration)
+                    feeds = dict(values)
+                    feeds[names[0]] = np.array(iteration, np.int64)
+                    feeds[names[1]] = np.array(keepgoing)
+                    feeds.update(zip(names[2:], carried))
+                    outputs = self._run_body(feeds, attributes=attributes, bindings=bindings)
+                    keepgoing = bool(_scalar(outputs[0]))
+                    carried = list(outputs[1 : 1 + carried_count])
+                    keep(node, held, carried, outputs[1 + carried_count :], scans, recorded)
+                    iteration += 1
             body_outputs = self.body.onnx_graph_.output
             stacked = [
                 np.stack(scan) if scan else _empty_stack(body_outputs[1 + carried_count + k])
@@ -163,19 +179,17 @@ def _control_flow_ops(max_iterations: int, trace: Trace | None) -> list[type[OpR
                 if recorded is not None
                 else (trace.start(self.onnx_node.output[0]) if trace else None)
             )
-            values = dict(context or {})
-            for t in range(length):
-                guard(t, self.onnx_node)
-                feeds = dict(values)
-                feeds.update(zip(names[:n_states], states))
-                for name, x, axis, reverse in zip(names[n_states:], xs, axes, directions):
-                    feeds[name] = np.take(x, length - 1 - t if reverse else t, axis=axis)
-                outputs = self._run_body(feeds, attributes=attributes, bindings=bindings)
-                states = list(outputs[:n_states])
-                for store, element in zip(elements, outputs[n_states:]):
-                    store.append(np.asarray(element))
-                if recorded is not None:
-                    recorded.append([np.array(value) for value in states])
+            values, node = dict(context or {}), self.onnx_node
+            with budget.accumulating(_label(node)) as held:
+                for t in range(length):
+                    budget.iteration(_label(node), t)
+                    feeds = dict(values)
+                    feeds.update(zip(names[:n_states], states))
+                    for name, x, axis, reverse in zip(names[n_states:], xs, axes, directions):
+                        feeds[name] = np.take(x, length - 1 - t if reverse else t, axis=axis)
+                    outputs = self._run_body(feeds, attributes=attributes, bindings=bindings)
+                    states = list(outputs[:n_states])
+                    keep(node, held, states, outputs[n_states:], elements, recorded)
             out_axes = self._attr("scan_output_axes", k_outputs)
             out_directions = self._attr("scan_output_directions", k_outputs)
             body_outputs = self.body.onnx_graph_.output
@@ -261,10 +275,14 @@ def run_onnx(
     trace: Trace | None = None,
 ) -> list[np.ndarray]:
     """The model's outputs for `inputs`, computed in numpy; loops stop with an error after
-    `max_iterations` iterations. With `trace`, loop-carried values are recorded per iteration."""
-    evaluator = ReferenceEvaluator(model, new_ops=_control_flow_ops(max_iterations, trace))
+    `max_iterations` iterations in total, or when a value or the loops' accumulated outputs
+    exceed the element bounds of `ov_loops.reference.limits`. With `trace`, loop-carried values
+    are recorded per iteration."""
+    budget = Budget("ONNX reference", max_iterations)
     try:
-        return [np.asarray(value) for value in evaluator.run(None, inputs)]
+        evaluator = ReferenceEvaluator(model, new_ops=_control_flow_ops(budget, trace))
+        with np.errstate(all="ignore"):
+            return [np.asarray(value) for value in evaluator.run(None, inputs)]
     except OvLoopsError:
         raise
     except Exception as exc:  # onnx.reference's kernels raise anything on bad inputs
