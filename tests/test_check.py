@@ -4,6 +4,7 @@ diverging iteration; exit 0 match, 1 mismatch, 2 error."""
 from __future__ import annotations
 
 import dataclasses
+import subprocess
 
 import ml_dtypes
 import numpy as np
@@ -15,6 +16,7 @@ import pytest
 import ov_loops
 import ov_loops.converter as converter
 from ov_loops.check import InputSpec, generate_inputs
+from ov_loops.cli import main
 from ov_loops.runtime import available_devices
 from tests import loop_scenarios, scan_scenarios
 from tests.onnx_builders import T, graph, loop_body, model, node, typed
@@ -189,6 +191,14 @@ def test_check_on_accelerators(device, tmp_path):
 
 
 # -- issue 9: hostile check invocations end in one line and exit 2 ------------------------------
+def run_main(capsys, *args: str) -> subprocess.CompletedProcess:
+    """`ov-loops ARGS` in this process (what `python -m ov_loops` runs, without the start-up
+    cost); an escaping exception fails the test as a traceback would."""
+    code = main(list(args))
+    captured = capsys.readouterr()
+    return subprocess.CompletedProcess(args, code, captured.out, captured.err)
+
+
 def _zero_trip_concatenating_ir(path):
     """A Loop-5 with a constant trip count 0 and a concatenated output: valid, but the CPU
     plugin dies with SIGFPE compiling it (ov-loops' own translation folds such loops)."""
@@ -216,7 +226,7 @@ def test_plugin_crash_at_compile_is_one_line_naming_signal_and_stage(tmp_path):
     assert ov_loops.check("ir_samples/valid/nested_loops.xml").ok  # this process lives on
 
 
-def test_bf16_inputs_stored_by_numpy_as_raw_void_feed_bf16_model_inputs(tmp_path):
+def test_bf16_inputs_stored_by_numpy_as_raw_void_feed_bf16_model_inputs(capsys, tmp_path):
     x = ops.parameter([3], ov.Type.bf16, name="x")
     doubled = ops.multiply(ops.convert(x, ov.Type.f32), ops.constant(np.float32(2)))
     ov.save_model(ov.Model([ops.result(doubled)], [x]), str(tmp_path / "bf16.xml"))
@@ -238,7 +248,9 @@ def test_bf16_inputs_stored_by_numpy_as_raw_void_feed_bf16_model_inputs(tmp_path
         fed = generate_inputs([spec], {"x": stored["x"]}, {}, 0)["x"]
     np.testing.assert_array_equal(fed.astype(np.float32), values.astype(np.float32))
     for name in ("bf16.xml", "bf16.onnx"):
-        result = run_cli("check", str(tmp_path / name), "--inputs", str(tmp_path / "x.npz"))
+        result = run_main(
+            capsys, "check", str(tmp_path / name), "--inputs", str(tmp_path / "x.npz")
+        )
         assert result.returncode == 0, result.stdout + result.stderr
         assert result.stdout.strip().endswith("MATCH")
 
@@ -281,9 +293,11 @@ def _counter_inputs(tmp_path, **overrides):
         "broken_zip",
     ],
 )
-def test_cli_check_hostile_inputs_exit_2_in_one_line(tmp_path, make_inputs, fragment):
+def test_cli_check_hostile_inputs_exit_2_in_one_line(capsys, tmp_path, make_inputs, fragment):
     onnx.save(_two_counters(), tmp_path / "counters.onnx")
-    result = run_cli("check", str(tmp_path / "counters.onnx"), "--inputs", make_inputs(tmp_path))
+    result = run_main(
+        capsys, "check", str(tmp_path / "counters.onnx"), "--inputs", make_inputs(tmp_path)
+    )
     assert_one_line_error(result, 2, fragment)
 
 
@@ -306,19 +320,22 @@ def _write(path, fill):
     ],
     ids=["negative", "huge", "overflowing", "unknown_name", "wrong_rank", "seed", "iterations"],
 )
-def test_cli_check_hostile_shapes_and_numbers_exit_2_in_one_line(tmp_path, args, fragment):
+def test_cli_check_hostile_shapes_and_numbers_exit_2_in_one_line(capsys, tmp_path, args, fragment):
     made, _ = scan_scenarios.scan8_sequence_lens_variable_lengths()
     onnx.save(made, tmp_path / "scan8.onnx")
-    assert_one_line_error(run_cli("check", str(tmp_path / "scan8.onnx"), *args), 2, fragment)
+    assert_one_line_error(
+        run_main(capsys, "check", str(tmp_path / "scan8.onnx"), *args), 2, fragment
+    )
 
 
-def test_nested_loops_stop_at_the_total_iteration_budget(tmp_path):
+def test_nested_loops_stop_at_the_total_iteration_budget(capsys, tmp_path):
     """20 x 20 x 20 nested iterations: no loop run reaches 1000, together they do."""
     made, runs = loop_scenarios.loop_nested_three_deep_with_captures()
     onnx.save(made, tmp_path / "nested.onnx")
     trips = {name: np.array(20) for name in ("M", "middle_trips", "inner_trips")}
     np.savez(tmp_path / "in.npz", **{**runs[0], **trips})
-    result = run_cli(
+    result = run_main(
+        capsys,
         "check",
         str(tmp_path / "nested.onnx"),
         "--inputs",
@@ -329,7 +346,7 @@ def test_nested_loops_stop_at_the_total_iteration_budget(tmp_path):
     assert_one_line_error(result, 2, "limit of 1000 iterations in total (--max-iterations)")
 
 
-def test_doubling_carried_value_stops_at_the_element_bound(tmp_path):
+def test_doubling_carried_value_stops_at_the_element_bound(capsys, tmp_path):
     body = loop_body(
         [node("Concat", ["x_in", "x_in"], ["x_out"], axis=0), node("Identity", ["cond_in"], ["k"])],
         [typed("x_in", T.FLOAT, [None])],
@@ -345,13 +362,15 @@ def test_doubling_carried_value_stops_at_the_element_bound(tmp_path):
     )
     onnx.save(made, tmp_path / "doubling.onnx")
     np.savez(tmp_path / "in.npz", M=np.array(60), x0=np.ones(3 * 2**16, np.float32))
-    result = run_cli("check", str(tmp_path / "doubling.onnx"), "--inputs", str(tmp_path / "in.npz"))
+    result = run_main(
+        capsys, "check", str(tmp_path / "doubling.onnx"), "--inputs", str(tmp_path / "in.npz")
+    )
     assert_one_line_error(
         result, 2, "Loop 'doubling'", "over the limit of 134217728 elements per value"
     )
 
 
-def test_check_reports_conversion_failures_with_their_exit_code(tmp_path, monkeypatch):
+def test_check_reports_conversion_failures_with_their_exit_code(capsys, tmp_path, monkeypatch):
     unsupported = model(
         graph(
             [node("Frobnicate", ["x"], ["y"], domain="com.example")],
@@ -361,7 +380,7 @@ def test_check_reports_conversion_failures_with_their_exit_code(tmp_path, monkey
     )
     unsupported.opset_import.append(onnx.helper.make_opsetid("com.example", 1))
     onnx.save(unsupported, tmp_path / "frob.onnx")
-    assert_one_line_error(run_cli("check", str(tmp_path / "frob.onnx")), 1, "Frobnicate")
+    assert_one_line_error(run_main(capsys, "check", str(tmp_path / "frob.onnx")), 1, "Frobnicate")
     onnx.save(_two_counters(), tmp_path / "counters.onnx")
 
     def broken(source):
