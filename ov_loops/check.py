@@ -292,16 +292,23 @@ def _load_inputs(path: str | os.PathLike | None) -> dict[str, np.ndarray]:
     if path is None:
         return {}
     try:
-        loaded = np.load(path, allow_pickle=False)
-    except EOFError:
-        raise InputError(f"{path}: cannot read inputs: the file is empty") from None
-    except Exception as exc:  # numpy raises OSError, ValueError, BadZipFile, ... on bad files
-        raise InputError(f"{path}: cannot read inputs: {exc}") from None
-    if not isinstance(loaded, np.lib.npyio.NpzFile):
+        with open(path, "rb") as handle:
+            magic = handle.read(6)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read inputs: {exc.strerror or exc}") from None
+    if not magic:
+        raise InputError(f"{path}: cannot read inputs: the file is empty")
+    if magic == b"\x93NUMPY":
         raise InputError(
             f"{path}: cannot read inputs: a .npy file holds one unnamed array; give an .npz "
             "(numpy.savez(path, NAME=array, ...))"
         )
+    if not magic.startswith(b"PK"):
+        raise InputError(f"{path}: cannot read inputs: not an .npz archive")
+    try:
+        loaded = np.load(path, allow_pickle=False)
+    except Exception as exc:  # numpy raises OSError, ValueError, BadZipFile, ... on bad files
+        raise InputError(f"{path}: cannot read inputs: {exc}") from None
     try:
         with loaded:
             return {name: loaded[name] for name in loaded.files}

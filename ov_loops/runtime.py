@@ -238,16 +238,14 @@ def diff(name: str, expected: np.ndarray, got: np.ndarray, rtol: float, atol: fl
         )
     want = np.atleast_1d(expected.astype(np.float64))
     have = np.atleast_1d(got.astype(np.float64))
-    error = np.abs(have - want)
-    both_nan = np.isnan(want) & np.isnan(have)
-    error[both_nan] = 0.0
-    relative = error / np.maximum(np.abs(want), np.finfo(np.float64).tiny)
-    wrong = ~(error <= atol + rtol * np.abs(want)) & ~both_nan
+    with np.errstate(all="ignore"):  # infinities and NaNs are compared, not warned about
+        error = np.where(want == have, 0.0, np.abs(have - want))  # equal infinities agree
+        error[np.isnan(want) & np.isnan(have)] = 0.0
+        error[np.isnan(error)] = np.inf  # NaN against a number
+        relative = error / np.maximum(np.abs(want), np.finfo(np.float64).tiny)
+        wrong = ~(error <= atol + rtol * np.where(np.isfinite(want), np.abs(want), 0.0))
+        relative = np.where(error == 0, 0.0, relative)
+    relative[np.isnan(relative)] = np.inf
     return OutputDiff(
-        name,
-        got.shape,
-        str(got.dtype),
-        float(np.nanmax(error)),
-        float(np.nanmax(np.where(error == 0, 0.0, relative))),
-        int(wrong.sum()),
+        name, got.shape, str(got.dtype), float(error.max()), float(relative.max()), int(wrong.sum())
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import subprocess
+import warnings
 
 import ml_dtypes
 import numpy as np
@@ -17,7 +18,7 @@ import ov_loops
 import ov_loops.converter as converter
 from ov_loops.check import InputSpec, generate_inputs
 from ov_loops.cli import main
-from ov_loops.runtime import available_devices
+from ov_loops.runtime import available_devices, diff
 from tests import loop_scenarios, scan_scenarios
 from tests.onnx_builders import T, graph, loop_body, model, node, typed
 from tests.test_cli import assert_one_line_error, run_cli
@@ -389,3 +390,15 @@ def test_check_reports_conversion_failures_with_their_exit_code(capsys, tmp_path
     monkeypatch.setattr(ov_loops, "translate", broken)
     with pytest.raises(ov_loops.ConversionError, match="cannot convert: RuntimeError: boom second"):
         ov_loops.check(tmp_path / "counters.onnx")
+
+
+def test_diff_compares_infinities_and_nans_without_warnings():
+    """Found by tests/fuzz/hostile_check.py: inf - inf warned on stderr and counted as a
+    mismatch, and an infinity against the opposite one passed (its tolerance was infinite)."""
+    want = np.array([np.inf, np.nan, 1, -np.inf, 2, np.inf], np.float32)
+    have = np.array([np.inf, np.nan, 1, np.inf, np.nan, 5], np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        row = diff("r", want, have, 1e-4, 1e-5)
+    assert (row.mismatches, row.max_abs_error) == (3, float("inf"))
+    assert diff("r", want[:3], have[:3], 1e-4, 1e-5).ok
