@@ -414,9 +414,11 @@ def _onnxruntime_opinion(source, feeds, got, names, settings: _Settings):
         import onnxruntime
     except ImportError:
         return None
+    options = onnxruntime.SessionOptions()
+    options.log_severity_level = 3  # its warnings would be stray lines on our stderr
     try:
         session = onnxruntime.InferenceSession(
-            source.SerializeToString(), providers=["CPUExecutionProvider"]
+            source.SerializeToString(), options, providers=["CPUExecutionProvider"]
         )
         theirs = session.run(None, feeds)
     except Exception:  # onnxruntime rejects some valid models (e.g. untyped bodies)
