@@ -169,7 +169,7 @@ def _write_mutated(rng, feeds: dict, path: Path) -> str:
         how = rng.choice(MUTATIONS)
         value = np.asarray(arrays.pop(key))
         if how == "rename":
-            arrays[f"{key}_bogus"] = value
+            arrays[str(rng.choice([f"{key}_bogus", "", "../up", "名前", key.upper()]))] = value
         elif how == "dtype":
             dtype = HOSTILE_DTYPES[rng.integers(len(HOSTILE_DTYPES))]
             arrays[key] = _retyped(value, dtype)
