@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 
 from ov_loops.errors import OvLoopsError
+from ov_loops.reference.limits import DEFAULT_MAX_ITERATIONS
 
 
 class _Parser(argparse.ArgumentParser):
@@ -51,7 +52,9 @@ def _parser() -> argparse.ArgumentParser:
         metavar="NAME=D0,D1,..",
         help="the shape to generate for an input (repeatable)",
     )
-    check.add_argument("--seed", type=int, default=0)
+    check.add_argument(
+        "--seed", type=int, default=0, help="seed of the generated inputs (non-negative)"
+    )
     check.add_argument("--rtol", type=float, default=1e-4)
     check.add_argument("--atol", type=float, default=1e-5)
     check.add_argument(
@@ -60,6 +63,14 @@ def _parser() -> argparse.ArgumentParser:
         default="f32",
         help="f32 (default) asks the device for f32 inference; native keeps "
         "its default (bf16 on this kind of CPU)",
+    )
+    check.add_argument(
+        "--max-iterations",
+        type=int,
+        default=DEFAULT_MAX_ITERATIONS,
+        metavar="N",
+        help="the references stop (exit 2) after N loop iterations in total, nested loops "
+        f"included (default {DEFAULT_MAX_ITERATIONS})",
     )
     check.set_defaults(run=_check)
     return parser
@@ -104,6 +115,7 @@ def _check(args: argparse.Namespace) -> int:
         rtol=args.rtol,
         atol=args.atol,
         precision=args.precision,
+        max_iterations=args.max_iterations,
     )
     for line in report.lines():
         print(line)

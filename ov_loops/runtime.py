@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
+import atexit
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
 from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 import openvino as ov
@@ -87,6 +97,103 @@ def run(compiled: ov.CompiledModel, inputs: dict | list) -> list[np.ndarray]:
     return outputs
 
 
+class DeviceWorker:
+    """Compiles and runs models in a child process (`python -m ov_loops._device_worker`), so a
+    native crash in an OpenVINO plugin is a one-line InputError naming the signal and the stage
+    (compile or inference) instead of the end of this process. The child is started once,
+    reused while it lives, and replaced after a crash; requests are serialised."""
+
+    def __init__(self) -> None:
+        self._process: subprocess.Popen | None = None
+        self._stderr: BinaryIO | None = None
+        self._lock = threading.Lock()
+        atexit.register(self.stop)
+
+    def start(self) -> None:
+        """Start the child if it is not running (returns at once: it imports while we work)."""
+        if self._process is not None and self._process.poll() is None:
+            return
+        root = str(Path(__file__).resolve().parent.parent)  # this copy of ov_loops
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as the child)
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", "ov_loops._device_worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            env=env,
+        )
+
+    def stop(self) -> None:
+        process, self._process = self._process, None
+        if process is None:
+            return
+        process.stdin.close()
+        try:
+            process.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+    def run(self, xml: str | os.PathLike, device: str, precision: str, feeds) -> list[np.ndarray]:
+        """`run(compile_model(xml, device, precision), feeds)`, in the child."""
+        request = (str(Path(xml).resolve()), device, precision, feeds)
+        with self._lock:
+            self.start()
+            stage = "startup"
+            try:
+                pickle.dump(request, self._process.stdin, protocol=pickle.HIGHEST_PROTOCOL)
+                self._process.stdin.flush()
+                while True:
+                    kind, value = pickle.load(self._process.stdout)
+                    if kind == "stage":
+                        stage = value
+                    elif kind == "error":
+                        raise InputError(value)
+                    else:
+                        return value
+            except (EOFError, OSError, pickle.UnpicklingError):
+                raise self._died(stage, device) from None
+
+    def _died(self, stage: str, device: str) -> InputError:
+        process, self._process = self._process, None
+        try:
+            code = process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            code = process.wait()
+        if code < 0:
+            try:
+                name = signal.Signals(-code).name
+            except ValueError:
+                name = f"signal {-code}"
+            return InputError(
+                f"OpenVINO crashed with {name} during {stage} on {device}: the {device} plugin "
+                "cannot run this model"
+            )
+        self._stderr.seek(0)
+        said = [line.strip() for line in self._stderr.read().decode(errors="replace").splitlines()]
+        last = next((line for line in reversed(said) if line), "")
+        return InputError(f"the device worker exited with code {code} during {stage}: {last}")
+
+
+_worker = DeviceWorker()
+
+
+def start_device_worker() -> None:
+    """Start the device worker early, so its start-up overlaps other work."""
+    _worker.start()
+
+
+def run_isolated(
+    xml: str | os.PathLike, device: str, precision: str, feeds: dict | list
+) -> list[np.ndarray]:
+    """Compile the IR `xml` on `device` and run it once, in the device worker (see
+    `DeviceWorker`); failures and native crashes are one-line InputErrors."""
+    return _worker.run(xml, device, precision, feeds)
+
+
 @dataclass(frozen=True)
 class OutputDiff:
     """One output compared with its reference."""
@@ -131,16 +238,14 @@ def diff(name: str, expected: np.ndarray, got: np.ndarray, rtol: float, atol: fl
         )
     want = np.atleast_1d(expected.astype(np.float64))
     have = np.atleast_1d(got.astype(np.float64))
-    error = np.abs(have - want)
-    both_nan = np.isnan(want) & np.isnan(have)
-    error[both_nan] = 0.0
-    relative = error / np.maximum(np.abs(want), np.finfo(np.float64).tiny)
-    wrong = ~(error <= atol + rtol * np.abs(want)) & ~both_nan
+    with np.errstate(all="ignore"):  # infinities and NaNs are compared, not warned about
+        error = np.where(want == have, 0.0, np.abs(have - want))  # equal infinities agree
+        error[np.isnan(want) & np.isnan(have)] = 0.0
+        error[np.isnan(error)] = np.inf  # NaN against a number
+        relative = error / np.maximum(np.abs(want), np.finfo(np.float64).tiny)
+        wrong = ~(error <= atol + rtol * np.where(np.isfinite(want), np.abs(want), 0.0))
+        relative = np.where(error == 0, 0.0, relative)
+    relative[np.isnan(relative)] = np.inf
     return OutputDiff(
-        name,
-        got.shape,
-        str(got.dtype),
-        float(np.nanmax(error)),
-        float(np.nanmax(np.where(error == 0, 0.0, relative))),
-        int(wrong.sum()),
+        name, got.shape, str(got.dtype), float(error.max()), float(relative.max()), int(wrong.sum())
     )

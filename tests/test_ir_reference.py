@@ -9,8 +9,10 @@ import openvino.opset1 as opset1
 import openvino.opset15 as ops
 import pytest
 
+import ov_loops
 from ov_loops.errors import ConversionError
 from ov_loops.reference.ir_reference import KERNELS, run_ir
+from tests import loop_scenarios
 from tests.harness import compile_f32, run
 
 RNG = np.random.default_rng(4)
@@ -167,5 +169,63 @@ def test_unbounded_loop_stops_at_the_iteration_limit(tmp_path):
     loop.set_merged_input(counter, start.output(0), result.output(0))
     made = ov.Model([loop.get_iter_value(result.output(0), -1)], [start])
     ov.save_model(made, str(tmp_path / "forever.xml"))
-    with pytest.raises(ConversionError, match="exceeded 25 iterations"):
+    with pytest.raises(ConversionError, match="limit of 25 iterations in total"):
         run_ir(tmp_path / "forever.xml", {"start": np.array(0, np.float32)}, max_iterations=25)
+
+
+def test_nested_loops_share_one_iteration_budget(tmp_path):
+    """5 outer, 5 x 5 middle, 5 x 5 x 5 inner iterations: 155 in total."""
+    made, runs = loop_scenarios.loop_nested_three_deep_with_captures()
+    ov_loops.save(ov_loops.convert(made), tmp_path / "nested.xml")
+    feeds = {**runs[0], **{k: np.array(5) for k in ("M", "middle_trips", "inner_trips")}}
+    run_ir(tmp_path / "nested.xml", feeds, max_iterations=155)
+    with pytest.raises(ConversionError, match="limit of 154 iterations in total"):
+        run_ir(tmp_path / "nested.xml", feeds, max_iterations=154)
+
+
+def _growing_concatenation(path):
+    """x <- concat(x, x, axis 1) on [1, n], its values concatenated along axis 0: the parts
+    [1, 2n], [1, 4n], ... cannot be joined."""
+    x_in = ops.parameter([1, -1], np.float32, name="x_in")
+    x_out = ops.result(ops.concat([x_in, x_in], 1))
+    body = ov.Model([x_out, ops.result(ops.constant(True))], [x_in])
+    x0 = ops.parameter([1, 2], np.float32, name="x0")
+    loop = ops.loop(ops.constant(np.int64(3)), ops.constant(True))
+    loop.set_friendly_name("growing")
+    loop.set_function(body)
+    loop.set_special_body_ports([-1, 1])
+    loop.set_merged_input(x_in, x0.output(0), x_out.output(0))
+    parts = loop.get_concatenated_slices(x_out.output(0), 0, 1, 1, -1, 0)
+    ov.save_model(ov.Model([parts], [x0]), str(path))
+    return path
+
+
+def _simple_ir(path):
+    x = ops.parameter([2], np.float32, name="x")
+    added = ops.add(x, ops.constant(np.array([1, 2], np.float32)))
+    ov.save_model(ov.Model([ops.result(added)], [x]), str(path), compress_to_fp16=False)
+    return path
+
+
+def _edit(path, old, new):
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+    return path
+
+
+def test_failures_outside_kernels_are_one_conversion_error(tmp_path):
+    """Concatenating mismatched parts, a port without a producer, a Const whose size does not
+    match its shape: each a ConversionError naming the layer, never numpy's or a KeyError."""
+    x2 = {"x": np.zeros(2, np.float32), "x0": np.zeros((1, 2), np.float32)}
+    growing = _growing_concatenation(tmp_path / "growing.xml")
+    with pytest.raises(ConversionError, match="Loop 'growing' failed: .*concatenation"):
+        run_ir(growing, x2)
+    unwired = _edit(_simple_ir(tmp_path / "unwired.xml"), '<edge from-layer="0"', "<nothing ")
+    with pytest.raises(ConversionError, match="IR reference: Add '.*' failed"):
+        run_ir(unwired, x2)
+    short = _edit(_simple_ir(tmp_path / "short.xml"), 'size="8"', 'size="6"')
+    with pytest.raises(ConversionError, match="IR reference: Const '.*' failed"):
+        run_ir(short, x2)
+    with pytest.raises(ov_loops.InputError, match="Loop 'growing' failed"):
+        ov_loops.check(growing)

@@ -9,6 +9,7 @@ import pytest
 from onnx.reference import ReferenceEvaluator
 
 from ov_loops.errors import ConversionError
+from ov_loops.reference.limits import Budget
 from ov_loops.reference.onnx_reference import Trace, run_onnx
 from tests import loop_scenarios, scan_scenarios
 from tests.harness import assert_close
@@ -80,7 +81,7 @@ def test_iteration_limit_stops_an_unbounded_loop():
         "y0": np.zeros(2, np.float32),
         "limit": np.array(np.inf, np.float32),
     }
-    with pytest.raises(ConversionError, match="exceeded 50 iterations"):
+    with pytest.raises(ConversionError, match="limit of 50 iterations in total"):
         run_onnx(model, feeds, max_iterations=50)
 
 
@@ -90,3 +91,38 @@ def test_trace_records_carried_values_per_iteration():
     run_onnx(model, runs[0], trace=trace)
     ((per_iteration,),) = trace.runs.values()
     assert [int(values[0]) for values in per_iteration] == [3 * 2**k for k in range(1, 11)]
+
+
+def _nested_feeds(runs, trips: int) -> dict:
+    return {**runs[0], **{k: np.array(trips) for k in ("M", "middle_trips", "inner_trips")}}
+
+
+def test_nested_loops_share_one_iteration_budget():
+    """5 outer, 5 x 5 middle, 5 x 5 x 5 inner iterations: 155 in total."""
+    model, runs = loop_scenarios.loop_nested_three_deep_with_captures()
+    run_onnx(model, _nested_feeds(runs, 5), max_iterations=155)
+    with pytest.raises(ConversionError, match="limit of 154 iterations in total"):
+        run_onnx(model, _nested_feeds(runs, 5), max_iterations=154)
+
+
+def test_loops_accumulated_outputs_share_one_element_budget():
+    budget = Budget("R", max_live_elements=10)
+    with budget.accumulating("Loop 'outer'") as outer:
+        outer.add(np.zeros(6))
+        with (
+            pytest.raises(ConversionError, match="reach 11 elements, over the limit of 10"),
+            budget.accumulating("Loop 'inner'") as inner,
+        ):
+            inner.add(np.zeros(5))
+        assert budget.live_elements == 6  # the inner loop's outputs are released
+    assert budget.live_elements == 0
+    with pytest.raises(ConversionError, match="'big' computed a value of 11 elements"):
+        Budget("R", max_value_elements=10).value("'big'", np.zeros(11))
+
+
+def test_trace_stops_recording_at_its_element_bound():
+    model, runs = loop_scenarios.loop_no_scan_outputs()
+    trace = Trace(max_elements=5)
+    run_onnx(model, runs[0], trace=trace)
+    ((per_iteration,),) = trace.runs.values()
+    assert trace.truncated and len(per_iteration) == 5  # of 10 iterations, one element each

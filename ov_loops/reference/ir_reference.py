@@ -10,10 +10,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ov_loops.errors import ConversionError
+from ov_loops.errors import ConversionError, OvLoopsError
 from ov_loops.ir.reader import Graph, IRDocument, Layer, loop_spec, read_ir
+from ov_loops.reference.limits import DEFAULT_MAX_ITERATIONS, Budget
 
-DEFAULT_MAX_ITERATIONS = 100_000
 DTYPES = {
     "f32": np.float32,
     "f16": np.float16,
@@ -345,9 +345,9 @@ KERNELS.update(
 class Executor:
     """Runs graphs of one IR document."""
 
-    def __init__(self, document: IRDocument, max_iterations: int) -> None:
+    def __init__(self, document: IRDocument, budget: Budget) -> None:
         self.document = document
-        self.max_iterations = max_iterations
+        self.budget = budget
         # Loop bodies run once per iteration: their order, wiring and constants are read once.
         self._plans: dict[int, tuple[list[Layer], dict]] = {}
         self._constants: dict[int, np.ndarray] = {}
@@ -383,32 +383,37 @@ class Executor:
         order, producers = self._plan(graph)
         results = {}
         for layer in order:
-            inputs = [values[producers[(layer.id, port)]] for port in sorted(layer.inputs)]
-            if layer.type == "Parameter":
-                outputs = [parameters[layer.id]]
-            elif layer.type == "Const":
-                outputs = [self.constant(layer)]
-            elif layer.type == "Result":
-                results[layer.id] = inputs[0]
-                continue
-            elif layer.type in ("Loop", "TensorIterator"):
-                outputs = self.run_loop(graph, layer, inputs)
-            elif layer.type == "If":
-                outputs = self.run_if(layer, inputs)
-            elif layer.type in KERNELS:
-                try:
-                    outputs = KERNELS[layer.type](layer, inputs)
-                except (ValueError, IndexError, TypeError, KeyError) as exc:
-                    raise ConversionError(
-                        f"IR reference: {layer.type} '{layer.name}' failed: {exc}"
-                    ) from None
-            else:
-                raise ConversionError(
-                    f"IR reference: no kernel for {layer.type} ({layer.version}) '{layer.name}'"
-                )
+            where = f"{layer.type} '{layer.name}'"
+            try:  # the layer's failures, whatever raised them, are one ConversionError
+                inputs = [values[producers[(layer.id, port)]] for port in sorted(layer.inputs)]
+                if layer.type == "Result":
+                    results[layer.id] = inputs[0]
+                    continue
+                outputs = [np.asarray(v) for v in self._run_layer(graph, layer, inputs, parameters)]
+            except OvLoopsError:
+                raise
+            except Exception as exc:  # numpy, the port wiring and the .bin raise anything
+                detail = " ".join(str(exc).split()) or type(exc).__name__
+                raise ConversionError(f"IR reference: {where} failed: {detail}") from None
             for port, value in zip(sorted(layer.outputs), outputs):
-                values[(layer.id, port)] = np.asarray(value)
+                self.budget.value(where, value)
+                values[(layer.id, port)] = value
         return results
+
+    def _run_layer(self, graph: Graph, layer: Layer, inputs: list, parameters: dict) -> list:
+        if layer.type == "Parameter":
+            return [parameters[layer.id]]
+        if layer.type == "Const":
+            return [self.constant(layer)]
+        if layer.type in ("Loop", "TensorIterator"):
+            return self.run_loop(graph, layer, inputs)
+        if layer.type == "If":
+            return self.run_if(layer, inputs)
+        if layer.type in KERNELS:
+            return KERNELS[layer.type](layer, inputs)
+        raise ConversionError(
+            f"IR reference: no kernel for {layer.type} ({layer.version}) '{layer.name}'"
+        )
 
     def run_if(self, layer: Layer, inputs: list[np.ndarray]) -> list[np.ndarray]:
         """If-8: the then or else body, fed and read through its port map."""
@@ -451,9 +456,7 @@ class Executor:
                 f"IR reference: {layer.type} '{layer.name}' has an invalid "
                 f"port_map ({exc}); run ov-loops validate"
             ) from None
-        body = layer.body
-        parameter = [p.id for p in body.of_type("Parameter")]
-        result = [r.id for r in body.of_type("Result")]
+        parameter, _ = _body_ids(layer.body)
         by_port = dict(zip(sorted(layer.inputs), inputs))
         params = {
             parameter[e.body_parameter]: by_port[e.external_port]
@@ -468,22 +471,27 @@ class Executor:
             keepgoing = bool(np.asarray(inputs[1]).reshape(-1)[0])
         else:
             trip, keepgoing = min((len(parts) for _, parts in sliced), default=0), True
+        with self.budget.accumulating(f"{layer.type} '{layer.name}'") as held:
+            last, stacked = self._iterate(layer, spec, params, sliced, (trip, keepgoing), held)
+            return self._loop_outputs(layer, spec, params, last, stacked)
+
+    def _iterate(self, layer, spec, params, sliced, start, held) -> tuple[dict, dict]:
+        """Run the body while the loop goes on (`start`: trip count, initial condition); the
+        last iteration's results and the parts of each concatenated output (counted in
+        `held`)."""
+        body, where = layer.body, f"{layer.type} '{layer.name}'"
+        parameter, result = _body_ids(body)
+        (trip, keepgoing), iteration = start, 0
         last: dict[str, np.ndarray] = {}
         stacked: dict[int, list[np.ndarray]] = {
             e.body_result: [] for e in spec.concatenated_outputs
         }
-        iteration = 0
         while (trip < 0 or iteration < trip) and keepgoing:
-            if iteration >= self.max_iterations:
-                raise ConversionError(
-                    f"IR reference: {layer.type} '{layer.name}' exceeded "
-                    f"{self.max_iterations} iterations; give inputs that stop it sooner"
-                )
+            self.budget.iteration(where, iteration)
             for internal, parts in sliced:
                 if iteration >= len(parts):
                     raise ConversionError(
-                        f"IR reference: {layer.type} '{layer.name}': the "
-                        f"sliced input ends before iteration {iteration}"
+                        f"IR reference: {where}: the sliced input ends before iteration {iteration}"
                     )
                 params[internal] = parts[iteration]
             if spec.current_iteration is not None:
@@ -494,12 +502,19 @@ class Executor:
             last = self.run_graph(body, params)
             for index, store in stacked.items():
                 store.append(last[result[index]])
+                held.add(store[-1])
             for entry in spec.merged_inputs:
                 params[parameter[entry.body_parameter]] = last[result[entry.body_result]]
             if spec.execution_condition is not None:
                 flag = last[result[spec.execution_condition]]
                 keepgoing = bool(np.asarray(flag).reshape(-1)[0])
             iteration += 1
+        return last, stacked
+
+    def _loop_outputs(self, layer, spec, params, last, stacked) -> list[np.ndarray]:
+        """Last values (the initial value of the merged input a last value feeds back to when
+        no iteration ran) and concatenations, in output port order."""
+        parameter, result = _body_ids(layer.body)
         ports = sorted(layer.outputs)
         values = {}
         for entry in spec.concatenated_outputs:
@@ -508,7 +523,7 @@ class Executor:
         for entry in spec.last_value_outputs:
             if last:
                 values[entry.external_port] = last[result[entry.body_result]]
-            else:  # no iteration: the initial value of the merged input it feeds back to
+            else:
                 merged = next(
                     (m for m in spec.merged_inputs if m.body_result == entry.body_result), None
                 )
@@ -516,6 +531,11 @@ class Executor:
                     params[parameter[merged.body_parameter]] if merged else np.zeros(0, np.float32)
                 )
         return [values[index] for index in range(len(ports))]
+
+
+def _body_ids(body: Graph) -> tuple[list[str], list[str]]:
+    """The layer ids of a body's Parameters and Results, in port_map index order."""
+    return [p.id for p in body.of_type("Parameter")], [r.id for r in body.of_type("Result")]
 
 
 def _parts(value: np.ndarray, entry) -> list[np.ndarray]:
@@ -573,10 +593,23 @@ def run_ir(
     max_iterations: int = DEFAULT_MAX_ITERATIONS,
 ) -> dict[str, np.ndarray]:
     """The IR's outputs for `inputs` (by Parameter tensor name or layer name), keyed by every
-    tensor name of each Result's input; loops stop with an error after `max_iterations`."""
+    tensor name of each Result's input. Loops stop with an error after `max_iterations`
+    iterations in total, or when a value or the loops' accumulated outputs exceed the element
+    bounds of `ov_loops.reference.limits`. Every failure is a one-line ConversionError (an
+    unreadable file an InputError)."""
     document = read_ir(path, stream=False)
-    executor = Executor(document, max_iterations)
-    graph = document.graph
+    executor = Executor(document, Budget("IR reference", max_iterations))
+    try:
+        with np.errstate(all="ignore"):
+            return _run_main(executor, document.graph, inputs)
+    except OvLoopsError:
+        raise
+    except Exception as exc:  # the main graph's wiring: Parameters and Results without ports
+        detail = " ".join(str(exc).split()) or type(exc).__name__
+        raise ConversionError(f"IR reference: {type(exc).__name__}: {detail}") from None
+
+
+def _run_main(executor: Executor, graph: Graph, inputs: dict) -> dict[str, np.ndarray]:
     parameters = {}
     for layer in graph.of_type("Parameter"):
         names = {layer.name} | _port_names(next(iter(layer.outputs.values()), None), layer)
@@ -587,10 +620,8 @@ def run_ir(
     results = executor.run_graph(graph, parameters)
     named = {}
     for layer in graph.of_type("Result"):
-        producer = graph.producer(layer.id, min(layer.inputs))
-        source, port = producer
-        names = _port_names(source.outputs.get(port), source) | {layer.name}
-        for name in names:
+        source, port = graph.producer(layer.id, min(layer.inputs))
+        for name in _port_names(source.outputs.get(port), source) | {layer.name}:
             named[name] = results[layer.id]
     return named
 

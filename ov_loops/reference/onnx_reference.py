@@ -18,26 +18,43 @@ from onnx.reference import ReferenceEvaluator
 from onnx.reference.op_run import OpRun
 
 from ov_loops.errors import ConversionError, OvLoopsError
-from ov_loops.loops.onnx_body import flag_shape
-
-DEFAULT_MAX_ITERATIONS = 100_000
+from ov_loops.reference.limits import DEFAULT_MAX_ITERATIONS, MAX_LIVE_ELEMENTS, Budget
 
 
 @dataclass
 class Trace:
     """Per loop node (by its first output name): for each run of it, the loop-carried values
-    after each iteration."""
+    after each iteration. Recording stops, and `truncated` says so, past `max_elements`."""
 
     runs: dict[str, list[list[list[np.ndarray]]]] = field(default_factory=lambda: defaultdict(list))
+    max_elements: int = MAX_LIVE_ELEMENTS
+    elements: int = 0
+    truncated: bool = False
 
     def start(self, key: str) -> list[list[np.ndarray]]:
         run: list[list[np.ndarray]] = []
         self.runs[key].append(run)
         return run
 
+    def record(self, run: list[list[np.ndarray]], values: list[np.ndarray]) -> None:
+        size = sum(int(np.size(value)) for value in values)
+        if self.truncated or self.elements + size > self.max_elements:
+            self.truncated = True
+            return
+        self.elements += size
+        run.append([np.array(value) for value in values])
+
 
 def _scalar(value) -> int | bool:
     return np.asarray(value).reshape(-1)[0].item()
+
+
+def _declared_flag_shape(declared: onnx.ValueInfoProto) -> tuple[int, ...]:
+    """The shape the body's iteration number or condition is fed with: [1] when the body
+    declares that shape (an old form onnxruntime honours), else a scalar as the spec says."""
+    dims = declared.type.tensor_type.shape.dim
+    one = len(dims) == 1 and dims[0].HasField("dim_value") and dims[0].dim_value == 1
+    return (1,) if one else ()
 
 
 def _empty_stack(body_output: onnx.ValueInfoProto, axis: int = 0) -> np.ndarray:
@@ -53,46 +70,62 @@ def _empty_stack(body_output: onnx.ValueInfoProto, axis: int = 0) -> np.ndarray:
     return np.zeros(dims, dtype)
 
 
-def _control_flow_ops(max_iterations: int, trace: Trace | None) -> list[type[OpRun]]:
-    """Loop, Scan and If kernels bound to an iteration limit and an optional trace."""
+def _label(node: onnx.NodeProto) -> str:
+    return f"{node.op_type} '{node.name or node.output[0]}'"
 
-    def guard(count: int, node: onnx.NodeProto) -> None:
-        if count >= max_iterations:
-            raise ConversionError(
-                f"ONNX reference: {node.op_type} '{node.name or node.output[0]}' exceeded "
-                f"{max_iterations} iterations; give inputs that stop it sooner"
-            )
 
-    class Loop(OpRun):
-        """ONNX Loop, "Operator semantics" of the spec, with onnxruntime's reading::
+class _Bounded(OpRun):
+    """A loop kernel bound to a budget of work and memory and an optional trace (class
+    attributes, set by `_control_flow_ops`)."""
 
-        keepgoing = True if cond is None else cond     # an omitted cond starts true
-        v, scans, i = v_initial, [[] ...], 0
-        while (M is None or i < M) and keepgoing:
-            keepgoing, *v, *elements = body(i, keepgoing, *v, **outer_values)
-            scans[k].append(elements[k]) for each k
-            i += 1
-        return *v, *[np.stack(s) for s in scans]      # stacked on a new axis 0
-        """
+    budget: Budget
+    trace: Trace | None
 
-        def need_context(self) -> bool:
-            return True
+    def keep(self, node, held, carried, elements, stores, recorded) -> None:
+        """After an iteration: bound the carried values, store the scan elements (counted in
+        `held`), record the carried values in the trace."""
+        for value in carried:
+            self.budget.value(_label(node), value)
+        for store, element in zip(stores, elements):
+            store.append(np.asarray(element))
+            held.add(store[-1])
+        if recorded is not None:
+            self.trace.record(recorded, carried)
 
-        def _run(self, M, cond, *initial, context=None, attributes=None, bindings=None, body=None):
-            names = self.body.input_names
-            carried_count = len(names) - 2
-            keepgoing = True if cond is None else bool(_scalar(cond))
-            limit = None if M is None else int(_scalar(M))
-            values = dict(context or {})
-            carried = list(initial)
-            scans: list[list[np.ndarray]] = [
-                [] for _ in range(len(self.body.output_names) - 1 - carried_count)
-            ]
-            recorded = trace.start(self.onnx_node.output[0]) if trace else None
-            iteration_shape, condition_shape = map(flag_shape, self.body.onnx_graph_.input[:2])
-            iteration = 0
+
+class _Loop(_Bounded):
+    """ONNX Loop, "Operator semantics" of the spec, with onnxruntime's reading::
+
+    keepgoing = True if cond is None else cond     # an omitted cond starts true
+    v, scans, i = v_initial, [[] ...], 0
+    while (M is None or i < M) and keepgoing:
+        keepgoing, *v, *elements = body(i, keepgoing, *v, **outer_values)
+        scans[k].append(elements[k]) for each k
+        i += 1
+    return *v, *[np.stack(s) for s in scans]      # stacked on a new axis 0
+    """
+
+    def need_context(self) -> bool:
+        return True
+
+    def _run(self, M, cond, *initial, context=None, attributes=None, bindings=None, body=None):
+        names = self.body.input_names
+        carried_count = len(names) - 2
+        keepgoing = True if cond is None else bool(_scalar(cond))
+        limit = None if M is None else int(_scalar(M))
+        values = dict(context or {})
+        carried = list(initial)
+        scans: list[list[np.ndarray]] = [
+            [] for _ in range(len(self.body.output_names) - 1 - carried_count)
+        ]
+        recorded = self.trace.start(self.onnx_node.output[0]) if self.trace else None
+        iteration_shape, condition_shape = map(
+            _declared_flag_shape, self.body.onnx_graph_.input[:2]
+        )
+        iteration, node = 0, self.onnx_node
+        with self.budget.accumulating(_label(node)) as held:
             while keepgoing and (limit is None or iteration < limit):
-                guard(iteration, self.onnx_node)
+                self.budget.iteration(_label(node), iteration)
                 feeds = dict(values)
                 feeds[names[0]] = np.array(iteration, np.int64).reshape(iteration_shape)
                 feeds[names[1]] = np.array(keepgoing).reshape(condition_shape)
@@ -100,160 +133,160 @@ def _control_flow_ops(max_iterations: int, trace: Trace | None) -> list[type[OpR
                 outputs = self._run_body(feeds, attributes=attributes, bindings=bindings)
                 keepgoing = bool(_scalar(outputs[0]))
                 carried = list(outputs[1 : 1 + carried_count])
-                for scan, element in zip(scans, outputs[1 + carried_count :]):
-                    scan.append(np.asarray(element))
-                if recorded is not None:
-                    recorded.append([np.array(value) for value in carried])
+                self.keep(node, held, carried, outputs[1 + carried_count :], scans, recorded)
                 iteration += 1
-            body_outputs = self.body.onnx_graph_.output
-            stacked = [
-                np.stack(scan) if scan else _empty_stack(body_outputs[1 + carried_count + k])
-                for k, scan in enumerate(scans)
-            ]
-            return tuple(carried + stacked)[: len(self.onnx_node.output)]
+        body_outputs = self.body.onnx_graph_.output
+        stacked = [
+            np.stack(scan) if scan else _empty_stack(body_outputs[1 + carried_count + k])
+            for k, scan in enumerate(scans)
+        ]
+        return tuple(carried + stacked)[: len(self.onnx_node.output)]
 
-    class Scan(OpRun):
-        """ONNX Scan, the spec's pseudocode (opset 9+), and Scan-8 per batch entry::
 
-        length = scan_1.shape[axis_1]                   # all scan inputs agree
-        for t in range(length):
-            parts = [x.take(t or length-1-t, axis) for each scan input]
-            *st, *elements = body(*st, *parts, **outer_values)
-            out_k.append(element) or out_k.insert(0, element)   # scan_output_directions
-        return *st, *[np.stack(out_k, axis=output_axis_k)]
+class _Scan(_Bounded):
+    """ONNX Scan, the spec's pseudocode (opset 9+), and Scan-8 per batch entry::
 
-        Scan-8: for each batch entry b, the above on st[b] and x[b, :sequence_lens[b]]
-        (axis 0, `directions`), outputs zero-padded to the full length.
-        """
+    length = scan_1.shape[axis_1]                   # all scan inputs agree
+    for t in range(length):
+        parts = [x.take(t or length-1-t, axis) for each scan input]
+        *st, *elements = body(*st, *parts, **outer_values)
+        out_k.append(element) or out_k.insert(0, element)   # scan_output_directions
+    return *st, *[np.stack(out_k, axis=output_axis_k)]
 
-        def need_context(self) -> bool:
-            return True
+    Scan-8: for each batch entry b, the above on st[b] and x[b, :sequence_lens[b]]
+    (axis 0, `directions`), outputs zero-padded to the full length.
+    """
 
-        def _run(self, *inputs, context=None, attributes=None, bindings=None, **_):
-            opset = self.run_params.get("opsets", {}).get("", 23)
-            scans_in = self.num_scan_inputs
-            if opset is not None and opset < 9:
-                return self._run_batched(inputs, context, attributes, bindings)
-            states, xs = list(inputs[: len(inputs) - scans_in]), inputs[len(inputs) - scans_in :]
-            return self._scan(states, xs, context, attributes, bindings, self._axes(xs))
+    def need_context(self) -> bool:
+        return True
 
-        def _attr(self, name, count, default=0):
-            value = getattr(self, name, None)
-            return list(value) if value is not None else [default] * count
+    def _run(self, *inputs, context=None, attributes=None, bindings=None, **_):
+        opset = self.run_params.get("opsets", {}).get("", 23)
+        scans_in = self.num_scan_inputs
+        if opset is not None and opset < 9:
+            return self._run_batched(inputs, context, attributes, bindings)
+        states, xs = list(inputs[: len(inputs) - scans_in]), inputs[len(inputs) - scans_in :]
+        return self._scan(states, xs, context, attributes, bindings, self._axes(xs))
 
-        def _axes(self, xs):
-            axes = self._attr("scan_input_axes", len(xs))
-            return [a + np.ndim(x) if a < 0 else a for a, x in zip(axes, xs)]
+    def _attr(self, name, count, default=0):
+        value = getattr(self, name, None)
+        return list(value) if value is not None else [default] * count
 
-        def _scan(
-            self, states, xs, context, attributes, bindings, axes, directions=None, recorded=None
-        ):
-            names = self.body.input_names
-            n_states = len(states)
-            directions = directions or self._attr("scan_input_directions", len(xs))
-            lengths = {np.shape(x)[axis] for x, axis in zip(xs, axes)}
-            if len(lengths) != 1:
-                raise ConversionError(
-                    f"Scan '{self.onnx_node.name or self.onnx_node.output[0]}': scan inputs "
-                    f"differ in length {sorted(lengths)}"
-                )
-            length = lengths.pop()
-            k_outputs = len(self.body.output_names) - n_states
-            elements: list[list[np.ndarray]] = [[] for _ in range(k_outputs)]
-            recorded = (
-                recorded
-                if recorded is not None
-                else (trace.start(self.onnx_node.output[0]) if trace else None)
+    def _axes(self, xs):
+        axes = self._attr("scan_input_axes", len(xs))
+        return [a + np.ndim(x) if a < 0 else a for a, x in zip(axes, xs)]
+
+    def _scan(
+        self, states, xs, context, attributes, bindings, axes, directions=None, recorded=None
+    ):
+        names = self.body.input_names
+        n_states = len(states)
+        directions = directions or self._attr("scan_input_directions", len(xs))
+        lengths = {np.shape(x)[axis] for x, axis in zip(xs, axes)}
+        if len(lengths) != 1:
+            raise ConversionError(
+                f"Scan '{self.onnx_node.name or self.onnx_node.output[0]}': scan inputs "
+                f"differ in length {sorted(lengths)}"
             )
-            values = dict(context or {})
+        length = lengths.pop()
+        k_outputs = len(self.body.output_names) - n_states
+        elements: list[list[np.ndarray]] = [[] for _ in range(k_outputs)]
+        recorded = (
+            recorded
+            if recorded is not None
+            else (self.trace.start(self.onnx_node.output[0]) if self.trace else None)
+        )
+        values, node = dict(context or {}), self.onnx_node
+        with self.budget.accumulating(_label(node)) as held:
             for t in range(length):
-                guard(t, self.onnx_node)
+                self.budget.iteration(_label(node), t)
                 feeds = dict(values)
                 feeds.update(zip(names[:n_states], states))
                 for name, x, axis, reverse in zip(names[n_states:], xs, axes, directions):
                     feeds[name] = np.take(x, length - 1 - t if reverse else t, axis=axis)
                 outputs = self._run_body(feeds, attributes=attributes, bindings=bindings)
                 states = list(outputs[:n_states])
-                for store, element in zip(elements, outputs[n_states:]):
-                    store.append(np.asarray(element))
-                if recorded is not None:
-                    recorded.append([np.array(value) for value in states])
-            out_axes = self._attr("scan_output_axes", k_outputs)
-            out_directions = self._attr("scan_output_directions", k_outputs)
-            body_outputs = self.body.onnx_graph_.output
-            stacked = []
-            for k, store in enumerate(elements):
-                if out_directions[k]:
-                    store = store[::-1]
-                if store:
-                    rank = np.ndim(store[0]) + 1
-                    axis = out_axes[k] + rank if out_axes[k] < 0 else out_axes[k]
-                    stacked.append(np.stack(store, axis=axis))
-                else:
-                    declared = body_outputs[n_states + k]
-                    rank = len(declared.type.tensor_type.shape.dim) + 1
-                    axis = out_axes[k] + rank if out_axes[k] < 0 else out_axes[k]
-                    stacked.append(_empty_stack(declared, axis))
-            return tuple(states + stacked)[: len(self.onnx_node.output)]
+                self.keep(node, held, states, outputs[n_states:], elements, recorded)
+        out_axes = self._attr("scan_output_axes", k_outputs)
+        out_directions = self._attr("scan_output_directions", k_outputs)
+        body_outputs = self.body.onnx_graph_.output
+        stacked = []
+        for k, store in enumerate(elements):
+            if out_directions[k]:
+                store = store[::-1]
+            if store:
+                rank = np.ndim(store[0]) + 1
+                axis = out_axes[k] + rank if out_axes[k] < 0 else out_axes[k]
+                stacked.append(np.stack(store, axis=axis))
+            else:
+                declared = body_outputs[n_states + k]
+                rank = len(declared.type.tensor_type.shape.dim) + 1
+                axis = out_axes[k] + rank if out_axes[k] < 0 else out_axes[k]
+                stacked.append(_empty_stack(declared, axis))
+        return tuple(states + stacked)[: len(self.onnx_node.output)]
 
-        def _run_batched(self, inputs, context, attributes, bindings):
-            scans_in = self.num_scan_inputs
-            lengths, rest = inputs[0], list(inputs[1:])
-            states, xs = rest[: len(rest) - scans_in], rest[len(rest) - scans_in :]
-            batch, full = np.shape(xs[0])[0], np.shape(xs[0])[1]
-            directions = self._attr("directions", scans_in)
-            per_entry = []
-            recorded = trace.start(self.onnx_node.output[0]) if trace else None
-            for b in range(batch):
-                n = full if lengths is None else int(lengths[b])
-                outputs = self._scan(
-                    [s[b] for s in states],
-                    [x[b, :n] for x in xs],
-                    context,
-                    attributes,
-                    bindings,
-                    [0] * scans_in,
-                    directions,
-                    recorded,
-                )
-                per_entry.append(outputs)
-            n_states = len(states)
-            finals = [
-                np.stack([entry[i] for entry in per_entry])
-                if per_entry
-                else np.zeros((0, *np.shape(states[i])[1:]), np.asarray(states[i]).dtype)
-                for i in range(n_states)
-            ]
-            stacked = []
-            for k in range(len(self.onnx_node.output) - n_states):
-                padded = []
-                for entry in per_entry:
-                    element = entry[n_states + k]
-                    pad = [(0, full - element.shape[0])] + [(0, 0)] * (element.ndim - 1)
-                    padded.append(np.pad(element, pad))
-                if padded:
-                    stacked.append(np.stack(padded))
-                else:  # an empty batch: [0, full length, *element]
-                    element = _empty_stack(self.body.onnx_graph_.output[n_states + k])
-                    stacked.append(np.zeros((0, full, *element.shape[1:]), element.dtype))
-            return tuple(finals + stacked)
+    def _run_batched(self, inputs, context, attributes, bindings):
+        scans_in = self.num_scan_inputs
+        lengths, rest = inputs[0], list(inputs[1:])
+        states, xs = rest[: len(rest) - scans_in], rest[len(rest) - scans_in :]
+        batch, full = np.shape(xs[0])[0], np.shape(xs[0])[1]
+        directions = self._attr("directions", scans_in)
+        per_entry = []
+        recorded = self.trace.start(self.onnx_node.output[0]) if self.trace else None
+        for b in range(batch):
+            n = full if lengths is None else int(lengths[b])
+            outputs = self._scan(
+                [s[b] for s in states],
+                [x[b, :n] for x in xs],
+                context,
+                attributes,
+                bindings,
+                [0] * scans_in,
+                directions,
+                recorded,
+            )
+            per_entry.append(outputs)
+        n_states = len(states)
+        finals = [
+            np.stack([entry[i] for entry in per_entry])
+            if per_entry
+            else np.zeros((0, *np.shape(states[i])[1:]), np.asarray(states[i]).dtype)
+            for i in range(n_states)
+        ]
+        stacked = []
+        for k in range(len(self.onnx_node.output) - n_states):
+            padded = []
+            for entry in per_entry:
+                element = entry[n_states + k]
+                pad = [(0, full - element.shape[0])] + [(0, 0)] * (element.ndim - 1)
+                padded.append(np.pad(element, pad))
+            if padded:
+                stacked.append(np.stack(padded))
+            else:  # an empty batch: [0, full length, *element]
+                element = _empty_stack(self.body.onnx_graph_.output[n_states + k])
+                stacked.append(np.zeros((0, full, *element.shape[1:]), element.dtype))
+        return tuple(finals + stacked)
 
-    class If(OpRun):
-        """ONNX If: the then_branch's outputs when `cond` (one element) is true, else the
-        else_branch's; both branches see the enclosing scopes' values."""
 
-        def need_context(self) -> bool:
-            return True
+class _If(OpRun):
+    """ONNX If: the then_branch's outputs when `cond` (one element) is true, else the
+    else_branch's; both branches see the enclosing scopes' values."""
 
-        def _run(self, cond, context=None, attributes=None, bindings=None, **_):
-            if np.size(cond) != 1:
-                raise ConversionError(
-                    f"If '{self.onnx_node.name}': condition of size {np.size(cond)}"
-                )
-            run = self._run_then_branch if bool(_scalar(cond)) else self._run_else_branch
-            return tuple(run(context, attributes=attributes, bindings=bindings))
+    def need_context(self) -> bool:
+        return True
 
-    return [Loop, Scan, If]
+    def _run(self, cond, context=None, attributes=None, bindings=None, **_):
+        if np.size(cond) != 1:
+            raise ConversionError(f"If '{self.onnx_node.name}': condition of size {np.size(cond)}")
+        run = self._run_then_branch if bool(_scalar(cond)) else self._run_else_branch
+        return tuple(run(context, attributes=attributes, bindings=bindings))
+
+
+def _control_flow_ops(budget: Budget, trace: Trace | None) -> list[type[OpRun]]:
+    """Loop, Scan and If kernels (onnx.reference finds them by class name) bound to `budget`
+    and `trace`."""
+    bound = {"budget": budget, "trace": trace}
+    return [type("Loop", (_Loop,), bound), type("Scan", (_Scan,), bound), type("If", (_If,), {})]
 
 
 def run_onnx(
@@ -263,10 +296,14 @@ def run_onnx(
     trace: Trace | None = None,
 ) -> list[np.ndarray]:
     """The model's outputs for `inputs`, computed in numpy; loops stop with an error after
-    `max_iterations` iterations. With `trace`, loop-carried values are recorded per iteration."""
-    evaluator = ReferenceEvaluator(model, new_ops=_control_flow_ops(max_iterations, trace))
+    `max_iterations` iterations in total, or when a value or the loops' accumulated outputs
+    exceed the element bounds of `ov_loops.reference.limits`. With `trace`, loop-carried values
+    are recorded per iteration."""
+    budget = Budget("ONNX reference", max_iterations)
     try:
-        return [np.asarray(value) for value in evaluator.run(None, inputs)]
+        evaluator = ReferenceEvaluator(model, new_ops=_control_flow_ops(budget, trace))
+        with np.errstate(all="ignore"):
+            return [np.asarray(value) for value in evaluator.run(None, inputs)]
     except OvLoopsError:
         raise
     except Exception as exc:  # onnx.reference's kernels raise anything on bad inputs
