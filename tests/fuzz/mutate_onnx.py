@@ -49,7 +49,7 @@ def make_mutant(input_seed: int) -> tuple[str, Mutant, dict]:
     rng = random.Random(input_seed)
     name = rng.choice(sorted(seeds()))
     data, feeds = seeds()[name]
-    mutant = Mutant(onnx.load_from_string(data))
+    mutant = Mutant(onnx.load_from_string(data), feeds=dict(feeds))
     for _ in range(rng.choice([1, 1, 1, 2, 2, 3])):
         for _attempt in range(8):
             key = rng.choice(sorted(MUTATIONS))
@@ -61,7 +61,7 @@ def make_mutant(input_seed: int) -> tuple[str, Mutant, dict]:
             mutant.steps.append(f"{key}: {step}")
             mutant.keeps_valid = mutant.keeps_valid and keeps_valid
             break
-    return name, mutant, feeds
+    return name, mutant, mutant.feeds
 
 
 def write_mutant(mutant: Mutant, directory: Path) -> Path:

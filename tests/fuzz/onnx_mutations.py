@@ -11,6 +11,7 @@ import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
@@ -58,6 +59,7 @@ class Mutant:
     steps: list[str] = field(default_factory=list)
     files: dict[str, bytes] = field(default_factory=dict)
     keeps_valid: bool = True
+    feeds: dict = field(default_factory=dict)
 
 
 # -- walking a model -----------------------------------------------------------------------------
@@ -346,6 +348,94 @@ def _clear_data(tensor: onnx.TensorProto) -> None:
         tensor.ClearField(name)
 
 
+# -- valid variations: the model stays runnable --------------------------------------------------
+def constant_loop_inputs(mutant: Mutant, rng: random.Random) -> str:
+    """A Loop's trip count or condition, or a Scan's state, becomes a constant initializer."""
+    node = _pick(rng, [n for n in mutant.model.graph.node if n.op_type in ("Loop", "Scan")])
+    index = rng.randrange(2) if node.op_type == "Loop" else rng.randrange(len(node.input))
+    if index >= len(node.input):
+        raise NotApplicable
+    name = f"fuzz_constant_{index}"
+    if node.op_type == "Loop" and index == 0:
+        value = np.array(rng.choice([0, 1, 3, -1]), np.int64)
+    elif node.op_type == "Loop":
+        value = np.array(rng.choice([True, False]))
+    else:
+        value = _feed_like(mutant, node.input[index])
+    node.input[index] = name
+    mutant.model.graph.initializer.append(onnx.numpy_helper.from_array(value, name))
+    return f"{node.op_type} input {index} is the constant {value.tolist()!r:.40}"
+
+
+def _feed_like(mutant: Mutant, name: str) -> np.ndarray:
+    value = mutant.feeds.get(name)
+    if value is None or value.dtype.kind not in "fiub":
+        raise NotApplicable
+    return np.asarray(value)
+
+
+def retype_floats(mutant: Mutant, rng: random.Random) -> str:
+    """Every float32 tensor, value and Cast becomes float16 or float64 (feeds follow)."""
+    to = rng.choice([TensorProto.FLOAT16, TensorProto.DOUBLE])
+    dtype = helper.tensor_dtype_to_np_dtype(to)
+    for graph in graphs(mutant.model.graph):
+        for value in [*graph.input, *graph.output, *graph.value_info]:
+            if value.type.tensor_type.elem_type == TensorProto.FLOAT:
+                value.type.tensor_type.elem_type = to
+        for node in graph.node:
+            for attribute in node.attribute:
+                if attribute.name == "to" and attribute.i == TensorProto.FLOAT:
+                    attribute.i = to
+    for tensor in _tensors(mutant.model):
+        if tensor.data_type == TensorProto.FLOAT:
+            array = onnx.numpy_helper.to_array(tensor).astype(dtype)
+            tensor.CopyFrom(onnx.numpy_helper.from_array(array, tensor.name))
+    for key, value in mutant.feeds.items():
+        if value.dtype == np.float32:
+            mutant.feeds[key] = value.astype(dtype)
+    return f"float32 retyped to {np.dtype(dtype).name}"
+
+
+def wrap_in_if(mutant: Mutant, rng: random.Random) -> str:
+    """A main-graph loop moves into both branches of an If on a constant condition."""
+    main = mutant.model.graph
+    node = _pick(rng, [n for n in main.node if n.op_type in ("Loop", "Scan")])
+    declared = {v.name: v for v in [*main.output, *main.value_info]}
+    branches = {}
+    for branch in ("then_branch", "else_branch"):
+        copy = onnx.NodeProto()
+        copy.CopyFrom(node)
+        inner = [copy]
+        _rename_inside(inner, f"_{branch[:4]}")
+        outputs = []
+        for original, renamed in zip(node.output, inner[0].output):
+            info = onnx.ValueInfoProto()
+            info.CopyFrom(declared.get(original, onnx.ValueInfoProto()))
+            info.name = renamed
+            outputs.append(info)
+        branches[branch] = helper.make_graph(inner, f"{branch}_{node.name}", [], outputs)
+    choice = rng.choice([True, False])
+    main.initializer.append(onnx.numpy_helper.from_array(np.array(choice), "fuzz_if_cond"))
+    wrapped = helper.make_node("If", ["fuzz_if_cond"], list(node.output), **branches)
+    position = list(main.node).index(node)
+    main.node.remove(node)
+    main.node.insert(position, wrapped)
+    return f"{node.op_type} wrapped in If({choice})"
+
+
+def _rename_inside(nodes: list[onnx.NodeProto], suffix: str) -> None:
+    """Give the outputs of `nodes` and every name defined in their subgraphs `suffix`."""
+    holder = helper.make_graph(nodes, "holder", [], [])
+    inner = list(graphs(holder))
+    defined = {o for n in nodes for o in n.output if o}
+    defined |= {name for g in inner[1:] for name in _values(g)}
+    for name in defined:
+        for graph in inner:
+            _rename(graph, name, f"{name}{suffix}")
+    del nodes[:]
+    nodes.extend(holder.node)
+
+
 Mutation = Callable[[Mutant, random.Random], str]
 MUTATIONS: dict[str, tuple[Mutation, bool]] = {  # name: (mutation, keeps the model valid)
     "loop_inputs": (loop_inputs, False),
@@ -359,4 +449,7 @@ MUTATIONS: dict[str, tuple[Mutation, bool]] = {  # name: (mutation, keeps the mo
     "shuffle_nodes": (shuffle_nodes, True),
     "odd_names": (odd_names, True),
     "initializers": (initializers, True),  # only external data beside the model stays valid
+    "constant_loop_inputs": (constant_loop_inputs, True),
+    "retype_floats": (retype_floats, True),
+    "wrap_in_if": (wrap_in_if, True),
 }
