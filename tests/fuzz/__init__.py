@@ -16,7 +16,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,7 +40,9 @@ MAX_EXAMPLES = 40
 
 
 def new_counts() -> dict:
-    """An empty result: every class at zero and no examples."""
+    """An empty result: every class at zero and no examples. "inputs" counts inputs tried,
+    "refusals" the invocations that failed cleanly (exit 1 or 2 with one line), each failure
+    class the invocations (or IR probes) that fell in it."""
     return {key: 0 for key in (*INFORMATION, *FAILURES)} | {"examples": []}
 
 
@@ -221,6 +223,24 @@ class Recorder:
     def info(self, kind: str, seed: int, what: str, detail: str) -> None:
         """An information-only finding (counted under `kind`, not a failure)."""
         self.failure(kind, seed, what, detail)
+
+
+def fuzz(
+    campaign: str,
+    try_input: Callable[[int, Recorder], None],
+    budget_seconds: float,
+    seed: int,
+    max_inputs: int | None = None,
+) -> dict:
+    """Feed inputs `seed * 100000 + i` (i = 0, 1, ...) to `try_input` until the budget or
+    `max_inputs` is spent; the counts."""
+    recorder = Recorder(campaign)
+    deadline = time.monotonic() + budget_seconds
+    index = 0
+    while time.monotonic() < deadline and (max_inputs is None or index < max_inputs):
+        try_input(seed * 100_000 + index, recorder)
+        index += 1
+    return recorder.counts
 
 
 def _listing(directory: Path | None) -> set[str]:

@@ -80,13 +80,18 @@ def port_map_entry(mutant: IrMutant, rng: random.Random) -> str:
         entry.set(key, second)
         other.set(key, first)
         return f"port_map {key} swapped: {first} <-> {second}"
-    key = rng.choice(ENTRY_ATTRIBUTES)
-    if rng.random() < 0.2:
-        entry.attrib.pop(key, None)
-        return f"port_map {entry.tag} {key} removed"
-    value = rng.choice([*GARBAGE, "current_iteration", "execution_condition"])
-    entry.set(key, value)
-    return f"port_map {entry.tag} {key}={value!r}"
+    values = [*GARBAGE, "current_iteration", "execution_condition"]
+    return f"port_map {entry.tag} {_garble(entry, ENTRY_ATTRIBUTES, values, 0.2, rng)}"
+
+
+def _garble(element, keys: list[str], values: list[str], drop: float, rng) -> str:
+    """Remove one of `keys` from `element` (chance `drop`) or set it to one of `values`."""
+    key = rng.choice(keys)
+    if rng.random() < drop:
+        element.attrib.pop(key, None)
+        return f"without {key}"
+    element.set(key, rng.choice(values))
+    return f"{key}={element.get(key)!r}"
 
 
 def back_edges(mutant: IrMutant, rng: random.Random) -> str:
@@ -162,14 +167,10 @@ def ports(mutant: IrMutant, rng: random.Random) -> str:
 def const_data(mutant: IrMutant, rng: random.Random) -> str:
     consts = [e for e in mutant.tree.iter("layer") if e.get("type") == "Const"]
     data = _pick(rng, [c.find("data") for c in consts if c.find("data") is not None])
-    key = rng.choice(["offset", "size", "offset", "size", "element_type", "shape"])
+    keys = ["offset", "size", "offset", "size", "element_type", "shape"]
     mutant.loop_only = False
-    if rng.random() < 0.15:
-        data.attrib.pop(key, None)
-        return f"Const data without {key}"
-    value = rng.choice([*GARBAGE, "18446744073709551615", "1099511627776"])
-    data.set(key, value)
-    return f"Const data {key}={value!r}"
+    values = [*GARBAGE, "18446744073709551615", "1099511627776"]
+    return f"Const data {_garble(data, keys, values, 0.15, rng)}"
 
 
 def layers(mutant: IrMutant, rng: random.Random) -> str:

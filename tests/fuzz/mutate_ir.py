@@ -14,12 +14,11 @@ import functools
 import json
 import random
 import tempfile
-import time
 from pathlib import Path
 
 from lxml import etree
 
-from tests.fuzz import REPOSITORY, Recorder, last_line, run_cli
+from tests.fuzz import REPOSITORY, Recorder, fuzz, last_line, run_cli
 from tests.fuzz.ir_mutations import TEXT_MUTATIONS, TREE_MUTATIONS, IrMutant, NotApplicable
 
 VALIDATE_TIMEOUT = 30.0
@@ -91,14 +90,8 @@ def write_mutant(mutant: IrMutant, directory: Path) -> Path:
 
 def run(budget_seconds: float, seed: int, max_inputs: int | None = None) -> dict:
     """Mutate, validate and check until the budget (or `max_inputs`) is spent; the counts."""
-    recorder = Recorder("mutate_ir")
     seeds()  # converting the seed scenarios is not part of the budget
-    deadline = time.monotonic() + budget_seconds
-    index = 0
-    while time.monotonic() < deadline and (max_inputs is None or index < max_inputs):
-        try_mutant(seed * 100_000 + index, recorder)
-        index += 1
-    return recorder.counts
+    return fuzz("mutate_ir", try_mutant, budget_seconds, seed, max_inputs)
 
 
 def try_mutant(input_seed: int, recorder: Recorder) -> None:

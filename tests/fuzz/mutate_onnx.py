@@ -14,13 +14,12 @@ import pickle
 import random
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 import onnx
 
-from tests.fuzz import Outcome, Recorder, last_line, run_cli, run_python
+from tests.fuzz import Outcome, Recorder, fuzz, last_line, run_cli, run_python
 from tests.fuzz.onnx_mutations import BAD_UTF8_MARKER, MUTATIONS, Mutant, NotApplicable
 
 CONVERT_TIMEOUT = 60.0
@@ -81,13 +80,7 @@ def write_mutant(mutant: Mutant, directory: Path) -> Path:
 
 def run(budget_seconds: float, seed: int, max_inputs: int | None = None) -> dict:
     """Mutate and convert until the budget (or `max_inputs`) is spent; the counts dict."""
-    recorder = Recorder("mutate_onnx")
-    deadline = time.monotonic() + budget_seconds
-    index = 0
-    while time.monotonic() < deadline and (max_inputs is None or index < max_inputs):
-        try_mutant(seed * 100_000 + index, recorder)
-        index += 1
-    return recorder.counts
+    return fuzz("mutate_onnx", try_mutant, budget_seconds, seed, max_inputs)
 
 
 def try_mutant(input_seed: int, recorder: Recorder) -> None:
