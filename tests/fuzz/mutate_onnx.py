@@ -57,6 +57,8 @@ def make_mutant(input_seed: int) -> tuple[str, Mutant, dict]:
                 step = mutation(mutant, rng)
             except NotApplicable:
                 continue
+            except Exception:  # noqa: BLE001  an earlier mutation left nothing it can act on
+                continue
             mutant.steps.append(f"{key}: {step}")
             mutant.keeps_valid = mutant.keeps_valid and keeps_valid
             break

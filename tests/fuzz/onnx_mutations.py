@@ -307,7 +307,8 @@ def _tensors(model: onnx.ModelProto) -> list[onnx.TensorProto]:
 
 
 def initializers(mutant: Mutant, rng: random.Random) -> str:
-    tensor = _pick(rng, [t for t in _tensors(mutant.model) if t.dims or t.raw_data])
+    inline = [t for t in _tensors(mutant.model) if t.data_location != TensorProto.EXTERNAL]
+    tensor = _pick(rng, [t for t in inline if t.dims or t.raw_data])
     action = rng.choice(["huge_dims", "raw_length", "external", "external", "external"])
     mutant.keeps_valid = mutant.keeps_valid and action == "external"
     if action == "huge_dims":
@@ -387,12 +388,13 @@ def retype_floats(mutant: Mutant, rng: random.Random) -> str:
                 if attribute.name == "to" and attribute.i == TensorProto.FLOAT:
                     attribute.i = to
     for tensor in _tensors(mutant.model):
-        if tensor.data_type == TensorProto.FLOAT:
+        if tensor.data_type == TensorProto.FLOAT and tensor.data_location != TensorProto.EXTERNAL:
             array = onnx.numpy_helper.to_array(tensor).astype(dtype)
             tensor.CopyFrom(onnx.numpy_helper.from_array(array, tensor.name))
-    for key, value in mutant.feeds.items():
-        if value.dtype == np.float32:
-            mutant.feeds[key] = value.astype(dtype)
+    with np.errstate(over="ignore"):  # f16 feeds may become inf, in both runtimes alike
+        for key, value in mutant.feeds.items():
+            if value.dtype == np.float32:
+                mutant.feeds[key] = value.astype(dtype)
     return f"float32 retyped to {np.dtype(dtype).name}"
 
 
