@@ -132,7 +132,10 @@ def _judge_ir(work: Path, model: Path, xml: Path, seed: int, what: str, recorder
         recorder.failure("bad_ir", seed, what, f"compile_model refused: {stages['compile_failed']}")
     elif "compiled" not in stages or ("ov_ran" not in stages and "ov_run_failed" not in stages):
         where = "compile_model" if "compiled" not in stages else "inference"
-        if outcome.classes:
+        hung_running = outcome.classes == ["hangs"] and where == "inference"
+        if hung_running and not _finishes_in_ort(work, model):
+            recorder.info("unbounded_loops", seed, what, "neither runtime finishes")
+        elif outcome.classes:
             recorder.failure("bad_ir", seed, what, f"{where}: {outcome.detail}")
         elif "no_inputs" not in stages:
             recorder.info("probe_errors", seed, what, last_line(outcome.stderr))
@@ -145,6 +148,11 @@ def _judge_ir(work: Path, model: Path, xml: Path, seed: int, what: str, recorder
         problem = _compare(_load(work / "ov.pkl"), _load(work / "ort.pkl"), feeds)
         if problem:
             recorder.failure("disagreements", seed, what, problem)
+
+
+def _finishes_in_ort(work: Path, model: Path) -> bool:
+    """Whether onnxruntime finishes the run the IR hung on (an unbounded loop hangs both)."""
+    return "ort_ran" in _probe(work, model, None)[1]
 
 
 def _judge_refusal(work: Path, model: Path, refusal: Outcome, seed: int, what: str, recorder):
