@@ -118,7 +118,7 @@ def back_edges(mutant: IrMutant, rng: random.Random) -> str:
 
 def loop_body(mutant: IrMutant, rng: random.Random) -> str:
     layer = _pick(rng, _loops(mutant))
-    part = rng.choice(["body", "port_map", "body/layers", "body/edges", "back_edges"])
+    part = rng.choice(["body", "port_map", "port_map", "body/layers", "body/edges", "back_edges"])
     found = layer.find(part)
     if found is None:
         raise NotApplicable
