@@ -128,6 +128,8 @@ def _probe(work: Path, model: Path, xml: Path | None) -> tuple[Outcome, dict[str
 def _judge_ir(work: Path, model: Path, xml: Path, seed: int, what: str, recorder: Recorder):
     """convert exited 0: the IR must compile and run, and agree with onnxruntime."""
     outcome, stages = _probe(work, model, xml)
+    if "ov_ran" in stages:
+        recorder.counts["ir_runs"] = recorder.counts.get("ir_runs", 0) + 1
     if "compile_failed" in stages:
         recorder.failure("bad_ir", seed, what, f"compile_model refused: {stages['compile_failed']}")
     elif "compiled" not in stages or ("ov_ran" not in stages and "ov_run_failed" not in stages):
@@ -143,6 +145,7 @@ def _judge_ir(work: Path, model: Path, xml: Path, seed: int, what: str, recorder
         detail = f"onnxruntime runs it, the IR fails: {stages['ov_run_failed']}"
         recorder.failure("bad_ir", seed, what, detail)
     elif "ov_ran" in stages and "ort_ran" in stages:
+        recorder.counts["compared"] = recorder.counts.get("compared", 0) + 1
         with open(work / "feeds_used.pkl", "rb") as file:
             feeds = pickle.load(file)
         problem = _compare(_load(work / "ov.pkl"), _load(work / "ort.pkl"), feeds)
