@@ -325,12 +325,12 @@ def initializers(mutant: Mutant, rng: random.Random) -> str:
 def _externalise(mutant: Mutant, rng: random.Random, tensor: onnx.TensorProto, data: bytes) -> str:
     where = rng.choice(["beside", "beside", "missing", "absolute", "parent", "past_end", "sub"])
     location, offset = {
-        "beside": ("weights.bin", 0),
-        "sub": ("data/weights.bin", 0),
+        "beside": (f"weights{len(mutant.files)}.bin", 0),  # one file per tensor
+        "sub": (f"data/weights{len(mutant.files)}.bin", 0),
         "missing": ("missing.bin", 0),
         "absolute": ("/etc/hostname", 0),
         "parent": ("../weights.bin", 0),
-        "past_end": ("weights.bin", len(data) + 64),
+        "past_end": (f"weights{len(mutant.files)}.bin", len(data) + 64),
     }[where]
     _clear_data(tensor)
     tensor.data_location = TensorProto.EXTERNAL
@@ -357,6 +357,8 @@ def constant_loop_inputs(mutant: Mutant, rng: random.Random) -> str:
     if index >= len(node.input):
         raise NotApplicable
     name = f"fuzz_constant_{index}"
+    if name in _values(mutant.model.graph):
+        raise NotApplicable
     if node.op_type == "Loop" and index == 0:
         value = np.array(rng.choice([0, 1, 3, -1]), np.int64)
     elif node.op_type == "Loop":
