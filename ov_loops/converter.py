@@ -443,8 +443,10 @@ class Converter:
             spec = dataclasses.replace(spec, execution_condition=len(results) - 1)
         body = ov.Model(results, parameters, f"{loop.path}/body")
 
-        kept_captures = [
-            value for name, value in zip(loop.captures, captures) if name not in constants
+        kept_captures = [  # as in the spec: a capture the converted body no longer reads is not
+            value  # an input (the frontend drops unread Parameters, e.g. under a folded loop)
+            for name, value in zip(loop.captures, captures)
+            if name not in constants and name in parameter_index
         ]
         read_sliced = [
             value
