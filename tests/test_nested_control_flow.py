@@ -149,3 +149,38 @@ def test_carried_value_reshaped_statically_runs_when_the_trip_count_is_constant(
     )
     feeds = {k: v for k, v in _feeds(0).items() if k in ("acc0", "w")}
     assert_matches_onnxruntime(made, [feeds], tmp_path)
+
+
+def test_carried_if_output_of_differing_branch_shapes_in_a_loop_that_may_not_run_is_refused():
+    """The carried value enters as [1]; the body returns an If's output whose branches return [2]
+    and [4] (OpenVINO types it [2..4]); the Loop's condition is a runtime input. After a
+    zero-iteration run the CPU plugin failed in the guard after the Loop ("Can not clone with
+    new dims. Descriptor's shape: {3 - 5} is incompatible with provided dimensions: {1}")."""
+    branches = {
+        "then_branch": graph(
+            [node("Concat", ["w", "w"], ["long"], axis=0)], [], [typed("long", T.FLOAT, [4])]
+        ),
+        "else_branch": graph([node("Neg", ["w"], ["short"])], [], [typed("short", T.FLOAT, [2])]),
+    }
+    body = loop_body(
+        [node("If", ["flag"], ["acc_out"], **branches), node("Identity", ["cond_in"], ["keep"])],
+        [typed("acc_in", T.FLOAT, [None])],
+        [typed("keep", T.BOOL, []), typed("acc_out", T.FLOAT, [None])],
+    )
+    made = model(
+        graph(
+            [node("Loop", ["M", "go", "acc0"], ["acc"], body=body)],
+            [
+                typed("M", T.INT64, []),
+                typed("go", T.BOOL, []),
+                typed("flag", T.BOOL, []),
+                typed("acc0", T.FLOAT, [1]),
+                typed("w", T.FLOAT, [2]),
+            ],
+            [typed("acc", T.FLOAT, [None])],
+        )
+    )
+    with pytest.raises(ConversionError) as raised:
+        ov_loops.translate(made)
+    assert "\n" not in str(raised.value)
+    assert "main/Loop_0: loop-carried value 'acc_in'" in str(raised.value)

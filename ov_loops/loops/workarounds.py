@@ -11,32 +11,36 @@ from ov_loops.loops import guards
 
 def refuse_zero_run_reshaped_carry(loop, parameters: list, results: list, merged_inputs) -> None:
     """Refuse a loop that may run zero times (runtime trip count or condition) and carries a
-    value the body reads and returns with a static shape other than the one it enters with.
+    value the body returns with a static or bounded shape other than the one it enters with.
 
-    OpenVINO's CPU plugin (2026.4.1) fails such a Loop on a run with zero iterations: "Can not
-    clone with new dims. Descriptor's shape: {4} is incompatible with provided dimensions: {2}"
-    (its own ONNX frontend's IR too). Making the body's Result dynamic did not help.
+    OpenVINO's CPU plugin (2026.4.1) fails such a Loop, or the zero-iteration guard after it, on
+    a run with zero iterations: "Can not clone with new dims. Descriptor's shape: {4} (or
+    {3 - 5}) is incompatible with provided dimensions: {2}" (OpenVINO's own frontend's IR too).
+    Reshaping the body's Result to a shape computed at run time did not help: the plugin infers
+    the static shape again.
     """
     for merged, name in zip(merged_inputs, loop.carried_inputs):
-        parameter = parameters[merged.body_parameter]
+        declared = parameters[merged.body_parameter].get_partial_shape()
         produced = results[merged.body_result].get_input_partial_shape(0)
-        if parameter.output(0).get_target_inputs() and _more_static(
-            produced, parameter.get_partial_shape()
-        ):
+        if _tighter(produced, declared):
             raise ConversionError(
-                f"{loop.path}: loop-carried value '{name}' is read by the body and returned with "
-                f"static shape {produced} but enters with another shape, and the loop may run "
-                "zero times: OpenVINO's CPU plugin cannot run that (Can not clone with new dims)"
+                f"{loop.path}: loop-carried value '{name}' enters with another shape than the "
+                f"{produced} the body returns, and the loop may run zero times: OpenVINO's CPU "
+                "plugin cannot run that (Can not clone with new dims)"
             )
 
 
-def _more_static(produced: ov.PartialShape, declared: ov.PartialShape) -> bool:
-    """Whether `produced` fixes a rank or dim that `declared` leaves open."""
+def _tighter(produced: ov.PartialShape, declared: ov.PartialShape) -> bool:
+    """Whether `produced` fixes a rank, or fixes or bounds above a dim, that `declared` leaves
+    open (a dim only bounded below, as a growing value's [1..], runs)."""
     if produced.rank.is_dynamic:
         return False
     if declared.rank.is_dynamic:
         return True
-    return any(mine.is_static and theirs.is_dynamic for mine, theirs in zip(produced, declared))
+    return any(
+        theirs.is_dynamic and mine.get_max_length() not in (-1, theirs.get_max_length())
+        for mine, theirs in zip(produced, declared)
+    )
 
 
 VIEWS = {"Reshape", "Squeeze", "Unsqueeze", "Convert"}

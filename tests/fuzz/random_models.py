@@ -175,12 +175,30 @@ class _Generator:
         self.emit(scope, "Concat", [left, right], shape=shape, axis=0)
 
     def outputs(self, scope: _Scope, op: str, inputs: list[str], shapes: list[Shape], **attrs):
-        """Append a node with float outputs of `shapes` (control flow); return their names."""
-        outs = [self.name() for _ in shapes]
+        """Append a node with float outputs of `shapes` (control flow), then, for each kind in
+        `extra` (an attribute taken out here), an int64 ("i") or bool ("b") scalar output."""
+        extra = attrs.pop("extra", [])
+        floats = [self.name() for _ in shapes]
+        scalars = [self.name() for _ in extra]
+        outs = floats + scalars
         scope.nodes.append(helper.make_node(op, inputs, outs, name=self.name(op + "_"), **attrs))
         scope.local.update(outs)
-        scope.floats.update(zip(outs, shapes))
+        scope.floats.update(zip(floats, shapes))
+        for name, kind in zip(scalars, extra):
+            (scope.ints if kind == "i" else scope.bools).append(name)
         return outs
+
+    def scalar_result(self, branch: _Scope, kind: str) -> onnx.ValueInfoProto:
+        """An If branch output: an int64 scalar from the branch's trip counts or a constant in
+        [0, 3], or a bool scalar (a condition); computed in the branch."""
+        if kind == "i":
+            if self.rng.random() < 0.5:
+                value = self.emit(branch, "Identity", [self.rng.choice(branch.ints)], "i")
+            else:
+                value = self.constant(branch, np.array(self.rng.randint(0, 3), np.int64), "i")
+            return _typed(value, TensorProto.INT64, ())
+        value = self.emit(branch, "Identity", [self.condition(branch)], "b")
+        return _typed(value, TensorProto.BOOL, ())
 
 
 def _finish(scope: _Scope, generator: _Generator, wanted: list[tuple[Shape, bool]]) -> list[str]:
@@ -208,6 +226,7 @@ class _ControlFlowGenerator(_Generator):
             shape = self.rng.choice([(), *RANK1, (2, 2)])
             other = self.rng.choice(RANK1) if len(shape) == 1 and self.rng.random() < 0.5 else shape
             pairs.append((shape, other))
+        extra = [kind for kind in "ib" if self.rng.random() < 0.3]  # trip counts, conditions
         branches, parts = {}, []
         for label, shapes in (
             ("then_branch", [p[0] for p in pairs]),
@@ -217,12 +236,15 @@ class _ControlFlowGenerator(_Generator):
             self.fill(branch, self.rng.randint(0, 3))
             names = _finish(branch, self, [(s, True) for s in shapes])
             typed = [_typed(n, TensorProto.FLOAT, s) for n, s in zip(names, shapes)]
+            typed += [self.scalar_result(branch, kind) for kind in extra]
             branches[label] = self.body_graph(branch, [], typed)
             parts.append(f"{label.split('_')[0]}: {' '.join(branch.parts)}".rstrip(": "))
         shapes = [a if a == b else (None,) for a, b in pairs]
-        self.outputs(scope, "If", [condition], shapes, **branches)
+        self.outputs(scope, "If", [condition], shapes, extra=extra, **branches)
         same = "same" if all(a == b for a, b in pairs) else "differing"
-        scope.parts.append(f"If({same} shapes)[{'; '.join(parts)}]")
+        scope.parts.append(
+            f"If({same} shapes{', ' + ''.join(extra) if extra else ''})[{'; '.join(parts)}]"
+        )
 
     def trip_and_condition(self, scope: _Scope) -> tuple[str, str, str]:
         """The Loop's trip count and condition inputs ('' when absent) and their description."""
@@ -252,6 +274,8 @@ class _ControlFlowGenerator(_Generator):
             total = self.emit(body, "ReduceSum", [self.any_float(body)], keepdims=0)
             threshold = self.constant(body, np.float32(self.rng.uniform(-1, 1)))
             data = self.emit(body, "Greater", [total, threshold], "b")
+            if self.rng.random() < 0.5:  # or a condition already there (an If's, an outer one)
+                data = self.rng.choice(body.bools)
             return self.emit(body, "And", [counter, data], "b") if bounded else data
         return counter
 
