@@ -93,13 +93,14 @@ class _Generator:
         return f"{prefix}{self.count}"
 
     def emit(self, scope: _Scope, op: str, inputs: list[str], kind: str = "f", shape=(), **attrs):
-        """Append a node with one output of `kind` (f: float of `shape`, i: int64, b: bool)."""
+        """Append a node with one output of `kind` (f: float of `shape`, i: int64 scalar, b: bool
+        scalar, anything else: not offered to later nodes)."""
         out = self.name()
         scope.nodes.append(helper.make_node(op, inputs, [out], name=f"{op}_{self.count}", **attrs))
         scope.local.add(out)
         if kind == "f":
             scope.floats[out] = shape
-        else:
+        elif kind in ("i", "b"):
             (scope.ints if kind == "i" else scope.bools).append(out)
         return out
 
@@ -275,7 +276,7 @@ class _ControlFlowGenerator(_Generator):
             threshold = self.constant(body, np.float32(self.rng.uniform(-1, 1)))
             data = self.emit(body, "Greater", [total, threshold], "b")
             if self.rng.random() < 0.5:  # or a condition already there (an If's, an outer one)
-                data = self.rng.choice(body.bools)
+                data = self.emit(body, "Identity", [self.rng.choice(body.bools)], "b")
             return self.emit(body, "And", [counter, data], "b") if bounded else data
         return counter
 
@@ -320,7 +321,7 @@ class _ControlFlowGenerator(_Generator):
                 sources.append(self.emit(scope, "Neg", [SEQUENCE], shape=(None, 2)))
             return sources, [(2,)] * len(sources), None
         element = self.rng.choice([(), (2,)])
-        axes = self.constant(scope, np.array([0], np.int64), "i")
+        axes = self.constant(scope, np.array([0], np.int64), "axes")
         rows = [
             self.emit(
                 scope, "Unsqueeze", [self.value_of(scope, element), axes], shape=(1, *element)

@@ -13,7 +13,7 @@ import pytest
 from tests.fuzz.differential import run_seeds
 from tests.fuzz.random_models import random_model
 
-SEEDS = range(0, 100)  # about 40 s on 2 cores
+SEEDS = range(0, 120)  # about 40 s on 2 cores
 MUST_BE_ZERO = (
     "tracebacks",
     "crashes",
