@@ -134,20 +134,22 @@ class _Worker:
                     code = process.wait()
                     self._process = None
                     return {"seed": seed, "outcome": "crash", "detail": f"worker exit {code}"}
-                if line.startswith(ANSWER):
-                    return json.loads(line[len(ANSWER) :])
+                if ANSWER in line:  # native code may have left a line unfinished before it
+                    return json.loads(line[line.index(ANSWER) + len(ANSWER) :])
         self._stop()
         return {"seed": seed, "outcome": "hang", "detail": f"no answer in {timeout:.0f} s"}
 
 
 def _serve() -> None:
     """Worker loop: one seed per stdin line, one answer line per seed."""
+    answers = os.fdopen(os.dup(sys.stdout.fileno()), "w")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # what libraries print goes elsewhere
     from tests.fuzz.differential_worker import check_seed
 
     for line in sys.stdin:
         answer = check_seed(int(line))
-        sys.stdout.write(ANSWER + json.dumps(answer) + "\n")
-        sys.stdout.flush()
+        answers.write(ANSWER + json.dumps(answer) + "\n")
+        answers.flush()
 
 
 if __name__ == "__main__":
