@@ -123,8 +123,11 @@ class _Worker:
         if self._process is None or self._process.poll() is not None:
             self._process = self._start()
         process = self._process
-        process.stdin.write(f"{seed}\n")
-        process.stdin.flush()
+        try:
+            process.stdin.write(f"{seed}\n")
+            process.stdin.flush()
+        except BrokenPipeError:  # it died already: its stdout ends below
+            pass
         deadline = time.monotonic() + timeout
         with selectors.DefaultSelector() as selector:
             selector.register(process.stdout, selectors.EVENT_READ)

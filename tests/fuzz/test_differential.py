@@ -7,10 +7,14 @@ range of seeds so that CI is deterministic. A failure lists the seeds that repro
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
+
 import onnx
 import pytest
 
-from tests.fuzz.differential import run_seeds
+from tests.fuzz.differential import _Worker, run_seeds
 from tests.fuzz.random_models import random_model
 
 SEEDS = range(0, 120)  # about 40 s on 2 cores
@@ -42,3 +46,20 @@ def test_random_models_are_valid_and_reproducible(seed):
     assert again.model.SerializeToString() == made.model.SerializeToString()
     assert again.description == made.description
     assert [sorted(feeds) for feeds in again.runs] == [sorted(feeds) for feeds in made.runs]
+
+
+class _SegfaultingWorker(_Worker):
+    """A worker that dies by SIGSEGV as soon as it starts, as OpenVINO may."""
+
+    def _start(self) -> subprocess.Popen:
+        crash = "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"
+        return subprocess.Popen(
+            [sys.executable, "-c", crash], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+
+
+def test_a_native_crash_in_the_worker_is_counted_not_fatal():
+    with _SegfaultingWorker() as worker:
+        answers = [worker.check(seed, timeout=30) for seed in (5, 6)]
+    assert [answer["outcome"] for answer in answers] == ["crash", "crash"]
+    assert answers[0]["detail"] == f"worker exit {-signal.SIGSEGV}"
