@@ -122,8 +122,11 @@ class _Generator:
         return self.emit(scope, "Mul", [self.rng.choice(scalars), scale], shape=shape)
 
     def condition(self, scope: _Scope) -> str:
-        """A bool scalar: an existing one or a comparison of two float scalars."""
-        if scope.bools and self.rng.random() < 0.5:
+        """A bool scalar: a constant, an existing one or a comparison of two float scalars."""
+        draw = self.rng.random()
+        if draw < 0.15:  # a constant (the frontend may fold an If on it)
+            return self.constant(scope, np.array(self.rng.random() < 0.5), "b")
+        if scope.bools and draw < 0.55:
             return self.rng.choice(scope.bools)
         scalars = [name for name, s in scope.floats.items() if s == ()]
         left, right = self.rng.choice(scalars), self.rng.choice(scalars)
