@@ -78,9 +78,9 @@ def _record(counts: dict, answer: dict) -> None:
     if outcome == "ok":
         return
     counts[FAILURES[outcome]] += 1
-    if outcome == "refusal":
+    if outcome == "refusal":  # every message, for the one-line check; not an example
         counts["refusal_messages"].append(answer["detail"])
-    if len(counts["examples"]) < MAX_EXAMPLES:
+    elif len(counts["examples"]) < MAX_EXAMPLES:
         counts["examples"].append(
             f"seed {answer['seed']}: {outcome}: {answer['detail'][:300]} "
             f"(model: {answer.get('description', '?')[:300]})"
