@@ -35,6 +35,7 @@ from ov_loops.loops.onnx_loop import OnnxLoop
 from ov_loops.loops.onnx_scan import OnnxScan
 from ov_loops.loops.spec import LastValueOutput, LoopSpec
 from ov_loops.loops.to_openvino import StackedPart, build_loop, stacked_part, unflatten
+from ov_loops.loops.workarounds import copy_invariants_into_concats, refuse_zero_run_reshaped_carry
 from ov_loops.onnx_io.opsets import opset_version
 from ov_loops.onnx_io.placeholders import PLACEHOLDER_DOMAIN, replace_loops
 from ov_loops.onnx_io.scopes import node_label, subgraphs
@@ -442,7 +443,10 @@ class Converter:
         }
         spec = loop.spec(parameter_index, trip.source, trip.constant, slice_axes, stacked_axes)
 
+        copy_invariants_into_concats(parameters, [e.body_parameter for e in spec.invariant_inputs])
         results = list(body.get_results())
+        if trip.runtime or start.runtime:
+            refuse_zero_run_reshaped_carry(loop, parameters, results, spec.merged_inputs)
         for merged in spec.merged_inputs:  # every back edge carries a computed copy
             value = results[merged.body_result].input_value(0)
             if value.get_node() != parameters[merged.body_parameter]:  # not an unchanged value
@@ -454,8 +458,10 @@ class Converter:
             spec = dataclasses.replace(spec, execution_condition=len(results) - 1)
         body = ov.Model(results, parameters, f"{loop.path}/body")
 
-        kept_captures = [
-            value for name, value in zip(loop.captures, captures) if name not in constants
+        kept_captures = [  # as in the spec: a capture the converted body no longer reads is not
+            value  # an input (the frontend drops unread Parameters, e.g. under a folded loop)
+            for name, value in zip(loop.captures, captures)
+            if name not in constants and name in parameter_index
         ]
         read_sliced = [
             value

@@ -1,0 +1,65 @@
+"""The differential campaign, bounded: a fixed set of random nested If/Loop/Scan models.
+
+`python -m tests.fuzz` runs the same campaign for as long as it is told; this test tries a fixed
+range of seeds so that CI is deterministic. A failure lists the seeds that reproduce it
+(`tests.fuzz.random_models.random_model(seed)` rebuilds the model).
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+
+import onnx
+import pytest
+
+from tests.fuzz.differential import _Worker, run_seeds
+from tests.fuzz.random_models import random_model
+
+SEEDS = range(0, 120)  # about 40 s on 2 cores
+MUST_BE_ZERO = (
+    "tracebacks",
+    "crashes",
+    "hangs",
+    "partial_outputs",
+    "disagreements",
+    "invalid_models",
+)
+
+
+def test_random_nested_control_flow_models_match_the_oracles():
+    counts = run_seeds(SEEDS)
+    assert counts["inputs"] == len(SEEDS)
+    assert {key: counts[key] for key in MUST_BE_ZERO} == dict.fromkeys(MUST_BE_ZERO, 0), counts[
+        "examples"
+    ]
+    for message in counts["refusal_messages"]:  # refusals are one-line ConversionErrors
+        assert message and "\n" not in message
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_random_models_are_valid_and_reproducible(seed):
+    made = random_model(seed)
+    onnx.checker.check_model(made.model, full_check=True)
+    again = random_model(seed)
+    assert again.model.SerializeToString() == made.model.SerializeToString()
+    assert again.description == made.description
+    assert [sorted(feeds) for feeds in again.runs] == [sorted(feeds) for feeds in made.runs]
+
+
+class _SegfaultingWorker(_Worker):
+    """A worker that dies by SIGSEGV as soon as it starts, as OpenVINO may."""
+
+    def _start(self) -> subprocess.Popen:
+        crash = "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"
+        return subprocess.Popen(
+            [sys.executable, "-c", crash], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+
+
+def test_a_native_crash_in_the_worker_is_counted_not_fatal():
+    with _SegfaultingWorker() as worker:
+        answers = [worker.check(seed, timeout=30) for seed in (5, 6)]
+    assert [answer["outcome"] for answer in answers] == ["crash", "crash"]
+    assert answers[0]["detail"] == f"worker exit {-signal.SIGSEGV}"

@@ -1,0 +1,186 @@
+"""Nested If / Loop / Scan patterns found by the differential fuzz campaign (tests/fuzz/).
+
+Each test is named for the class of failure it reproduces; the models are the campaign's
+findings cut down by hand, run on the CPU in f32 against onnxruntime.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+
+import ov_loops
+from ov_loops.errors import ConversionError
+from tests.harness import assert_matches_onnxruntime
+from tests.onnx_builders import T, const, graph, loop_body, model, node, typed
+
+
+def _outer_loop(body_nodes) -> onnx.ModelProto:
+    """A Loop over M with one carried [2] value `acc`, whose body is `body_nodes` (they read
+    the captures M and w and produce `acc_out`)."""
+    body = loop_body(
+        [*body_nodes, node("Identity", ["cond_in"], ["keep"])],
+        [typed("acc_in", T.FLOAT, [2])],
+        [typed("keep", T.BOOL, []), typed("acc_out", T.FLOAT, [2])],
+    )
+    return model(
+        graph(
+            [node("Loop", ["M", "", "acc0"], ["acc"], body=body)],
+            [typed("M", T.INT64, []), typed("acc0", T.FLOAT, [2]), typed("w", T.FLOAT, [2])],
+            [typed("acc", T.FLOAT, [2])],
+        )
+    )
+
+
+def _feeds(trips: int) -> dict[str, np.ndarray]:
+    return {
+        "M": np.array(trips, np.int64),
+        "acc0": np.array([1.0, -2.0], np.float32),
+        "w": np.array([0.5, 3.0], np.float32),
+    }
+
+
+def test_capture_read_only_by_a_folded_inner_loop_keeps_invariant_inputs_aligned(tmp_path):
+    """The outer body captures M (read only as the trip count of an inner Loop that never runs:
+    its initial condition is false, so the converter folds it) and w. The converted body has no
+    Parameter for M; the Loop-5's invariant inputs were still fed [M, w], so the body Parameter
+    for w received M (validate: BE004 I64 vs FP32; OpenVINO: a boolean Multiply, or wrong
+    shapes and values)."""
+    inner = loop_body(
+        [node("Cast", ["j"], ["fj"], to=T.FLOAT)],
+        [],
+        [typed("never", T.BOOL, []), typed("fj", T.FLOAT, [])],
+        iteration="j",
+        condition="never",
+    )
+    body_nodes = [
+        node("Constant", [], ["false"], value=const("false_value", False, np.bool_)),
+        node("Loop", ["M", "false"], ["unused"], body=inner),
+        node("Add", ["acc_in", "w"], ["acc_out"]),
+    ]
+    made = _outer_loop(body_nodes)
+    assert_matches_onnxruntime(made, [_feeds(3), _feeds(0)], tmp_path)
+
+
+def test_concat_of_captures_updated_in_place_is_recomputed_every_iteration(tmp_path):
+    """`acc_out = Concat(w, x) + ReduceSum(acc_in)` with w and x captured: the CPU plugin builds
+    the Concat of invariant inputs in place once, the Add then sums into it, and the next
+    iteration read the stale sum (silently wrong from the second iteration). The converter now
+    gives such captures a computed copy in the body."""
+    body_nodes = [
+        node("Concat", ["w", "x"], ["both"], axis=0),
+        node("ReduceSum", ["acc_in"], ["total"], keepdims=0),
+        node("Add", ["both", "total"], ["acc_out"]),
+    ]
+    body = loop_body(
+        [*body_nodes, node("Identity", ["cond_in"], ["keep"])],
+        [typed("acc_in", T.FLOAT, [4])],
+        [typed("keep", T.BOOL, []), typed("acc_out", T.FLOAT, [4])],
+    )
+    made = model(
+        graph(
+            [node("Loop", ["M", "", "acc0"], ["acc"], body=body)],
+            [
+                typed("M", T.INT64, []),
+                typed("acc0", T.FLOAT, [4]),
+                typed("w", T.FLOAT, [2]),
+                typed("x", T.FLOAT, [2]),
+            ],
+            [typed("acc", T.FLOAT, [4])],
+        )
+    )
+    runs = [
+        {**_feeds(trips), "acc0": np.ones(4, np.float32), "x": np.array([1.0, 2.0], np.float32)}
+        for trips in (3, 0, 2)
+    ]
+    assert_matches_onnxruntime(made, runs, tmp_path)
+
+
+def test_carried_value_read_and_reshaped_statically_in_a_loop_that_may_not_run_is_refused():
+    """A carried value entering as [2] that the body reads (ReduceSum) and returns as a static
+    [4], in a Loop whose trip count is a runtime input: on a zero-iteration run the CPU plugin
+    fails ("Can not clone with new dims. Descriptor's shape: {4} is incompatible with provided
+    dimensions: {2}"), with OpenVINO's own frontend too. Refused at convert time, one line."""
+    body_nodes = [
+        node("ReduceSum", ["acc_in"], ["total"], keepdims=0),
+        node("Concat", ["w", "w"], ["both"], axis=0),
+        node("Add", ["both", "total"], ["acc_out"]),
+    ]
+    body = loop_body(
+        [*body_nodes, node("Identity", ["cond_in"], ["keep"])],
+        [typed("acc_in", T.FLOAT, [None])],
+        [typed("keep", T.BOOL, []), typed("acc_out", T.FLOAT, [4])],
+    )
+    made = model(
+        graph(
+            [node("Loop", ["M", "", "acc0"], ["acc"], body=body)],
+            [typed("M", T.INT64, []), typed("acc0", T.FLOAT, [2]), typed("w", T.FLOAT, [2])],
+            [typed("acc", T.FLOAT, [None])],
+        )
+    )
+    with pytest.raises(ConversionError) as raised:
+        ov_loops.translate(made)
+    message = str(raised.value)
+    assert "\n" not in message and raised.value.exit_code == 1
+    assert message.startswith("main/Loop_0: loop-carried value 'acc_in'")
+    assert "may run zero times" in message
+
+
+def test_carried_value_reshaped_statically_runs_when_the_trip_count_is_constant(tmp_path):
+    """The same body with a constant trip count (at least one iteration) converts and runs."""
+    body = loop_body(
+        [
+            node("ReduceSum", ["acc_in"], ["total"], keepdims=0),
+            node("Concat", ["w", "w"], ["both"], axis=0),
+            node("Add", ["both", "total"], ["acc_out"]),
+            node("Identity", ["cond_in"], ["keep"]),
+        ],
+        [typed("acc_in", T.FLOAT, [None])],
+        [typed("keep", T.BOOL, []), typed("acc_out", T.FLOAT, [4])],
+    )
+    made = model(
+        graph(
+            [node("Loop", ["three", "", "acc0"], ["acc"], body=body)],
+            [typed("acc0", T.FLOAT, [2]), typed("w", T.FLOAT, [2])],
+            [typed("acc", T.FLOAT, [None])],
+            [const("three", 3, np.int64)],
+        )
+    )
+    feeds = {k: v for k, v in _feeds(0).items() if k in ("acc0", "w")}
+    assert_matches_onnxruntime(made, [feeds], tmp_path)
+
+
+def test_carried_if_output_of_differing_branch_shapes_in_a_loop_that_may_not_run_is_refused():
+    """The carried value enters as [1]; the body returns an If's output whose branches return [2]
+    and [4] (OpenVINO types it [2..4]); the Loop's condition is a runtime input. After a
+    zero-iteration run the CPU plugin failed in the guard after the Loop ("Can not clone with
+    new dims. Descriptor's shape: {3 - 5} is incompatible with provided dimensions: {1}")."""
+    branches = {
+        "then_branch": graph(
+            [node("Concat", ["w", "w"], ["long"], axis=0)], [], [typed("long", T.FLOAT, [4])]
+        ),
+        "else_branch": graph([node("Neg", ["w"], ["short"])], [], [typed("short", T.FLOAT, [2])]),
+    }
+    body = loop_body(
+        [node("If", ["flag"], ["acc_out"], **branches), node("Identity", ["cond_in"], ["keep"])],
+        [typed("acc_in", T.FLOAT, [None])],
+        [typed("keep", T.BOOL, []), typed("acc_out", T.FLOAT, [None])],
+    )
+    made = model(
+        graph(
+            [node("Loop", ["M", "go", "acc0"], ["acc"], body=body)],
+            [
+                typed("M", T.INT64, []),
+                typed("go", T.BOOL, []),
+                typed("flag", T.BOOL, []),
+                typed("acc0", T.FLOAT, [1]),
+                typed("w", T.FLOAT, [2]),
+            ],
+            [typed("acc", T.FLOAT, [None])],
+        )
+    )
+    with pytest.raises(ConversionError) as raised:
+        ov_loops.translate(made)
+    assert "\n" not in str(raised.value)
+    assert "main/Loop_0: loop-carried value 'acc_in'" in str(raised.value)
