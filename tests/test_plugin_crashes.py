@@ -224,3 +224,58 @@ def test_loop_port_of_rank_above_12_is_refused():
     )
     with pytest.raises(ConversionError, match=r"main/Loop_0: Loop-5 input 2 \('x0'\) has rank 13"):
         ov_loops.translate(model(main))
+
+
+def scan_whose_body_declares_another_state_rank() -> onnx.ModelProto:
+    """A Scan whose body declares its state [2] while the state fed is [T, 2] (found by fuzzing):
+    the frontend gives the state a dynamic rank."""
+    body = graph(
+        [node("Identity", ["x_t"], ["s_out"]), node("Identity", ["s_in"], ["previous"])],
+        [typed("s_in", T.FLOAT, [2]), typed("x_t", T.FLOAT, [2])],
+        [typed("s_out", T.FLOAT, [2]), typed("previous", T.FLOAT, [2])],
+        name="body",
+    )
+    main = graph(
+        [node("Scan", ["s0", "x"], ["s", "ys"], body=body, num_scan_inputs=1)],
+        [typed("s0", T.FLOAT, [3, 2]), typed("x", T.FLOAT, [3, 2])],
+        [typed("s", T.FLOAT, None), typed("ys", T.FLOAT, None)],
+    )
+    return model(main)
+
+
+def loop_carried_value_changing_rank() -> onnx.ModelProto:
+    """A loop-carried scalar the body returns as [1]: its rank differs between iterations."""
+    body = loop_body(
+        [node("Unsqueeze", ["x", "axes"], ["x_next"]), node("Identity", ["cond_in"], ["go"])],
+        [typed("x", T.FLOAT, None)],
+        [typed("go", T.BOOL, []), typed("x_next", T.FLOAT, None)],
+        initializers=[const("axes", [0], np.int64)],
+    )
+    main = graph(
+        [node("Loop", ["M", "", "x0"], ["y"], body=body)],
+        [typed("M", T.INT64, []), typed("x0", T.FLOAT, [])],
+        [typed("y", T.FLOAT, None)],
+    )
+    return model(main)
+
+
+@pytest.mark.parametrize(
+    "build", [scan_whose_body_declares_another_state_rank, loop_carried_value_changing_rank]
+)
+def test_loop_port_of_dynamic_rank_is_refused_not_written(build, tmp_path):
+    """The CPU plugin refuses to compile a Loop with a port of dynamic rank: convert says so in
+    one line (exit 1) and writes nothing, instead of exiting 0 with IR that cannot run."""
+    source = tmp_path / "model.onnx"
+    onnx.save(build(), source)
+    target = tmp_path / "out.xml"
+    result = subprocess.run(
+        [sys.executable, "-m", "ov_loops", "convert", str(source), "-o", str(target)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
+    assert result.returncode == 1, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "dynamic rank" in lines[0] and "main/" in lines[0], lines
+    assert not target.exists() and not target.with_suffix(".bin").exists()

@@ -87,14 +87,23 @@ def build_loop(
 
 
 def _refuse_high_rank_ports(loop: ov.Node, name: str) -> None:
-    """Raise a ConversionError naming the first port of rank above MAX_PORT_RANK."""
+    """Raise a ConversionError naming the first port the CPU plugin cannot run: a rank above
+    MAX_PORT_RANK (SIGFPE) or a dynamic rank (refused at compile: "CPU plug-in doesn't support
+    Loop operation with dynamic rank"), e.g. a loop-carried value whose rank changes between
+    iterations, or a body input declared with another rank than the value the loop feeds it."""
     ports = [(f"input {i}", value) for i, value in enumerate(loop.input_values())]
     ports += [(f"output {i}", output) for i, output in enumerate(loop.outputs())]
     for port, value in ports:
         rank = value.get_partial_shape().rank
-        if rank.is_static and rank.get_length() > MAX_PORT_RANK:
-            names = sorted(value.get_names())
-            what = f"{port} ('{names[0]}')" if names else port
+        names = sorted(value.get_names())
+        what = f"{port} ('{names[0]}')" if names else port
+        if rank.is_dynamic:
+            raise ConversionError(
+                f"{name}: Loop-5 {what} has a dynamic rank (its rank is not the same on every "
+                "iteration, or differs from what the body declares); OpenVINO's CPU plugin "
+                "cannot compile Loops with such ports"
+            )
+        if rank.get_length() > MAX_PORT_RANK:
             raise ConversionError(
                 f"{name}: Loop-5 {what} has rank {rank.get_length()}; OpenVINO's CPU plugin "
                 f"crashes (SIGFPE) on Loop ports of rank above {MAX_PORT_RANK}"
