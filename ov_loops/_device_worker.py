@@ -15,7 +15,7 @@ import pickle
 import sys
 from typing import BinaryIO
 
-from ov_loops.errors import OvLoopsError
+from ov_loops.errors import OvLoopsError, message_line
 from ov_loops.runtime import compile_model, run
 
 
@@ -39,8 +39,7 @@ def serve(requests: BinaryIO, replies: BinaryIO) -> None:
         except OvLoopsError as exc:
             reply("error", str(exc))
         except Exception as exc:  # OpenVINO raises RuntimeError; bad feeds TypeError and more
-            lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-            reply("error", f"inference failed: {lines[-1] if lines else type(exc).__name__}")
+            reply("error", f"inference failed: {message_line(exc, last=True)}")
         else:
             reply("outputs", outputs)
 

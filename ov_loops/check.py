@@ -18,7 +18,7 @@ import onnx
 import openvino as ov
 import openvino.opset15 as ops
 
-from ov_loops.errors import ConversionError, InputError, OvLoopsError
+from ov_loops.errors import ConversionError, InputError, OvLoopsError, message_line
 from ov_loops.reference.limits import DEFAULT_MAX_ITERATIONS, MAX_LIVE_ELEMENTS, MAX_VALUE_ELEMENTS
 from ov_loops.runtime import OutputDiff, diff, run_isolated, start_device_worker
 
@@ -461,7 +461,8 @@ def _core_read(path: Path) -> ov.Model:
     try:
         return core().read_model(str(path))
     except RuntimeError as exc:
-        raise InputError(f"{path}: OpenVINO cannot read it: {str(exc).splitlines()[-1]}") from None
+        detail = message_line(exc, last=True)
+        raise InputError(f"{path}: OpenVINO cannot read it: {detail}") from None
 
 
 # -- locating the first divergence ---------------------------------------------------------------

@@ -21,7 +21,13 @@ import openvino.opset15 as ops
 from openvino.frontend import FrontEndManager
 from openvino.frontend.onnx import ConversionExtension
 
-from ov_loops.errors import ConversionError, OvLoopsError, UnsupportedError, UnsupportedItem
+from ov_loops.errors import (
+    ConversionError,
+    OvLoopsError,
+    UnsupportedError,
+    UnsupportedItem,
+    message_line,
+)
 from ov_loops.loops import guards
 from ov_loops.loops.onnx_body import (
     LoopBody,
@@ -153,7 +159,7 @@ class Converter:
             loaded = self._frontend.load(io.BytesIO(model.SerializeToString()))
             converted = self._frontend.convert_partially(loaded)
         except Exception as exc:  # OpenVINO raises plain RuntimeErrors with long messages
-            raise ConversionError(f"{path}: OpenVINO cannot convert: {_first_line(exc)}") from None
+            raise ConversionError(f"{path}: OpenVINO cannot convert: {message_line(exc)}") from None
         self._collect_unsupported(converted, graph, path)
         return converted
 
@@ -184,7 +190,7 @@ class Converter:
             self._error = self._error or exc
             raise
         except Exception as exc:
-            self._error = self._error or ConversionError(f"{loop.path}: {_first_line(exc)}")
+            self._error = self._error or ConversionError(f"{loop.path}: {message_line(exc)}")
             raise
 
     def _translate(self, key: int, loop: LoopBody, values: list[ov.Output]) -> list[ov.Output]:
@@ -549,12 +555,6 @@ def _weak_callback(method):
         return reference()(*args)
 
     return call
-
-
-def _first_line(exc: BaseException) -> str:
-    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-    useful = [line for line in lines if not line.startswith(("Check ", "Exception from src"))]
-    return (useful or lines or [type(exc).__name__])[0]
 
 
 def _tensor_type(value: ov.Output, declared: onnx.ValueInfoProto | None) -> TensorType:

@@ -59,6 +59,18 @@ class UnsupportedError(ConversionError):
         super().__init__(f"cannot convert {len(self.items)} unsupported {noun}: {listed}")
 
 
+def message_line(exc: BaseException, last: bool = False) -> str:
+    """One line of an exception's message: the first (or `last`) non-blank line, skipping the
+    "Check '...' failed at src/..." and "Exception from src/..." lines OpenVINO puts around its
+    own words; the exception's type name when it says nothing."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    useful = [line for line in lines if not line.startswith(("Check ", "Exception from src"))]
+    chosen = useful or lines
+    if not chosen:
+        return type(exc).__name__
+    return chosen[-1] if last else chosen[0]
+
+
 @contextmanager
 def reading(path: Path, kind: str) -> Iterator[None]:
     """Turn the OSErrors of reading `path` into one-line InputErrors."""

@@ -17,7 +17,7 @@ from typing import BinaryIO
 import numpy as np
 import openvino as ov
 
-from ov_loops.errors import InputError
+from ov_loops.errors import InputError, message_line
 
 _core: ov.Core | None = None
 
@@ -51,8 +51,7 @@ def compile_model(model: ov.Model | str, device: str, precision: str) -> ov.Comp
     try:
         return core().compile_model(model, device, config)
     except RuntimeError as exc:
-        lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-        raise InputError(f"cannot compile on {device}: {lines[-1] if lines else exc}") from None
+        raise InputError(f"cannot compile on {device}: {message_line(exc, last=True)}") from None
 
 
 def _takes_precision_hint(device: str) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import subprocess
 import warnings
+from pathlib import Path
 
 import ml_dtypes
 import numpy as np
@@ -402,3 +403,13 @@ def test_diff_compares_infinities_and_nans_without_warnings():
         row = diff("r", want, have, 1e-4, 1e-5)
     assert (row.mismatches, row.max_abs_error) == (3, float("inf"))
     assert diff("r", want[:3], have[:3], 1e-4, 1e-5).ok
+
+
+def test_ir_openvino_cannot_read_is_one_line_with_openvino_s_reason(capsys):
+    """OpenVINO's message ends in blank lines; the error kept the last line, which was empty."""
+    sample = Path(__file__).resolve().parents[1] / "ir_samples" / "invalid" / "ST002.xml"
+    result = run_main(capsys, "check", str(sample))
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, lines
+    assert lines[0].split("OpenVINO cannot read it:")[1].strip(), lines[0]

@@ -17,7 +17,7 @@ import onnx
 from onnx.reference import ReferenceEvaluator
 from onnx.reference.op_run import OpRun
 
-from ov_loops.errors import ConversionError, OvLoopsError
+from ov_loops.errors import ConversionError, OvLoopsError, message_line
 from ov_loops.reference.limits import DEFAULT_MAX_ITERATIONS, MAX_LIVE_ELEMENTS, Budget
 
 
@@ -307,6 +307,5 @@ def run_onnx(
     except OvLoopsError:
         raise
     except Exception as exc:  # onnx.reference's kernels raise anything on bad inputs
-        lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-        detail = lines[0] if lines else type(exc).__name__
+        detail = message_line(exc)
         raise ConversionError(f"ONNX reference: {type(exc).__name__}: {detail}") from None
