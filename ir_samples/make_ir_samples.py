@@ -128,6 +128,10 @@ def _last_value_output(root):
 
 INVALID = {
     "ST001": ("the Loop has no <port_map>", lambda r: _loop(r).remove(_loop(r).find("port_map"))),
+    "ST002": (
+        "the Loop's <body> has no <edges>",
+        lambda r: _loop(r).find("body").remove(_loop(r).find("body").find("edges")),
+    ),
     "PM001": (
         "the invariant input's internal_layer_id names a Const, not a Parameter (and the "
         "Parameter it fed is gone)",
@@ -309,16 +313,19 @@ def _pm005(root):
 
 
 def _redirect_invariant(root, internal_id):
-    """Point the invariant entry at another body layer and remove the Parameter it fed."""
+    """Point the invariant entry at another body layer and remove the Parameter it fed; what
+    that Parameter fed reads the other layer instead (so no port is left without an edge)."""
     loop = _loop(root)
     w_in = _body_layer(root, "w_in")
     _entry(root, "input", "w_in").set("internal_layer_id", internal_id)
     body = loop.find("body")
     body.find("layers").remove(w_in)
-    edges = body.find("edges")
-    for edge in list(edges):
+    target = next(layer for layer in body.iter("layer") if layer.get("id") == internal_id)
+    target_port = target.find("output/port").get("id")
+    for edge in body.find("edges"):
         if edge.get("from-layer") == w_in.get("id"):
-            edges.remove(edge)
+            edge.set("from-layer", internal_id)
+            edge.set("from-port", target_port)
 
 
 def _pm_shape(layer, shape, dims):

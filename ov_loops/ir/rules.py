@@ -156,6 +156,26 @@ def _structure(loop: LoopContext):
         yield "the layer has no <port_map>", None, loop.layer.line
 
 
+@rule("ST002", ERROR, "every input port of a body layer is the end of an edge")
+def _body_inputs_fed(loop: LoopContext):
+    """OpenVINO refuses a body with an input port no edge ends at, when it reads the IR
+    ("Argument has 0 outputs"); a body without <edges> is the common case, one finding."""
+    body = loop.body
+    if body.layers and not body.edges:
+        yield "the body has no <edges>", None, loop.layer.line
+        return
+    ends = {(edge.to_layer, edge.to_port) for edge in body.edges}
+    for layer in body.layers.values():
+        for port in layer.inputs:
+            if (layer.id, port) not in ends:
+                yield (
+                    f"input port {port} of body layer {layer.id} '{layer.name}' ({layer.type}) "
+                    "is the end of no edge",
+                    None,
+                    layer.line,
+                )
+
+
 # -- port_map ------------------------------------------------------------------------------
 def _entries_naming(
     entries: list[PortMapEntry], layers: dict[str, Layer], wanted: str, loop: LoopContext
