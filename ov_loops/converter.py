@@ -218,7 +218,12 @@ class Converter:
         slice_types = [
             _tensor_type(value, None).without_axis(axis) for value, axis in zip(sliced, slice_axes)
         ]
-        body, nested = self._convert_body(key, loop, carried, captures, sliced, slice_types)
+        condition_shape = (
+            (1,) if condition_value is not None and _shape_of(condition_value) == (1,) else ()
+        )
+        body, nested = self._convert_body(
+            key, loop, carried, captures, sliced, slice_types, condition_shape
+        )
         results = body.get_results()
         stacked_axes = [
             normalize_axis(
@@ -366,8 +371,10 @@ class Converter:
         captures: list[ov.Output],
         sliced: list[ov.Output],
         slice_types: list[TensorType],
+        condition_shape: tuple[int, ...] = (),
     ) -> tuple[ov.Model, list[ConvertedLoop]]:
-        """Convert the body, typed from the outer values.
+        """Convert the body, typed from the outer values (`condition_shape`: the loop's
+        condition's, fed to a body condition input that declares no shape).
 
         Loop-carried values start with the shapes they enter with. When the body returns a
         different shape, the differing dimensions (or the rank) become dynamic and the body is
@@ -383,7 +390,7 @@ class Converter:
         capture_types = [_tensor_type(value, None) for value in captures]
         for _ in range(MAX_SHAPE_RELAXATIONS):
             body_proto = loop.body_model(
-                template, carried_types, capture_types, slice_types, self._model
+                template, carried_types, capture_types, slice_types, self._model, condition_shape
             )
             self._add_placeholder_opset(body_proto)
             with self._collecting() as nested:

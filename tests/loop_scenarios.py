@@ -643,6 +643,15 @@ def loop_iteration_number_and_condition_declared_shape_1():
     return model(main), runs
 
 
+def loop_untyped_condition_input_fed_like_the_loop_condition_of_shape_1():
+    """The body declares no type for its condition input, the Loop's condition is [1]: the body
+    receives a [1] condition, as onnxruntime passes it on (found by fuzzing)."""
+    built, runs = loop_iteration_number_and_condition_declared_shape_1()
+    body = next(a.g for a in built.graph.node[0].attribute if a.name == "body")
+    body.input[1].ClearField("type")
+    return built, runs
+
+
 def _folded(trip_value, condition_value):
     body = loop_body(
         [node("Add", ["y_in", "one"], ["y_out"]), node("Identity", ["cond_in"], ["keep"])],
@@ -794,6 +803,7 @@ SCENARIOS = {
         loop_no_trip_count_no_condition,
         loop_iteration_number_and_condition_as_data,
         loop_iteration_number_and_condition_declared_shape_1,
+        loop_untyped_condition_input_fed_like_the_loop_condition_of_shape_1,
         loop_carried_shape_grows,
         loop_scan_outputs_scalar_and_matrix,
         loop_no_scan_outputs,

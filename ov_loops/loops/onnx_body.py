@@ -104,14 +104,17 @@ def refuse_omitted_inputs(
             )
 
 
-def flag_shape(declared: onnx.ValueInfoProto) -> tuple[int, ...]:
+def flag_shape(declared: onnx.ValueInfoProto, fed: tuple[int, ...] = ()) -> tuple[int, ...]:
     """The shape a Loop body's iteration-number or condition input is fed with: (1,) when the
     body declares that one-element shape (an old form; onnxruntime and OpenVINO's frontend feed
-    it so), else () (the spec's scalar, also when no shape is declared)."""
+    it so), () when it declares another, and `fed` (the shape of the value the loop receives,
+    as onnxruntime passes it on) when it declares none."""
     tensor = declared.type.tensor_type
+    if not tensor.HasField("shape"):
+        return fed
     dims = tensor.shape.dim
     one_element = len(dims) == 1 and dims[0].HasField("dim_value") and dims[0].dim_value == 1
-    return (1,) if tensor.HasField("shape") and one_element else ()
+    return (1,) if one_element else ()
 
 
 class PlaceholderValues(NamedTuple):
@@ -181,10 +184,10 @@ class LoopBody:
         captures, sliced = values[: len(self.captures)], values[len(self.captures) :]
         return PlaceholderValues(trip_count, condition, carried, captures, sliced, sequence_lens)
 
-    def declared_flag_shape(self, name: str | None) -> tuple[int, ...]:
+    def declared_flag_shape(self, name: str | None, fed: tuple[int, ...] = ()) -> tuple[int, ...]:
         """`flag_shape` of the body input `name` (the iteration number or the condition)."""
         declared = [value for value in self.body.input if value.name == name]
-        return flag_shape(declared[0]) if declared else ()
+        return flag_shape(declared[0], fed) if declared else fed
 
     # -- checks ------------------------------------------------------------------------------
     def unsupported_types(self, outer_types: dict[str, onnx.TypeProto]) -> list[UnsupportedItem]:
@@ -212,6 +215,7 @@ class LoopBody:
         capture_types: list[TensorType],
         slice_types: list[TensorType],
         model: onnx.ModelProto,
+        condition_fed_shape: tuple[int, ...] = (),
     ) -> onnx.ModelProto:
         """The body as a standalone model whose inputs are typed from the outer values.
 
@@ -234,7 +238,7 @@ class LoopBody:
             )
             graph.input.append(iteration.value_info(self.iteration_input))
         if self.reads_condition():
-            condition_shape = self.declared_flag_shape(self.condition_input)
+            condition_shape = self.declared_flag_shape(self.condition_input, condition_fed_shape)
             always_true = onnx.helper.make_tensor("", onnx.TensorProto.BOOL, condition_shape, [1])
             graph.node.insert(
                 0, onnx.helper.make_node("Constant", [], [self.condition_input], value=always_true)

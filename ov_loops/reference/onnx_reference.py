@@ -49,10 +49,17 @@ def _scalar(value) -> int | bool:
     return np.asarray(value).reshape(-1)[0].item()
 
 
-def _declared_flag_shape(declared: onnx.ValueInfoProto) -> tuple[int, ...]:
+def _declared_flag_shape(
+    declared: onnx.ValueInfoProto, fed: tuple[int, ...] = ()
+) -> tuple[int, ...]:
     """The shape the body's iteration number or condition is fed with: [1] when the body
-    declares that shape (an old form onnxruntime honours), else a scalar as the spec says."""
-    dims = declared.type.tensor_type.shape.dim
+    declares that shape (an old form onnxruntime honours), a scalar when it declares another
+    (the spec), and `fed` (the shape of the value the Loop received, as onnxruntime passes it
+    on) when it declares none."""
+    tensor = declared.type.tensor_type
+    if not tensor.HasField("shape"):
+        return fed
+    dims = tensor.shape.dim
     one = len(dims) == 1 and dims[0].HasField("dim_value") and dims[0].dim_value == 1
     return (1,) if one else ()
 
@@ -119,9 +126,10 @@ class _Loop(_Bounded):
             [] for _ in range(len(self.body.output_names) - 1 - carried_count)
         ]
         recorded = self.trace.start(self.onnx_node.output[0]) if self.trace else None
-        iteration_shape, condition_shape = map(
-            _declared_flag_shape, self.body.onnx_graph_.input[:2]
-        )
+        iteration_input, condition_input = self.body.onnx_graph_.input[:2]
+        iteration_shape = _declared_flag_shape(iteration_input)
+        fed = (1,) if cond is not None and np.shape(cond) == (1,) else ()
+        condition_shape = _declared_flag_shape(condition_input, fed)
         iteration, node = 0, self.onnx_node
         with self.budget.accumulating(_label(node)) as held:
             while keepgoing and (limit is None or iteration < limit):
