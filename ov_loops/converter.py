@@ -41,7 +41,11 @@ from ov_loops.loops.onnx_loop import OnnxLoop
 from ov_loops.loops.onnx_scan import OnnxScan
 from ov_loops.loops.spec import LastValueOutput, LoopSpec
 from ov_loops.loops.to_openvino import StackedPart, build_loop, stacked_part, unflatten
-from ov_loops.loops.workarounds import copy_invariants_into_concats, refuse_zero_run_reshaped_carry
+from ov_loops.loops.workarounds import (
+    copy_invariants_into_concats,
+    copy_loop_outputs_into_concats,
+    refuse_zero_run_reshaped_carry,
+)
 from ov_loops.onnx_io.opsets import opset_version
 from ov_loops.onnx_io.placeholders import PLACEHOLDER_DOMAIN, replace_loops
 from ov_loops.onnx_io.scopes import node_label, subgraphs
@@ -114,6 +118,7 @@ class Converter:
         # Loop ports after translation, so the IR would no longer be the LoopSpecs reported,
         # and it gained no measurable latency (the CPU plugin does its own clean-up).
         self._frontend.normalize(model)
+        copy_loop_outputs_into_concats(model)
         return Conversion(_with_declared_inputs(model, self._model.graph), loops)
 
     # -- registry ----------------------------------------------------------------------------

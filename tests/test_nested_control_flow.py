@@ -184,3 +184,47 @@ def test_carried_if_output_of_differing_branch_shapes_in_a_loop_that_may_not_run
         ov_loops.translate(made)
     assert "\n" not in str(raised.value)
     assert "main/Loop_0: loop-carried value 'acc_in'" in str(raised.value)
+
+
+def test_concat_of_a_loop_output_is_right_after_input_shapes_change(tmp_path):
+    """Fuzz seed 22684: `Concat(v, v)` of a Loop's last value read zeros for its first half on
+    the second run, after the shape of an input the body reads changed."""
+    body = loop_body(
+        [
+            node("ReduceSum", ["X"], ["total"], keepdims=0),
+            node("Identity", ["a"], ["c_out"]),
+            node("Identity", ["b"], ["b_scan"]),
+            node("Identity", ["flag"], ["keep"]),
+        ],
+        [typed("c_in", T.FLOAT, [2])],
+        [typed("keep", T.BOOL, []), typed("c_out", T.FLOAT, [2]), typed("b_scan", T.FLOAT, [2])],
+    )
+    main = graph(
+        [
+            node("Loop", ["M", "start", "b"], ["last", "all"], body=body),
+            node("Concat", ["last", "last"], ["twice"], axis=0),
+        ],
+        [
+            typed("a", T.FLOAT, [2]),
+            typed("b", T.FLOAT, [2]),
+            typed("X", T.FLOAT, [None, 2]),
+            typed("flag", T.BOOL, []),
+        ],
+        [
+            typed("last", T.FLOAT, [2]),
+            typed("all", T.FLOAT, [None, 2]),
+            typed("twice", T.FLOAT, [4]),
+        ],
+        [const("M", 1, np.int64), const("start", True, np.bool_)],
+    )
+    rng = np.random.default_rng(0)
+    runs = [
+        {
+            "a": rng.standard_normal(2).astype(np.float32),
+            "b": rng.standard_normal(2).astype(np.float32),
+            "X": rng.standard_normal((rows, 2)).astype(np.float32),
+            "flag": np.array(rows == 2),
+        }
+        for rows in (2, 1, 3)
+    ]
+    assert_matches_onnxruntime(model(main), runs, tmp_path)

@@ -57,13 +57,37 @@ def copy_invariants_into_concats(parameters: list, invariant: list[int]) -> None
     a shape change "Can not clone with new dims". Recomputed each iteration, the copy is fresh.
     """
     for index in invariant:
-        value = parameters[index].output(0)
-        if not _reaches_concat(value):
-            continue
-        readers = list(value.get_target_inputs())
-        copied = guards.copy(value)
-        for reader in readers:
-            reader.replace_source_output(copied)
+        _copy_if_it_reaches_a_concat(parameters[index].output(0))
+
+
+def copy_loop_outputs_into_concats(model: ov.Model) -> None:
+    """Give each Loop output that reaches a Concat (directly or through views) a computed copy,
+    in `model` and in every Loop and If body in it.
+
+    The CPU plugin (2026.4.1) lets such a Concat take the Loop's output in place; after an
+    inference whose input shapes changed, the Concat's part from the Loop reads zeros or
+    garbage while the Loop's own output is right (found by differential fuzzing). One copy per
+    Loop output and inference, not per iteration.
+    """
+    for op in model.get_ordered_ops():
+        kind = op.get_type_name()
+        if kind == "Loop":
+            copy_loop_outputs_into_concats(op.get_function())
+            for output in op.outputs():
+                _copy_if_it_reaches_a_concat(output)
+        elif kind == "If":
+            copy_loop_outputs_into_concats(op.get_then_body())
+            copy_loop_outputs_into_concats(op.get_else_body())
+
+
+def _copy_if_it_reaches_a_concat(value: ov.Output) -> None:
+    """Feed every reader of `value` a computed copy (`guards.copy`) when one reaches a Concat."""
+    if not _reaches_concat(value):
+        return
+    readers = list(value.get_target_inputs())
+    copied = guards.copy(value)
+    for reader in readers:
+        reader.replace_source_output(copied)
 
 
 def _reaches_concat(value: ov.Output) -> bool:
