@@ -652,6 +652,15 @@ def loop_untyped_condition_input_fed_like_the_loop_condition_of_shape_1():
     return built, runs
 
 
+def loop_iteration_number_declared_with_rank_2_fed_as_shape_1():
+    """The body declares its iteration number [?, 3] (any rank but 0): onnxruntime feeds [1]
+    (found by fuzzing)."""
+    built, runs = loop_iteration_number_and_condition_declared_shape_1()
+    body = next(a.g for a in built.graph.node[0].attribute if a.name == "body")
+    body.input[0].CopyFrom(typed("i", T.INT64, [None, 3]))
+    return built, runs
+
+
 def _folded(trip_value, condition_value):
     body = loop_body(
         [node("Add", ["y_in", "one"], ["y_out"]), node("Identity", ["cond_in"], ["keep"])],
@@ -804,6 +813,7 @@ SCENARIOS = {
         loop_iteration_number_and_condition_as_data,
         loop_iteration_number_and_condition_declared_shape_1,
         loop_untyped_condition_input_fed_like_the_loop_condition_of_shape_1,
+        loop_iteration_number_declared_with_rank_2_fed_as_shape_1,
         loop_carried_shape_grows,
         loop_scan_outputs_scalar_and_matrix,
         loop_no_scan_outputs,

@@ -105,16 +105,14 @@ def refuse_omitted_inputs(
 
 
 def flag_shape(declared: onnx.ValueInfoProto, fed: tuple[int, ...] = ()) -> tuple[int, ...]:
-    """The shape a Loop body's iteration-number or condition input is fed with: (1,) when the
-    body declares that one-element shape (an old form; onnxruntime and OpenVINO's frontend feed
-    it so), () when it declares another, and `fed` (the shape of the value the loop receives,
-    as onnxruntime passes it on) when it declares none."""
+    """The shape a Loop body's iteration-number or condition input is fed with: () when the body
+    declares a scalar, (1,) when it declares any other rank (an old form declares [1];
+    onnxruntime feeds [1] whatever the rank, and OpenVINO's frontend reads [1]), and `fed` (the
+    shape of the value the loop receives, as onnxruntime passes it on) when it declares none."""
     tensor = declared.type.tensor_type
     if not tensor.HasField("shape"):
         return fed
-    dims = tensor.shape.dim
-    one_element = len(dims) == 1 and dims[0].HasField("dim_value") and dims[0].dim_value == 1
-    return (1,) if one_element else ()
+    return (1,) if tensor.shape.dim else ()
 
 
 class PlaceholderValues(NamedTuple):

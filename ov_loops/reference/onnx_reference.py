@@ -52,16 +52,14 @@ def _scalar(value) -> int | bool:
 def _declared_flag_shape(
     declared: onnx.ValueInfoProto, fed: tuple[int, ...] = ()
 ) -> tuple[int, ...]:
-    """The shape the body's iteration number or condition is fed with: [1] when the body
-    declares that shape (an old form onnxruntime honours), a scalar when it declares another
-    (the spec), and `fed` (the shape of the value the Loop received, as onnxruntime passes it
-    on) when it declares none."""
+    """The shape the body's iteration number or condition is fed with: a scalar when the body
+    declares one (the spec), [1] when it declares another rank (an old form declares [1];
+    onnxruntime feeds [1] whatever the rank), and `fed` (the shape of the value the Loop
+    received, as onnxruntime passes it on) when it declares none."""
     tensor = declared.type.tensor_type
     if not tensor.HasField("shape"):
         return fed
-    dims = tensor.shape.dim
-    one = len(dims) == 1 and dims[0].HasField("dim_value") and dims[0].dim_value == 1
-    return (1,) if one else ()
+    return (1,) if tensor.shape.dim else ()
 
 
 def _empty_stack(body_output: onnx.ValueInfoProto, axis: int = 0) -> np.ndarray:
