@@ -123,6 +123,22 @@ def run_cli(
     return outcome
 
 
+def start_worker(module: str, *args: str) -> subprocess.Popen:
+    """`python -m MODULE ARGS` from this checkout (first on PYTHONPATH), answering lines of text
+    on stdin/stdout; what native libraries print to stderr is dropped."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPOSITORY), env.get("PYTHONPATH")]))
+    return subprocess.Popen(
+        [sys.executable, "-m", module, *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        cwd=REPOSITORY,
+        env=env,
+    )
+
+
 def run_python(command: Sequence[str], timeout: float, cwd: Path | None = None) -> Outcome:
     """Run `command` in its own session with a memory limit; on timeout kill its process group
     (returncode None). Classes only for what any command must not do: hang or die by a signal."""

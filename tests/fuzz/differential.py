@@ -26,7 +26,8 @@ import selectors
 import subprocess
 import sys
 import time
-from pathlib import Path
+
+from tests.fuzz import start_worker
 
 SEED_TIMEOUT = 60.0  # seconds per model: conversion, compilation and every run
 RTOL, ATOL = 1e-4, 1e-5
@@ -41,7 +42,6 @@ FAILURES = {
     "refusal": "refusals",
     "invalid": "invalid_models",
 }
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def run(budget_seconds: float, seed: int) -> dict:
@@ -100,17 +100,7 @@ class _Worker:
         self._stop()
 
     def _start(self) -> subprocess.Popen:
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-        return subprocess.Popen(
-            [sys.executable, "-m", "tests.fuzz.differential", "--worker"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-            cwd=ROOT,
-            env=env,
-        )
+        return start_worker("tests.fuzz.differential", "--worker")
 
     def _stop(self) -> None:
         if self._process is not None:

@@ -32,7 +32,8 @@ from pathlib import Path
 import numpy as np
 import onnx
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.fuzz import start_worker
+
 TIMEOUT_SECONDS = 120.0
 MAX_EXAMPLES = 12
 
@@ -238,19 +239,7 @@ class _Driver:
 
     def invoke(self, argv: list[str], timeout: float) -> dict:
         if self._process is None:
-            env = {
-                **os.environ,
-                "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-            }
-            self._process = subprocess.Popen(
-                [sys.executable, "-m", "tests.fuzz.hostile_check"],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-                cwd=ROOT,
-                env=env,
-                text=True,
-            )
+            self._process = start_worker("tests.fuzz.hostile_check")
         process = self._process
         process.stdin.write(json.dumps(argv) + "\n")
         process.stdin.flush()
