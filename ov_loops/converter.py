@@ -461,14 +461,8 @@ class Converter:
         }
         spec = loop.spec(parameter_index, trip.source, trip.constant, slice_axes, stacked_axes)
 
-        copy_invariants_into_concats(parameters, [e.body_parameter for e in spec.invariant_inputs])
         results = list(body.get_results())
-        if trip.runtime or start.runtime:
-            refuse_zero_run_reshaped_carry(loop, parameters, results, spec.merged_inputs)
-        for merged in spec.merged_inputs:  # every back edge carries a computed copy
-            value = results[merged.body_result].input_value(0)
-            if value.get_node() != parameters[merged.body_parameter]:  # not an unchanged value
-                results[merged.body_result] = ops.result(guards.copy(value))
+        _guard_body(loop, spec, parameters, results, trip.runtime or start.runtime)
         stacked_per_iteration = [results[entry.index] for entry in loop.stacked_outputs]
         spec, stacking = _stack_per_iteration(loop, spec, results, stacked_axes)
         if spec.execution_condition is None:  # Loop-5 requires a condition output
@@ -476,23 +470,9 @@ class Converter:
             spec = dataclasses.replace(spec, execution_condition=len(results) - 1)
         body = ov.Model(results, parameters, f"{loop.path}/body")
 
-        kept_captures = [  # as in the spec: a capture the converted body no longer reads is not
-            value  # an input (the frontend drops unread Parameters, e.g. under a folded loop)
-            for name, value in zip(loop.captures, captures)
-            if name not in constants and name in parameter_index
-        ]
-        read_sliced = [
-            value
-            for entry, value in zip(loop.sliced, sliced)
-            if entry.body_input in parameter_index
-        ]
-        external = {}
-        for entries, values in (
-            (spec.merged_inputs, carried),
-            (spec.invariant_inputs, kept_captures),
-            (spec.sliced_inputs, read_sliced),
-        ):
-            external.update((entry.external_port, value) for entry, value in zip(entries, values))
+        external = _external_inputs(
+            loop, spec, set(parameter_index) - constants.keys(), carried, captures, sliced
+        )
         outputs = build_loop(spec, body, trip.value, start.value, external, loop.path)
         if empty_shapes is None:
             empty_shapes = [
@@ -510,6 +490,44 @@ class Converter:
         ]
         self._reports[-1].append(ConvertedLoop(loop.path, loop.op, spec))
         return last_values + stacked
+
+
+def _guard_body(
+    loop: LoopBody, spec: LoopSpec, parameters: list, results: list, may_run_zero: bool
+) -> None:
+    """The CPU-plugin workarounds inside the body: captures reaching a Concat are copied, a
+    carried value reshaped in a loop that may run zero times is refused, and every back edge
+    that is not an unchanged value carries a computed copy (`results` is updated in place)."""
+    copy_invariants_into_concats(parameters, [e.body_parameter for e in spec.invariant_inputs])
+    if may_run_zero:
+        refuse_zero_run_reshaped_carry(loop, parameters, results, spec.merged_inputs)
+    for merged in spec.merged_inputs:
+        value = results[merged.body_result].input_value(0)
+        if value.get_node() != parameters[merged.body_parameter]:
+            results[merged.body_result] = ops.result(guards.copy(value))
+
+
+def _external_inputs(
+    loop: LoopBody,
+    spec: LoopSpec,
+    read: set[str],
+    carried: list[ov.Output],
+    captures: list[ov.Output],
+    sliced: list[ov.Output],
+) -> dict[int, ov.Output]:
+    """The outer value of each port_map input, by external port. Captures and sliced inputs the
+    converted body no longer reads (not in `read`: the frontend drops unread Parameters, e.g.
+    under a folded loop; inlined constants) are not inputs, as in the spec."""
+    kept_captures = [value for name, value in zip(loop.captures, captures) if name in read]
+    read_sliced = [value for entry, value in zip(loop.sliced, sliced) if entry.body_input in read]
+    external = {}
+    for entries, values in (
+        (spec.merged_inputs, carried),
+        (spec.invariant_inputs, kept_captures),
+        (spec.sliced_inputs, read_sliced),
+    ):
+        external.update((entry.external_port, value) for entry, value in zip(entries, values))
+    return external
 
 
 def _stack_per_iteration(
