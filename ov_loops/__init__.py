@@ -12,11 +12,11 @@ import openvino as ov
 
 from ov_loops.builder import BuilderError, foldl, foldr, map, reduce, scan, until
 from ov_loops.check import CheckReport, check
-from ov_loops.converter import Conversion, ConvertedLoop, convert_model
+from ov_loops.contract.spec import LoopSpec
+from ov_loops.conversion.driver import Conversion, ConvertedLoop, convert_model
 from ov_loops.errors import ConversionError, InputError, OvLoopsError, UnsupportedError
+from ov_loops.frontends.onnx.load import load_model
 from ov_loops.ir.validate import Finding, Report, validate
-from ov_loops.loops.spec import LoopSpec
-from ov_loops.onnx_io.load import load_model
 
 __all__ = [
     "BuilderError",
@@ -50,7 +50,7 @@ def translate(model: ModelSource) -> Conversion:
     """Convert an ONNX model and report what became of each loop.
 
     `model` is a path, the bytes of an ONNX file or an `onnx.ModelProto`; loading applies the
-    ONNX passes of `ov_loops.onnx_io.rewrites` (sort, check, normalise). Raises `InputError`
+    ONNX passes of `ov_loops.frontends.onnx.rewrites` (sort, check, normalise). Raises `InputError`
     when it cannot be read, `ConversionError` (or `UnsupportedError`, listing every unsupported
     op with its node path) when it cannot be converted.
     """

@@ -28,9 +28,8 @@ import numpy as np
 import openvino as ov
 import openvino.opset15 as ops
 
-from ov_loops.errors import OvLoopsError
-from ov_loops.loops import guards
-from ov_loops.loops.spec import (
+from ov_loops import ovgraph
+from ov_loops.contract.spec import (
     TRIP_COUNT_CONSTANT,
     ConcatenatedOutput,
     InvariantInput,
@@ -39,7 +38,10 @@ from ov_loops.loops.spec import (
     MergedInput,
     SlicedInput,
 )
-from ov_loops.loops.to_openvino import build_loop
+from ov_loops.errors import OvLoopsError
+from ov_loops.loopir import trip_count as trips
+from ov_loops.loopir.passes import cpu_guards
+from ov_loops.lower.loop5 import build_loop
 
 
 class BuilderError(OvLoopsError):
@@ -194,7 +196,7 @@ def _i64(*values) -> ov.Output:
 
 def _rows(value: ov.Output, start: int) -> ov.Output:
     """value[start:] along axis 0 (the stop from the shape: the CPU plugin computes in i32)."""
-    stop = ops.unsqueeze(guards.length(value, 0), _i64(0))
+    stop = ops.unsqueeze(ovgraph.length(value, 0), _i64(0))
     return ops.slice(value, _i64(start), stop, _i64(1), _i64(0)).output(0)
 
 
@@ -221,14 +223,14 @@ class _Body:
         )
 
 
-def _trip_count(seqs: list[_Sequence], n_steps) -> tuple[guards.TripCount, list[int]]:
+def _trip_count(seqs: list[_Sequence], n_steps) -> tuple[trips.TripCount, list[int]]:
     """n_steps, else the shortest sequence's usable length; and each sequence's offset."""
     offsets, usable = [], []
     for sequence in seqs:
         offset, ahead = max(0, -min(sequence.taps)), max(0, max(sequence.taps))
         offsets.append(offset)
         remaining = ops.subtract(
-            guards.length(sequence.value, 0), ops.constant(np.int64(offset + ahead))
+            ovgraph.length(sequence.value, 0), ops.constant(np.int64(offset + ahead))
         )
         usable.append(ops.maximum(remaining, ops.constant(np.int64(0))).output(0))
     if isinstance(n_steps, (int, np.integer)):
@@ -239,7 +241,7 @@ def _trip_count(seqs: list[_Sequence], n_steps) -> tuple[guards.TripCount, list[
         value = usable[0]
         for other in usable[1:]:
             value = ops.minimum(value, other).output(0)
-    return guards.trip_count(value), offsets
+    return trips.trip_count(value), offsets
 
 
 def _parameters(seqs, offsets, outs, invariants, steps: ov.Output) -> _Body:
@@ -307,11 +309,11 @@ def _scan(
     if isinstance(n_steps, (int, np.integer)) and n_steps < 0:
         n_steps, go_backwards = -int(n_steps), not go_backwards
     if go_backwards:
-        seqs = [_Sequence(guards.reverse(s.value, 0), s.taps) for s in seqs]
+        seqs = [_Sequence(ovgraph.reverse(s.value, 0), s.taps) for s in seqs]
     if n_steps is None and not seqs:
         raise BuilderError("n_steps: needed when there are no sequences")
     trip, offsets = _trip_count(seqs, n_steps)
-    start = guards.initial_condition(None)
+    start = trips.initial_condition(None)
     body = _parameters(seqs, offsets, outs, invariants, trip.value)
     step_values, condition = _call(fn, body, outs)
     outs = outs or [_Output(None) for _ in step_values]
@@ -331,7 +333,7 @@ def _scan(
                 fed_back = ops.concat(
                     [_rows(parameter.output(0), 1), ops.unsqueeze(value, _i64(0))], 0
                 ).output(0)
-            results.append(ops.result(guards.copy(fed_back)))
+            results.append(ops.result(ovgraph.copy(fed_back)))
             merged.append((windows[id(out)], out, len(results) - 1))
         results.append(ops.result(value if last_only else ops.unsqueeze(value, _i64(0))))
         emitted.append(len(results) - 1)
@@ -350,16 +352,16 @@ def _scan(
         outputs = _zero_steps(step_values, outs, last_only)
     else:
         produced = build_loop(spec, model, trip.value, start.value, external, name or "scan")
-        zero = guards.runs_zero(trip, start)
+        zero = cpu_guards.runs_zero(trip, start)
         if last_only:
             initial = [
                 out.initial if out.taps and not _is_window(out) else value
                 for out, value in zip(outs, produced)
             ]
-            outputs = guards.guard_last_values(produced, initial, zero)
+            outputs = cpu_guards.guard_last_values(produced, initial, zero)
         else:
             empty = [_empty_shape(out, value) for out, value in zip(outs, step_values)]
-            outputs = guards.guard_zero_iterations(produced, [0] * len(produced), empty, zero)
+            outputs = cpu_guards.guard_zero_iterations(produced, [0] * len(produced), empty, zero)
     return (outputs[0] if len(outputs) == 1 else outputs), {}
 
 
@@ -405,7 +407,7 @@ def _empty_shape(out: _Output, value: ov.Output) -> ov.Output | None:
     """The shape of zero steps of an output: [0, *its step shape], the step shape taken from the
     initial state when the output is fed back (it has that shape), else from fn's static dims."""
     if not out.taps:
-        return guards.empty_shape(value, 0)
+        return ovgraph.empty_shape(value, 0)
     shape = ops.shape_of(out.initial, ov.Type.i64).output(0)
     if _is_window(out):
         shape = _rows(shape, 1)
@@ -476,9 +478,9 @@ def _zero_steps(step_values: list[ov.Output], outs: list[_Output], last_only: bo
     reduce, empty sequences for scan."""
     if last_only:
         return [
-            guards.passthrough(out.initial)
+            ovgraph.passthrough(out.initial)
             if out.initial is not None
-            else guards.empty_stack(value, 0)
+            else ovgraph.empty_stack(value, 0)
             for out, value in zip(outs, step_values)
         ]
-    return [guards.empty_stack(value, 0) for value in step_values]
+    return [ovgraph.empty_stack(value, 0) for value in step_values]

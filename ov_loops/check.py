@@ -372,7 +372,7 @@ def _translate(source: onnx.ModelProto):
 
 def _check_onnx(path: Path, given: dict, settings: _Settings) -> CheckReport:
     import ov_loops
-    from ov_loops.onnx_io.load import load_model
+    from ov_loops.frontends.onnx.load import load_model
     from ov_loops.reference.onnx_reference import Trace, run_onnx
 
     source = load_model(path)
@@ -470,7 +470,7 @@ def _locate(model, source, trace, feeds, settings: _Settings, scratch: str) -> D
     """Instrument each top-level loop to emit its carried values per iteration and compare them,
     iteration by iteration, with the reference's trace (as far as the trace was recorded)."""
     import ov_loops
-    from ov_loops.onnx_io.scopes import node_label
+    from ov_loops.frontends.onnx.scopes import node_label
 
     loops = {  # first output -> (path, carried value names), for top-level loops
         node.output[0]: (f"main/{node_label(node, index)}", _carried_names(node))

@@ -250,7 +250,7 @@ def scan_inside_scan():
         for r, c in [(3, 4), (4, 1)]
     ]
     no_rows = {"t0": np.array(0.5, np.float32), "m": _f32(0, 4), "scale": np.array(2, np.float32)}
-    # No row ran, so nothing fixes the row length: its dim is 0 (see guards.empty_dims).
+    # No row ran, so nothing fixes the row length: its dim is 0 (see ovgraph.empty_dims).
     runs.insert(1, zero_length(no_rows, ["t0"], [(0, 0)]))
     empty_rows = dict(no_rows, m=_f32(2, 0))  # two inner scans of length 0
     runs.insert(2, zero_length(empty_rows, ["t0"], [(2, 0)]))

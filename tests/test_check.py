@@ -16,7 +16,7 @@ import openvino.opset15 as ops
 import pytest
 
 import ov_loops
-import ov_loops.converter as converter
+import ov_loops.conversion.driver as converter
 from ov_loops.check import InputSpec, generate_inputs
 from ov_loops.cli import main
 from ov_loops.runtime import available_devices, diff

@@ -14,8 +14,8 @@ import onnx
 import pytest
 
 import ov_loops
-from ov_loops.onnx_io.placeholders import is_standard_loop
-from ov_loops.onnx_io.scopes import subgraphs
+from ov_loops.frontends.onnx.placeholders import is_standard_loop
+from ov_loops.frontends.onnx.scopes import subgraphs
 from tests.harness import assert_close, compile_f32, run, save_and_reload
 
 with warnings.catch_warnings():  # the onnx test generators warn about overflowing casts

@@ -10,8 +10,8 @@ from __future__ import annotations
 import gc
 import weakref
 
-from ov_loops.converter import Converter
-from ov_loops.onnx_io.load import load_model
+from ov_loops.conversion.driver import Converter
+from ov_loops.frontends.onnx.load import load_model
 from tests.onnx_builders import side_by_side_loops
 
 

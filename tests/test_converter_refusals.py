@@ -6,7 +6,7 @@ from __future__ import annotations
 import onnx
 import pytest
 
-from ov_loops.converter import convert_model
+from ov_loops.conversion.driver import convert_model
 from ov_loops.errors import ConversionError
 from tests.onnx_builders import T, graph, loop_body, model, node, typed
 from tests.test_cli import assert_one_line_error, run_cli, write

@@ -1,6 +1,6 @@
 """What happens to an ONNX model before conversion: reading (external data, UTF-8), the ONNX
-passes of ov_loops.onnx_io.rewrites (sort, check, placeholder domain, empty constants) and the
-Parameters of unused inputs. Regression tests for issue 9, items 4, 6, 9 and the unsorted
+passes of ov_loops.frontends.onnx.rewrites (sort, check, placeholder domain, empty constants)
+and the Parameters of unused inputs. Regression tests for issue 9, items 4, 6, 9 and the unsorted
 graphs."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 from onnx.external_data_helper import load_external_data_for_tensor, uses_external_data
 
 import ov_loops
-from ov_loops.onnx_io.placeholders import PLACEHOLDER_DOMAIN
+from ov_loops.frontends.onnx.placeholders import PLACEHOLDER_DOMAIN
 from tests.harness import assert_matches_onnxruntime, compile_f32, onnxruntime_oracle
 from tests.onnx_builders import T, const, graph, loop_body, model, node, typed
 from tests.test_cli import assert_one_line_error, write

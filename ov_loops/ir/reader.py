@@ -13,8 +13,7 @@ from pathlib import Path
 
 from lxml import etree
 
-from ov_loops.errors import InputError, reading
-from ov_loops.loops.spec import (
+from ov_loops.contract.spec import (
     TRIP_COUNT_CONSTANT,
     TRIP_COUNT_INPUT,
     TRIP_COUNT_UNBOUNDED,
@@ -25,6 +24,7 @@ from ov_loops.loops.spec import (
     MergedInput,
     SlicedInput,
 )
+from ov_loops.errors import InputError, reading
 
 LOOP_TYPES = ("Loop", "TensorIterator")
 SLICING = ("axis", "start", "stride", "part_size", "end")

@@ -15,7 +15,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
-from ov_loops.onnx_io.placeholders import PLACEHOLDER_DOMAIN
+from ov_loops.frontends.onnx.placeholders import PLACEHOLDER_DOMAIN
 
 BAD_UTF8_MARKER = "@@BAD-UTF8@@"  # replaced by invalid UTF-8 bytes after serialisation
 ODD_NAMES = [" ", "a b", "名前", "x" * 3000, "/..", "a:0", "%", "\t", "0", "-", "a\nb", "..\\x"]

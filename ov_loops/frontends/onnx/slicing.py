@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import onnx
 
-from ov_loops.loops.onnx_body import SlicedRead
-from ov_loops.onnx_io.scopes import defined_names, fresh_name
+from ov_loops.frontends.onnx.layout import SlicedRead
+from ov_loops.frontends.onnx.scopes import defined_names, fresh_name
 
 SLICE_SUFFIX = "__ov_loops_slice"
 

@@ -1,9 +1,9 @@
 """ONNX -> OpenVINO with every Loop translated by ov-loops into a Loop-5.
 
 Body operators are converted by OpenVINO's own ONNX frontend. Each Loop is replaced by a
-placeholder (see onnx_io.placeholders); a ConversionExtension expands the placeholder: it types
-the body from the values arriving at the placeholder, converts the body with the same frontend
-(recursively, so nested loops are ours too) and emits the Loop-5.
+placeholder (see frontends.onnx.placeholders); a ConversionExtension expands the
+placeholder: it types the body from the values arriving at the placeholder, converts the body
+with the same frontend (recursively, so nested loops are ours too) and emits the Loop-5.
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ import openvino.opset15 as ops
 from openvino.frontend import FrontEndManager
 from openvino.frontend.onnx import ConversionExtension
 
+from ov_loops import ovgraph
+from ov_loops.contract.spec import LastValueOutput, LoopSpec
 from ov_loops.errors import (
     ConversionError,
     OvLoopsError,
@@ -28,8 +30,7 @@ from ov_loops.errors import (
     UnsupportedItem,
     message_line,
 )
-from ov_loops.loops import guards
-from ov_loops.loops.onnx_body import (
+from ov_loops.frontends.onnx.layout import (
     LoopBody,
     PlaceholderValues,
     SlicedRead,
@@ -37,19 +38,20 @@ from ov_loops.loops.onnx_body import (
     TensorType,
     normalize_axis,
 )
-from ov_loops.loops.onnx_loop import OnnxLoop
-from ov_loops.loops.onnx_scan import OnnxScan
-from ov_loops.loops.spec import LastValueOutput, LoopSpec
-from ov_loops.loops.to_openvino import StackedPart, build_loop, stacked_part, unflatten
-from ov_loops.loops.workarounds import (
+from ov_loops.frontends.onnx.loop import OnnxLoop
+from ov_loops.frontends.onnx.opsets import opset_version
+from ov_loops.frontends.onnx.placeholders import PLACEHOLDER_DOMAIN, replace_loops
+from ov_loops.frontends.onnx.scan import OnnxScan
+from ov_loops.frontends.onnx.scopes import node_label, subgraphs
+from ov_loops.frontends.onnx.types import known_types, onnx_elem_type, ov_element_type
+from ov_loops.loopir import trip_count as trips
+from ov_loops.loopir.passes import cpu_guards
+from ov_loops.loopir.passes.cpu_concats import (
     copy_invariants_into_concats,
     copy_loop_outputs_into_concats,
     refuse_zero_run_reshaped_carry,
 )
-from ov_loops.onnx_io.opsets import opset_version
-from ov_loops.onnx_io.placeholders import PLACEHOLDER_DOMAIN, replace_loops
-from ov_loops.onnx_io.scopes import node_label, subgraphs
-from ov_loops.onnx_io.types import known_types, onnx_elem_type, ov_element_type
+from ov_loops.lower.loop5 import StackedPart, build_loop, stacked_part, unflatten
 
 MAX_SHAPE_RELAXATIONS = 8
 READERS = {"Loop": OnnxLoop, "Scan": OnnxScan}
@@ -216,10 +218,10 @@ class Converter:
             normalize_axis(entry.axis, _rank(value), f"{loop.path}: input '{entry.source}'")
             for entry, value in zip(loop.sliced, sliced)
         ]
-        trip = guards.trip_count(
+        trip = trips.trip_count(
             trip_value, sliced, slice_axes, loop.sliced_lengths_must_agree, loop.path
         )
-        start = guards.initial_condition(condition_value)
+        start = trips.initial_condition(condition_value)
         slice_types = [
             _tensor_type(value, None).without_axis(axis) for value, axis in zip(sliced, slice_axes)
         ]
@@ -319,14 +321,14 @@ class Converter:
         )
         sliced = [entry_of[name][0] for name in names]
         axes = [0] * len(names)
-        trip = guards.trip_count(None, sliced, axes, True, loop.path)
-        start = guards.initial_condition(None)
+        trip = trips.trip_count(None, sliced, axes, True, loop.path)
+        start = trips.initial_condition(None)
         stacked_axes = [0] * len(results)
         # An empty batch: states [0, *state], scan outputs [0, T, *element] with T from the input.
         sequence_length = ops.gather(ops.shape_of(parts.sliced[0], ov.Type.i64), one, zero)
         empty_shapes = []
         for index, result in enumerate(results):
-            dims = guards.empty_dims(result.input_value(0), 0)
+            dims = ovgraph.empty_dims(result.input_value(0), 0)
             if dims is None:
                 empty_shapes.append(None)
             elif index < loop.carried_count:
@@ -414,7 +416,7 @@ class Converter:
     def _fold(
         self,
         loop: LoopBody,
-        trip: guards.TripCount,
+        trip: trips.TripCount,
         carried: list[ov.Output],
         body: ov.Model,
         stacked_axes: list[int],
@@ -425,16 +427,16 @@ class Converter:
             ConvertedLoop(loop.path, loop.op, None, f"runs zero times: {reason}")
         )
         results = body.get_results()
-        folded = [guards.passthrough(value) for value in carried]
+        folded = [ovgraph.passthrough(value) for value in carried]
         for entry, axis in zip(loop.stacked_outputs, stacked_axes):
-            folded.append(guards.empty_stack(results[entry.index].input_value(0), axis))
+            folded.append(ovgraph.empty_stack(results[entry.index].input_value(0), axis))
         return folded
 
     def _emit(
         self,
         loop: LoopBody,
-        trip: guards.TripCount,
-        start: guards.InitialCondition,
+        trip: trips.TripCount,
+        start: trips.InitialCondition,
         carried: list[ov.Output],
         captures: list[ov.Output],
         sliced: list[ov.Output],
@@ -449,7 +451,9 @@ class Converter:
         knows them better than the body's static dims do.
         """
         constants = {
-            name: value for name, value in zip(loop.captures, captures) if guards.is_constant(value)
+            name: value
+            for name, value in zip(loop.captures, captures)
+            if ovgraph.is_constant(value)
         }
         parameters = _inline_constants(body.get_parameters(), constants)
         parts = {entry.body_input: axis for entry, axis in zip(loop.sliced, slice_axes)}
@@ -476,16 +480,16 @@ class Converter:
         outputs = build_loop(spec, body, trip.value, start.value, external, loop.path)
         if empty_shapes is None:
             empty_shapes = [
-                guards.empty_shape(per_iteration.input_value(0), axis)
+                ovgraph.empty_shape(per_iteration.input_value(0), axis)
                 for per_iteration, axis in zip(stacked_per_iteration, stacked_axes)
             ]
-        zero = guards.runs_zero(trip, start)
+        zero = cpu_guards.runs_zero(trip, start)
         end = loop.carried_count + len(stacking)
         stacked = unflatten(stacking, outputs[loop.carried_count : end], outputs[end:], zero)
-        stacked = guards.guard_zero_iterations(stacked, stacked_axes, empty_shapes, zero)
-        last_values = guards.guard_last_values(outputs[: loop.carried_count], carried, zero)
+        stacked = cpu_guards.guard_zero_iterations(stacked, stacked_axes, empty_shapes, zero)
+        last_values = cpu_guards.guard_last_values(outputs[: loop.carried_count], carried, zero)
         stacked = [
-            guards.reverse(value, axis) if entry.reverse else value
+            ovgraph.reverse(value, axis) if entry.reverse else value
             for value, entry, axis in zip(stacked, loop.stacked_outputs, stacked_axes)
         ]
         self._reports[-1].append(ConvertedLoop(loop.path, loop.op, spec))
@@ -504,7 +508,7 @@ def _guard_body(
     for merged in spec.merged_inputs:
         value = results[merged.body_result].input_value(0)
         if value.get_node() != parameters[merged.body_parameter]:
-            results[merged.body_result] = ops.result(guards.copy(value))
+            results[merged.body_result] = ops.result(ovgraph.copy(value))
 
 
 def _external_inputs(

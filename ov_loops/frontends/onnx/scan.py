@@ -33,13 +33,13 @@ from __future__ import annotations
 import onnx
 
 from ov_loops.errors import ConversionError
-from ov_loops.loops.onnx_body import (
+from ov_loops.frontends.onnx.layout import (
     LoopBody,
     SlicedRead,
     StackedOutput,
     refuse_omitted_inputs,
 )
-from ov_loops.onnx_io.scopes import captured_names
+from ov_loops.frontends.onnx.scopes import captured_names
 
 
 def _ints(node: onnx.NodeProto, name: str) -> list[int] | None:

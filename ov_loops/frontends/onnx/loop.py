@@ -26,14 +26,14 @@ from __future__ import annotations
 import onnx
 
 from ov_loops.errors import ConversionError
-from ov_loops.loops.onnx_body import (
+from ov_loops.frontends.onnx.layout import (
     LoopBody,
     StackedOutput,
     flag_shape,
     refuse_omitted_inputs,
 )
-from ov_loops.loops.slicing import slice_iteration_gathers
-from ov_loops.onnx_io.scopes import captured_names
+from ov_loops.frontends.onnx.scopes import captured_names
+from ov_loops.frontends.onnx.slicing import slice_iteration_gathers
 
 
 class OnnxLoop(LoopBody):

@@ -13,12 +13,12 @@ import numpy as np
 import onnx
 
 from ov_loops.errors import UnsupportedError, UnsupportedItem
-from ov_loops.onnx_io.checker import check_model
-from ov_loops.onnx_io.inline import inline_local_functions
-from ov_loops.onnx_io.opsets import opset_version
-from ov_loops.onnx_io.order import sort_nodes
-from ov_loops.onnx_io.placeholders import PLACEHOLDER_DOMAIN
-from ov_loops.onnx_io.scopes import all_graphs, all_names, fresh_name, node_label
+from ov_loops.frontends.onnx.checker import check_model
+from ov_loops.frontends.onnx.inline import inline_local_functions
+from ov_loops.frontends.onnx.opsets import opset_version
+from ov_loops.frontends.onnx.order import sort_nodes
+from ov_loops.frontends.onnx.placeholders import PLACEHOLDER_DOMAIN
+from ov_loops.frontends.onnx.scopes import all_graphs, all_names, fresh_name, node_label
 
 Rewrite = Callable[[onnx.ModelProto], onnx.ModelProto]
 T = onnx.TensorProto

@@ -1,7 +1,7 @@
 """Load an ONNX model from a path, bytes or a ModelProto, with one-line errors.
 
 Loading reads the model and its external data, then applies the ONNX passes of
-onnx_io.rewrites (topological sort, the ONNX checker, normalisations).
+frontends.onnx.rewrites (topological sort, the ONNX checker, normalisations).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from google.protobuf.message import DecodeError, Message
 from onnx.external_data_helper import load_external_data_for_tensor, uses_external_data
 
 from ov_loops.errors import InputError, reading
-from ov_loops.onnx_io.rewrites import prepare
+from ov_loops.frontends.onnx.rewrites import prepare
 
 T = onnx.TensorProto
 # Element types whose elements take less than a byte.

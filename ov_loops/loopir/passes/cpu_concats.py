@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import openvino as ov
 
+from ov_loops import ovgraph
 from ov_loops.errors import ConversionError
-from ov_loops.loops import guards
 
 
 def refuse_zero_run_reshaped_carry(loop, parameters: list, results: list, merged_inputs) -> None:
@@ -48,7 +48,7 @@ VIEWS = {"Reshape", "Squeeze", "Unsqueeze", "Convert"}
 
 def copy_invariants_into_concats(parameters: list, invariant: list[int]) -> None:
     """Give each invariant body Parameter that reaches a Concat (directly or through views) a
-    computed copy (`guards.copy`) in place of the Parameter for all its readers.
+    computed copy (`ovgraph.copy`) in place of the Parameter for all its readers.
 
     The CPU plugin (2026.4.1) builds such a Concat in place and copies invariant inputs into
     the body only once; an elementwise op that then updates the Concat's output in place (e.g.
@@ -81,11 +81,11 @@ def copy_loop_outputs_into_concats(model: ov.Model) -> None:
 
 
 def _copy_if_it_reaches_a_concat(value: ov.Output) -> None:
-    """Feed every reader of `value` a computed copy (`guards.copy`) when one reaches a Concat."""
+    """Feed every reader of `value` a computed copy (`ovgraph.copy`) when one reaches a Concat."""
     if not _reaches_concat(value):
         return
     readers = list(value.get_target_inputs())
-    copied = guards.copy(value)
+    copied = ovgraph.copy(value)
     for reader in readers:
         reader.replace_source_output(copied)
 

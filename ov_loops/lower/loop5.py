@@ -9,14 +9,14 @@ import numpy as np
 import openvino as ov
 import openvino.opset15 as ops
 
-from ov_loops.errors import ConversionError
-from ov_loops.loops.spec import (
+from ov_loops.contract.spec import (
     ConcatenatedOutput,
     InvariantInput,
     LoopSpec,
     MergedInput,
     SlicedInput,
 )
+from ov_loops.errors import ConversionError
 
 # The CPU plugin (2026.4.1) dies with SIGFPE (in compile_model, or in the first inference when
 # dims are dynamic) on a Loop with any input or output port of static rank 13 or more, whatever
@@ -168,9 +168,9 @@ def _unflatten(
     """One concatenated output, reshaped (and transposed) back when its part was flattened.
 
     `body_shape` holds the per-iteration shape when it is not a constant. After zero iterations
-    (`zero`, see guards.runs_zero) it holds nothing meaningful and the concatenated output may be
-    an earlier run's [count, n]: that is shaped [count, n, 1, ...] (guards.guard_zero_iterations
-    then empties it).
+    (`zero`, see cpu_guards.runs_zero) it holds nothing meaningful and the concatenated output
+    may be an earlier run's [count, n]: that is shaped [count, n, 1, ...]
+    (cpu_guards.guard_zero_iterations then empties it).
     """
     if not part.flattened:
         return output

@@ -18,8 +18,7 @@ from typing import NamedTuple
 
 import onnx
 
-from ov_loops.errors import ConversionError, UnsupportedItem
-from ov_loops.loops.spec import (
+from ov_loops.contract.spec import (
     TRIP_COUNT_CONSTANT,
     ConcatenatedOutput,
     InvariantInput,
@@ -28,7 +27,8 @@ from ov_loops.loops.spec import (
     MergedInput,
     SlicedInput,
 )
-from ov_loops.onnx_io.scopes import defined_names, fresh_name, read_names
+from ov_loops.errors import ConversionError, UnsupportedItem
+from ov_loops.frontends.onnx.scopes import defined_names, fresh_name, read_names
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,133 @@
+"""A loop's trip count and initial condition as Loop-5 receives them.
+
+See ../shared/notes/openvino-loop5.md: the CPU plugin truncates i64 trip counts to i32, so counts
+of 2**31-1 and more become unbounded (-1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import openvino as ov
+import openvino.opset15 as ops
+
+from ov_loops.contract.spec import TRIP_COUNT_CONSTANT, TRIP_COUNT_INPUT, TRIP_COUNT_UNBOUNDED
+from ov_loops.errors import ConversionError
+from ov_loops.ovgraph import constant_value, length
+
+INT32_MAX = 2**31 - 1
+
+
+def _scalar(value: ov.Output, element_type: ov.Type) -> ov.Output:
+    if value.get_element_type() != element_type:
+        value = ops.convert(value, element_type).output(0)
+    shape = value.get_partial_shape()
+    if shape.rank.is_static and shape.rank.get_length() == 0:
+        return value
+    return ops.reshape(value, ops.constant(np.array([], np.int64)), False).output(0)
+
+
+@dataclass(frozen=True)
+class TripCount:
+    """What the Loop receives as trip count, where it came from, and whether it may be zero."""
+
+    value: ov.Output
+    source: str
+    constant: int | None
+    runtime: bool
+
+    @property
+    def proven_zero(self) -> bool:
+        return self.constant == 0
+
+
+def trip_count(
+    value: ov.Output | None,
+    sliced: list[ov.Output] = (),
+    axes: list[int] = (),
+    must_agree: bool = False,
+    what: str = "",
+) -> TripCount:
+    """Map an ONNX `M` to a Loop-5 trip count, bounded by the sliced inputs' lengths.
+
+    Absent or >= 2**31-1 -> -1 (unbounded: the CPU plugin would truncate it to i32);
+    negative -> 0 (onnxruntime runs no iteration). Constants are mapped here, runtime values
+    by a Select in the graph. A Loop does not stop at the end of a sliced input by itself, so
+    the count is capped at the shortest one; when the lengths `must_agree` (Scan), differing
+    static lengths are an error and at run time the longest is used, so that a shorter input
+    makes the Loop fail rather than silently drop iterations.
+    """
+    trip = _onnx_trip_count(value)
+    if not sliced:
+        return trip
+    static = [_static_length(value, axis) for value, axis in zip(sliced, axes)]
+    known = [size for size in static if size is not None]
+    if must_agree and len(set(known)) > 1:
+        raise ConversionError(f"{what}: scan inputs differ in length along their axes: {known}")
+    if None not in static and trip.source != TRIP_COUNT_INPUT:
+        count = min(static) if trip.constant is None else min(min(static), trip.constant)
+        return TripCount(ops.constant(np.int64(count)).output(0), TRIP_COUNT_CONSTANT, count, False)
+    lengths = [length(value, axis) for value, axis in zip(sliced, axes)]
+    combine = ops.maximum if must_agree else ops.minimum
+    span = lengths[0]
+    for other in lengths[1:]:
+        span = combine(span, other)
+    if trip.source == TRIP_COUNT_UNBOUNDED:
+        bounded = span
+    elif trip.source == TRIP_COUNT_CONSTANT:
+        bounded = ops.minimum(span, trip.value)
+    else:  # runtime and already guarded: -1 means unbounded
+        unbounded = ops.less(trip.value, ops.constant(np.int64(0)))
+        bounded = ops.select(unbounded, span, ops.minimum(span, trip.value))
+    return TripCount(bounded.output(0), TRIP_COUNT_INPUT, None, True)
+
+
+def _static_length(value: ov.Output, axis: int) -> int | None:
+    shape = value.get_partial_shape()
+    if shape.rank.is_dynamic or axis >= shape.rank.get_length() or shape[axis].is_dynamic:
+        return None
+    return shape[axis].get_length()
+
+
+def _onnx_trip_count(value: ov.Output | None) -> TripCount:
+    if value is None:
+        return TripCount(ops.constant(np.int64(-1)).output(0), TRIP_COUNT_UNBOUNDED, None, False)
+    known = constant_value(value)
+    if known is not None and known.size == 1:
+        count = int(known.reshape(-1)[0])
+        if count >= INT32_MAX:
+            return TripCount(
+                ops.constant(np.int64(-1)).output(0), TRIP_COUNT_UNBOUNDED, None, False
+            )
+        count = max(count, 0)
+        return TripCount(ops.constant(np.int64(count)).output(0), TRIP_COUNT_CONSTANT, count, False)
+    count = _scalar(value, ov.Type.i64)
+    # Decide in f32: the CPU plugin compares i64 values as truncated i32 (2**32+3 -> 3), but a
+    # Convert reads the full i64. f32(2**31-1) rounds up to 2**31, so ">= 2**31" covers it.
+    as_float = ops.convert(count, ov.Type.f32)
+    too_big = ops.greater_equal(as_float, ops.constant(np.float32(2.0**31)))
+    not_positive = ops.less_equal(as_float, ops.constant(np.float32(0.0)))
+    clamped = ops.select(not_positive, ops.constant(np.int64(0)), count)
+    guarded = ops.select(too_big, ops.constant(np.int64(-1)), clamped).output(0)
+    return TripCount(guarded, TRIP_COUNT_INPUT, None, True)
+
+
+@dataclass(frozen=True)
+class InitialCondition:
+    """What the Loop receives as initial execution condition."""
+
+    value: ov.Output
+    constant: bool | None
+    runtime: bool
+
+
+def initial_condition(value: ov.Output | None) -> InitialCondition:
+    """An omitted ONNX `cond` starts true; constants are recognised so a false one can be folded."""
+    if value is None:
+        return InitialCondition(ops.constant(True).output(0), True, False)
+    known = constant_value(value)
+    if known is not None and known.size == 1:
+        flag = bool(known.reshape(-1)[0])
+        return InitialCondition(ops.constant(flag).output(0), flag, False)
+    return InitialCondition(_scalar(value, ov.Type.boolean), None, True)

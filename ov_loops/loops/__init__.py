@@ -1,1 +1,0 @@
-"""Loops: the backend-neutral LoopSpec and the translators to and from it."""

@@ -1,1 +1,0 @@
-"""Reading ONNX: loading, opsets, scope analysis and the normalisation passes."""

@@ -1,0 +1,88 @@
+"""Graph helpers on OpenVINO values, the ground floor every layer may use: lengths, constants,
+empty stacks, reversal, copies the CPU plugin keeps."""
+
+from __future__ import annotations
+
+import numpy as np
+import openvino as ov
+import openvino.opset15 as ops
+
+
+def is_constant(value: ov.Output) -> bool:
+    """Whether `value` comes straight from a Constant."""
+    return value.get_node().get_type_name() == "Constant"
+
+
+def constant_value(value: ov.Output) -> np.ndarray | None:
+    """The value of `value` when it comes straight from a Constant, else None."""
+    return np.asarray(value.get_node().get_data()) if is_constant(value) else None
+
+
+def length(value: ov.Output, axis: int) -> ov.Node:
+    """value.shape[axis] as an i64 scalar."""
+    index = ops.constant(np.array([axis], np.int64))
+    zero = ops.constant(np.array([0], np.int64))
+    return ops.squeeze(ops.gather(ops.shape_of(value, ov.Type.i64), index, zero), zero)
+
+
+def empty_dims(per_iteration: ov.Output, axis: int) -> list[int] | None:
+    """The shape of zero stacked iterations: the per-iteration shape with 0 inserted at `axis`.
+
+    Dims the body does not fix statically are 0: without an iteration nothing determines them.
+    None when the rank is unknown.
+    """
+    shape = per_iteration.get_partial_shape()
+    if shape.rank.is_dynamic:
+        return None
+    dims = [d.get_length() if d.is_static else 0 for d in shape]
+    dims.insert(axis, 0)
+    return dims
+
+
+def empty_shape(per_iteration: ov.Output, axis: int) -> ov.Output | None:
+    """`empty_dims` as a constant shape vector."""
+    dims = empty_dims(per_iteration, axis)
+    return None if dims is None else ops.constant(np.array(dims, np.int64)).output(0)
+
+
+def empty_stack(per_iteration: ov.Output, axis: int) -> ov.Output:
+    """The stacked output of zero iterations, shaped as `empty_dims` says ([0] for unknown rank)."""
+    dims = empty_dims(per_iteration, axis) or [0]
+    return ops.constant(np.zeros(dims, np.uint8), per_iteration.get_element_type()).output(0)
+
+
+def reverse(value: ov.Output, axis: int) -> ov.Output:
+    """`value` reversed along `axis` (a prepended scan output): a Slice with step -1 from the
+    last element to -(length + 1), computed from the length (no INT64_MIN: see the notes on i32)."""
+    minus_one = ops.constant(np.array([-1], np.int64))
+    zero = ops.constant(np.array([0], np.int64))
+    stop = ops.subtract(minus_one, ops.unsqueeze(length(value, axis), zero))
+    axes = ops.constant(np.array([axis], np.int64))
+    return ops.slice(value, minus_one, stop, minus_one, axes).output(0)
+
+
+def passthrough(value: ov.Output) -> ov.Output:
+    """`value` behind a node of its own (the frontend renames a returned input's tensor)."""
+    return ops.convert(value, value.get_element_type()).output(0)
+
+
+def copy(value: ov.Output) -> ov.Output:
+    """A computed copy of `value` that the CPU plugin keeps (it optimises Identity, Convert,
+    x*1, x+0, Broadcast, Gather and Slice copies into views).
+
+    Every back edge gets one (CPU plugin, 2026.4.1): without it, a back edge whose value is a
+    view of a sliced input received the *next* slice, and a small elementwise body such as
+    acc + x_t * w computed wrong values (any extra op in the body hid the fault, so the
+    plugin's in-place memory reuse is the suspect). One elementwise op per carried value and
+    iteration.
+    """
+    if value.get_element_type() == ov.Type.boolean:
+        return ops.logical_or(value, value).output(0)
+    return ops.maximum(value, value).output(0)
+
+
+def dynamic_besides(value: ov.Output, axis: int) -> bool:
+    shape = value.get_partial_shape()
+    return shape.rank.is_dynamic or any(
+        dim.is_dynamic for index, dim in enumerate(shape) if index != axis
+    )
