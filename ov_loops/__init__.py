@@ -13,7 +13,8 @@ import openvino as ov
 from ov_loops.builder import BuilderError, foldl, foldr, map, reduce, scan, until
 from ov_loops.check import CheckReport, check
 from ov_loops.contract.spec import LoopSpec
-from ov_loops.conversion.driver import Conversion, ConvertedLoop, convert_model
+from ov_loops.conversion.driver import convert_model
+from ov_loops.conversion.report import Conversion, ConvertedLoop
 from ov_loops.errors import ConversionError, InputError, OvLoopsError, UnsupportedError
 from ov_loops.frontends.onnx.load import load_model
 from ov_loops.ir.validate import Finding, Report, validate

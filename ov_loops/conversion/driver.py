@@ -12,7 +12,6 @@ import dataclasses
 import io
 import weakref
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 
 import numpy as np
 import onnx
@@ -23,6 +22,7 @@ from openvino.frontend.onnx import ConversionExtension
 
 from ov_loops import ovgraph
 from ov_loops.contract.spec import LastValueOutput, LoopSpec
+from ov_loops.conversion.report import Conversion, ConvertedLoop
 from ov_loops.errors import (
     ConversionError,
     OvLoopsError,
@@ -59,29 +59,6 @@ READERS = {"Loop": OnnxLoop, "Scan": OnnxScan}
 # NotSupportedONNXNode and ONNXFrameworkNode, and the internal util:: ops it makes for sequences
 # it cannot resolve (SequenceMark, SequenceAt, SequenceLength, ...).
 NOT_CONVERTED = "FrameworkNode"
-
-
-@dataclass(frozen=True)
-class ConvertedLoop:
-    """What became of one ONNX loop: its node path and LoopSpec, or why it was folded away."""
-
-    path: str
-    op: str
-    spec: LoopSpec | None
-    folded: str | None = None
-
-    def summary(self) -> str:
-        if self.spec is None:
-            return f"{self.path}: {self.op} folded ({self.folded})"
-        return f"{self.path}: {self.op} -> Loop-5; {self.spec.summary()}"
-
-
-@dataclass
-class Conversion:
-    """The converted model and what became of each loop, outermost first."""
-
-    model: ov.Model
-    loops: list[ConvertedLoop] = field(default_factory=list)
 
 
 class Converter:
@@ -423,9 +400,7 @@ class Converter:
     ) -> list[ov.Output]:
         """The results of a loop that provably runs zero times: initial values, empty stacks."""
         reason = "trip count 0" if trip.proven_zero else "initial condition false"
-        self._reports[-1].append(
-            ConvertedLoop(loop.path, loop.op, None, f"runs zero times: {reason}")
-        )
+        self._reports[-1].append(loop.report(None, f"runs zero times: {reason}"))
         results = body.get_results()
         folded = [ovgraph.passthrough(value) for value in carried]
         for entry, axis in zip(loop.stacked_outputs, stacked_axes):
@@ -492,7 +467,7 @@ class Converter:
             ovgraph.reverse(value, axis) if entry.reverse else value
             for value, entry, axis in zip(stacked, loop.stacked_outputs, stacked_axes)
         ]
-        self._reports[-1].append(ConvertedLoop(loop.path, loop.op, spec))
+        self._reports[-1].append(loop.report(spec))
         return last_values + stacked
 
 

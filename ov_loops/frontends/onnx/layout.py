@@ -27,6 +27,7 @@ from ov_loops.contract.spec import (
     MergedInput,
     SlicedInput,
 )
+from ov_loops.conversion.report import ConvertedLoop
 from ov_loops.errors import ConversionError, UnsupportedItem
 from ov_loops.frontends.onnx.scopes import defined_names, fresh_name, read_names
 
@@ -186,6 +187,11 @@ class LoopBody:
         """`flag_shape` of the body input `name` (the iteration number or the condition)."""
         declared = [value for value in self.body.input if value.name == name]
         return flag_shape(declared[0], fed) if declared else fed
+
+    def report(self, spec: LoopSpec | None, folded: str | None = None) -> ConvertedLoop:
+        """What became of this loop: its LoopSpec, or why it was folded."""
+        outputs = tuple(self.node.output)
+        return ConvertedLoop(self.path, self.op, spec, folded, outputs, tuple(self.carried_sources))
 
     # -- checks ------------------------------------------------------------------------------
     def unsupported_types(self, outer_types: dict[str, onnx.TypeProto]) -> list[UnsupportedItem]:

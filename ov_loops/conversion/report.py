@@ -1,0 +1,43 @@
+"""What a conversion returns: the model and, per ONNX loop, what became of it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import openvino as ov
+
+from ov_loops.contract.spec import LoopSpec
+
+
+@dataclass(frozen=True)
+class ConvertedLoop:
+    """What became of one ONNX loop: its node path and LoopSpec, or why it was folded away.
+
+    `outputs` are the ONNX node's output names; `carried` the outer names of its initial
+    loop-carried values, in order (merged input k of the spec carries `carried[k]`); `top_level`
+    says whether the loop sits in the main graph (not in a body).
+    """
+
+    path: str
+    op: str
+    spec: LoopSpec | None
+    folded: str | None = None
+    outputs: tuple[str, ...] = ()
+    carried: tuple[str, ...] = ()
+
+    @property
+    def top_level(self) -> bool:
+        return "/" not in self.path.removeprefix("main/")
+
+    def summary(self) -> str:
+        if self.spec is None:
+            return f"{self.path}: {self.op} folded ({self.folded})"
+        return f"{self.path}: {self.op} -> Loop-5; {self.spec.summary()}"
+
+
+@dataclass
+class Conversion:
+    """The converted model and what became of each loop, outermost first."""
+
+    model: ov.Model
+    loops: list[ConvertedLoop] = field(default_factory=list)
