@@ -1,5 +1,5 @@
-"""Theano-style `scan` (and `map`, `reduce`, `foldl`, `foldr`) on OpenVINO opsets, emitting a
-Loop-5 through LoopSpec.
+"""Theano-style `scan` (and `map`, `reduce`, `foldl`, `foldr`) on OpenVINO opsets: a frontend that
+builds a LoopIR, lowered (passes and Loop-5, or folded) as the converter's loops are, for CPU.
 
 Semantics (Theano's `scan` guide, ../shared/specs/theano-scan.zh-en.txt)::
 
@@ -29,19 +29,20 @@ import openvino as ov
 import openvino.opset15 as ops
 
 from ov_loops import ovgraph
+from ov_loops.contract.ports import UNNUMBERED, number_ports
 from ov_loops.contract.spec import (
-    TRIP_COUNT_CONSTANT,
     ConcatenatedOutput,
     InvariantInput,
     LastValueOutput,
-    LoopSpec,
     MergedInput,
     SlicedInput,
 )
+from ov_loops.contract.values import tensors
 from ov_loops.errors import OvLoopsError
 from ov_loops.loopir import trip_count as trips
-from ov_loops.loopir.passes import cpu_guards
-from ov_loops.lower.loop5 import build_loop
+from ov_loops.loopir.loop import LoopIR, LoopResult
+from ov_loops.loopir.passes.pipeline import CPU
+from ov_loops.lower.select import lower
 
 
 class BuilderError(OvLoopsError):
@@ -313,17 +314,30 @@ def _scan(
     if n_steps is None and not seqs:
         raise BuilderError("n_steps: needed when there are no sequences")
     trip, offsets = _trip_count(seqs, n_steps)
-    start = trips.initial_condition(None)
     body = _parameters(seqs, offsets, outs, invariants, trip.value)
     step_values, condition = _call(fn, body, outs)
     outs = outs or [_Output(None) for _ in step_values]
+    results, merged, emitted = _results(outs, step_values, body, last_only)
+    keep = (
+        ops.constant(True)
+        if condition is None
+        else ops.logical_not(ops.convert(condition, ov.Type.boolean))
+    )
+    results.append(ops.result(keep))
+    _capture(results, body, strict)
+    loop = _loop_ir(name or "scan", results, body, merged, emitted, trip, last_only)
+    outputs = lower(loop.replace(results=_loop_results(outs, step_values, last_only)), CPU).values
+    return (outputs[0] if len(outputs) == 1 else outputs), {}
 
-    # Results: each fed-back output's next value (or window), then each output's value per step
-    # (or last value), then the condition.
+
+def _results(outs: list[_Output], step_values: list[ov.Output], body: _Body, last_only: bool):
+    """The body's Results: each fed-back output's next value (or window), then each output's
+    value per step (or last value). Returns them, the merged inputs as (Parameter, output,
+    back-edge Result index), and the index of each output's Result."""
     results: list[ov.Node] = []
-    merged: list[tuple[ov.Node, _Output, int]] = []  # (parameter, output, back-edge result)
+    merged: list[tuple[ov.Node, _Output, int]] = []
     emitted = []
-    windows = dict(zip([id(out) for _, out in body.windows], [p for p, _ in body.windows]))
+    windows = {id(out): parameter for parameter, out in body.windows}
     for index, (out, value) in enumerate(zip(outs, step_values)):
         if out.taps:
             _check_fed_back(index, out, value)
@@ -333,81 +347,64 @@ def _scan(
                 fed_back = ops.concat(
                     [_rows(parameter.output(0), 1), ops.unsqueeze(value, _i64(0))], 0
                 ).output(0)
-            results.append(ops.result(ovgraph.copy(fed_back)))
+            results.append(ops.result(fed_back))
             merged.append((windows[id(out)], out, len(results) - 1))
         results.append(ops.result(value if last_only else ops.unsqueeze(value, _i64(0))))
         emitted.append(len(results) - 1)
-    keep = (
-        ops.constant(True)
-        if condition is None
-        else ops.logical_not(ops.convert(condition, ov.Type.boolean))
-    )
-    results.append(ops.result(keep))
+    return results, merged, emitted
 
-    _capture(results, body, strict)
+
+def _loop_ir(name: str, results, body: _Body, merged, emitted, trip, last_only) -> LoopIR:
+    """The LoopIR, still without its results (merged: fed-back outputs; invariant: non_sequences
+    and captures; sliced: sequence views; outputs: one per output, concatenated or last value;
+    the condition last)."""
     parameters = body.parameters
-    model = ov.Model(results, parameters, f"{name or 'scan'}/body")
-    spec, external = _spec(parameters, merged, body, emitted, len(results) - 1, trip, last_only)
-    if trip.proven_zero:
-        outputs = _zero_steps(step_values, outs, last_only)
-    else:
-        produced = build_loop(spec, model, trip.value, start.value, external, name or "scan")
-        zero = cpu_guards.runs_zero(trip, start)
-        if last_only:
-            initial = [
-                out.initial if out.taps and not _is_window(out) else value
-                for out, value in zip(outs, produced)
-            ]
-            outputs = cpu_guards.guard_last_values(produced, initial, zero)
-        else:
-            empty = [_empty_shape(out, value) for out, value in zip(outs, step_values)]
-            outputs = cpu_guards.guard_zero_iterations(produced, [0] * len(produced), empty, zero)
-    return (outputs[0] if len(outputs) == 1 else outputs), {}
-
-
-def _spec(parameters, merged, body: _Body, emitted, condition, trip, last_only):
-    """The LoopSpec (merged: windows; invariant: non_sequences and captures; sliced: sequence
-    views) and the outer value of each port."""
     index_of = {p.get_instance_id(): i for i, p in enumerate(parameters)}
-    external: dict[int, ov.Output] = {}
-    entries: dict[str, list] = {"merged": [], "invariant": [], "sliced": []}
-    port = 2
+    inputs, outer = [], []
     for parameter, out, result in merged:
-        index = index_of[parameter.get_instance_id()]
-        entries["merged"].append(MergedInput(port, index, result))
-        external[port] = _rows(out.initial, -out.window) if _is_window(out) else out.initial
-        port += 1
-    for kind, pairs, make in (
-        ("invariant", body.invariant, lambda port, index: InvariantInput(port, index)),
-        ("sliced", body.sliced, lambda port, index: SlicedInput(port, index, axis=0)),
-    ):
-        for parameter, value in pairs:
-            entries[kind].append(make(port, index_of[parameter.get_instance_id()]))
-            external[port] = value
-            port += 1
-    outputs = (
-        tuple(LastValueOutput(i, r) for i, r in enumerate(emitted))
-        if last_only
-        else tuple(ConcatenatedOutput(i, r, axis=0) for i, r in enumerate(emitted))
+        inputs.append(MergedInput(UNNUMBERED, index_of[parameter.get_instance_id()], result))
+        outer.append(_rows(out.initial, -out.window) if _is_window(out) else out.initial)
+    for parameter, value in body.invariant:
+        inputs.append(InvariantInput(UNNUMBERED, index_of[parameter.get_instance_id()]))
+        outer.append(value)
+    for parameter, value in body.sliced:
+        inputs.append(SlicedInput(UNNUMBERED, index_of[parameter.get_instance_id()], axis=0))
+        outer.append(value)
+    outputs = [
+        LastValueOutput(UNNUMBERED, r) if last_only else ConcatenatedOutput(UNNUMBERED, r, 0)
+        for r in emitted
+    ]
+    condition = len(results) - 1
+    spec = number_ports(inputs, outputs, trip.source, trip.constant, None, condition)
+    return LoopIR(
+        path=name,
+        op="scan",
+        spec=spec,
+        body=ov.Model(results, parameters, f"{name}/body"),
+        outer=dict(enumerate(outer, start=2)),
+        trip=trip,
+        start=trips.initial_condition(None),
+        carried=tensors([f"outputs_info[{k}]" for k in range(len(merged))]),
+        results=(),
     )
-    spec = LoopSpec(
-        trip_count_source=trip.source,
-        trip_count=trip.constant if trip.source == TRIP_COUNT_CONSTANT else None,
-        sliced_inputs=tuple(entries["sliced"]),
-        merged_inputs=tuple(entries["merged"]),
-        invariant_inputs=tuple(entries["invariant"]),
-        concatenated_outputs=() if last_only else outputs,
-        last_value_outputs=outputs if last_only else (),
-        execution_condition=condition,
+
+
+def _loop_results(outs: list[_Output], step_values: list[ov.Output], last_only: bool):
+    """One LoopResult per output: a reduce's fed-back output is its initial state after zero
+    steps; a scan's output is empty then, shaped from the initial state when fed back."""
+    if last_only:
+        return tuple(
+            LoopResult(k, initial=out.initial if out.taps else None) for k, out in enumerate(outs)
+        )
+    return tuple(
+        LoopResult(k, empty_shape=_empty_shape(out, value) if out.taps else None)
+        for k, (out, value) in enumerate(zip(outs, step_values))
     )
-    return spec, external
 
 
 def _empty_shape(out: _Output, value: ov.Output) -> ov.Output | None:
     """The shape of zero steps of an output: [0, *its step shape], the step shape taken from the
     initial state when the output is fed back (it has that shape), else from fn's static dims."""
-    if not out.taps:
-        return ovgraph.empty_shape(value, 0)
     shape = ops.shape_of(out.initial, ov.Type.i64).output(0)
     if _is_window(out):
         shape = _rows(shape, 1)
@@ -471,16 +468,3 @@ def _capture(results: Sequence[ov.Node], body: _Body, strict: bool) -> None:
             if target.get_node().get_instance_id() in inside:
                 target.replace_source_output(parameter.output(0))
         body.invariant.append((parameter, value))
-
-
-def _zero_steps(step_values: list[ov.Output], outs: list[_Output], last_only: bool):
-    """A constant zero step count: no Loop (the CPU plugin crashes on it); initial values for
-    reduce, empty sequences for scan."""
-    if last_only:
-        return [
-            ovgraph.passthrough(out.initial)
-            if out.initial is not None
-            else ovgraph.empty_stack(value, 0)
-            for out, value in zip(outs, step_values)
-        ]
-    return [ovgraph.empty_stack(value, 0) for value in step_values]

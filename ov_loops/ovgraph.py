@@ -25,30 +25,35 @@ def length(value: ov.Output, axis: int) -> ov.Node:
     return ops.squeeze(ops.gather(ops.shape_of(value, ov.Type.i64), index, zero), zero)
 
 
-def empty_dims(per_iteration: ov.Output, axis: int) -> list[int] | None:
-    """The shape of zero stacked iterations: the per-iteration shape with 0 inserted at `axis`.
+def empty_dims(value: ov.Output, axis: int, stacked: bool = True) -> list[int] | None:
+    """The shape of zero stacked iterations along `axis`: `value`'s dims with that axis 0, for
+    a `stacked` value (one that has the axis: a per-iteration part or a stack); for a
+    per-iteration value without it, 0 is inserted at `axis`.
 
-    Dims the body does not fix statically are 0: without an iteration nothing determines them.
-    None when the rank is unknown.
+    Dims that are not static are 0: without an iteration nothing determines them. None when
+    the rank is unknown.
     """
-    shape = per_iteration.get_partial_shape()
+    shape = value.get_partial_shape()
     if shape.rank.is_dynamic:
         return None
     dims = [d.get_length() if d.is_static else 0 for d in shape]
-    dims.insert(axis, 0)
+    if stacked:
+        dims[axis] = 0
+    else:
+        dims.insert(axis, 0)
     return dims
 
 
-def empty_shape(per_iteration: ov.Output, axis: int) -> ov.Output | None:
+def empty_shape(value: ov.Output, axis: int, stacked: bool = True) -> ov.Output | None:
     """`empty_dims` as a constant shape vector."""
-    dims = empty_dims(per_iteration, axis)
+    dims = empty_dims(value, axis, stacked)
     return None if dims is None else ops.constant(np.array(dims, np.int64)).output(0)
 
 
-def empty_stack(per_iteration: ov.Output, axis: int) -> ov.Output:
-    """The stacked output of zero iterations, shaped as `empty_dims` says ([0] for unknown rank)."""
-    dims = empty_dims(per_iteration, axis) or [0]
-    return ops.constant(np.zeros(dims, np.uint8), per_iteration.get_element_type()).output(0)
+def empty_stack(value: ov.Output, axis: int, stacked: bool = True) -> ov.Output:
+    """The stack of zero iterations, shaped as `empty_dims` says ([0] for unknown rank)."""
+    dims = empty_dims(value, axis, stacked) or [0]
+    return ops.constant(np.zeros(dims, np.uint8), value.get_element_type()).output(0)
 
 
 def reverse(value: ov.Output, axis: int) -> ov.Output:

@@ -16,7 +16,7 @@ import openvino.opset15 as ops
 import pytest
 
 import ov_loops
-import ov_loops.conversion.driver as converter
+import ov_loops.lower.loop5 as loop5
 from ov_loops.check import InputSpec, generate_inputs
 from ov_loops.cli import main
 from ov_loops.runtime import available_devices, diff
@@ -85,7 +85,7 @@ def _two_counters():
 
 def test_swapped_back_edges_are_located_to_loop_iteration_and_value(tmp_path, monkeypatch):
     """A deliberately corrupted translation (two carried values' back edges swapped)."""
-    build = converter.build_loop
+    build = loop5.build_loop
 
     def swapped(spec, *args, **kwargs):
         first, second = spec.merged_inputs[:2]
@@ -95,7 +95,7 @@ def test_swapped_back_edges_are_located_to_loop_iteration_and_value(tmp_path, mo
         )
         return build(dataclasses.replace(spec, merged_inputs=corrupted), *args, **kwargs)
 
-    monkeypatch.setattr(converter, "build_loop", swapped)
+    monkeypatch.setattr(loop5, "build_loop", swapped)
     onnx.save(_two_counters(), tmp_path / "counters.onnx")
     feeds = {
         "M": np.array(4, np.int64),

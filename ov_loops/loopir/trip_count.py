@@ -131,3 +131,16 @@ def initial_condition(value: ov.Output | None) -> InitialCondition:
         flag = bool(known.reshape(-1)[0])
         return InitialCondition(ops.constant(flag).output(0), flag, False)
     return InitialCondition(_scalar(value, ov.Type.boolean), None, True)
+
+
+def runs_zero(trip: TripCount, condition: InitialCondition) -> ov.Output | None:
+    """A boolean that is true when a runtime trip count or condition stops the loop before its
+    first iteration; None when neither is a runtime value."""
+    checks = []
+    if trip.runtime:
+        checks.append(ops.equal(trip.value, ops.constant(np.int64(0))))
+    if condition.runtime:
+        checks.append(ops.logical_not(condition.value))
+    if not checks:
+        return None
+    return (checks[0] if len(checks) == 1 else ops.logical_or(checks[0], checks[1])).output(0)

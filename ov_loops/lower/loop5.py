@@ -1,11 +1,9 @@
-"""LoopSpec + converted body -> an OpenVINO Loop-5 node."""
+"""Lowering: a LoopIR -> an OpenVINO Loop-5 node and its post-loop steps."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
-import numpy as np
 import openvino as ov
 import openvino.opset15 as ops
 
@@ -17,11 +15,18 @@ from ov_loops.contract.spec import (
     SlicedInput,
 )
 from ov_loops.errors import ConversionError
+from ov_loops.loopir.loop import LoopIR
+from ov_loops.loopir.passes.port_rank import MAX_PORT_RANK
+from ov_loops.loopir.steps import AfterLoop, apply_steps
 
-# The CPU plugin (2026.4.1) dies with SIGFPE (in compile_model, or in the first inference when
-# dims are dynamic) on a Loop with any input or output port of static rank 13 or more, whatever
-# the port's kind, the trip count or the nesting depth. Values inside the body may have any rank.
-MAX_PORT_RANK = 12
+
+def lower_to_loop5(loop: LoopIR) -> list[ov.Output]:
+    """The Loop-5 for `loop`, then each result's post-loop steps; the values in result order."""
+    loop.check()
+    outputs = build_loop(
+        loop.spec, loop.body, loop.trip.value, loop.start.value, loop.outer, loop.path
+    )
+    return apply_steps(loop.results, AfterLoop(outputs, loop.trip, loop.start))
 
 
 def build_loop(
@@ -108,85 +113,3 @@ def _refuse_high_rank_ports(loop: ov.Node, name: str) -> None:
                 f"{name}: Loop-5 {what} has rank {rank.get_length()}; OpenVINO's CPU plugin "
                 f"crashes (SIGFPE) on Loop ports of rank above {MAX_PORT_RANK}"
             )
-
-
-@dataclass(frozen=True)
-class StackedPart:
-    """How one scan output's per-iteration value leaves the body, and how to restore it.
-
-    Normally the value gets a length-1 axis at `axis` and the Loop concatenates along it. When
-    that would make a port of rank above MAX_PORT_RANK, the value leaves flattened to [1, n],
-    concatenated along 0, and is reshaped (and transposed) back after the Loop, from its
-    per-iteration `shape` (a constant) or, when dims are dynamic, from `body_shape`, a body value
-    the Loop must return as an extra last-value output.
-    """
-
-    value: ov.Output
-    port_axis: int
-    axis: int
-    shape: ov.Output | None = None
-    body_shape: ov.Output | None = None
-
-    @property
-    def flattened(self) -> bool:
-        return self.shape is not None or self.body_shape is not None
-
-
-def stacked_part(value: ov.Output, axis: int) -> StackedPart:
-    """The body value the Loop concatenates for the per-iteration `value` stacked along `axis`."""
-    shape = value.get_partial_shape()
-    if shape.rank.is_dynamic or shape.rank.get_length() + 1 <= MAX_PORT_RANK:
-        part = ops.unsqueeze(value, ops.constant(np.array([axis], np.int64)))
-        return StackedPart(part.output(0), axis, axis)
-    flat = ops.reshape(value, ops.constant(np.array([1, -1], np.int64)), False).output(0)
-    if shape.is_static:
-        dims = np.array(list(shape.to_shape()), np.int64)
-        return StackedPart(flat, 0, axis, ops.constant(dims).output(0))
-    return StackedPart(flat, 0, axis, body_shape=ops.shape_of(value, ov.Type.i64).output(0))
-
-
-def unflatten(
-    parts: list[StackedPart],
-    outputs: list[ov.Output],
-    shape_outputs: list[ov.Output],
-    zero: ov.Output | None,
-) -> list[ov.Output]:
-    """The Loop's concatenated `outputs` for `parts` as stacked along each part's axis.
-
-    `shape_outputs` are the Loop's last-value outputs for the parts' `body_shape`s, in order.
-    """
-    shapes = iter(shape_outputs)
-    return [
-        _unflatten(part, output, next(shapes) if part.body_shape else None, zero)
-        for part, output in zip(parts, outputs)
-    ]
-
-
-def _unflatten(
-    part: StackedPart, output: ov.Output, body_shape: ov.Output | None, zero: ov.Output | None
-) -> ov.Output:
-    """One concatenated output, reshaped (and transposed) back when its part was flattened.
-
-    `body_shape` holds the per-iteration shape when it is not a constant. After zero iterations
-    (`zero`, see cpu_guards.runs_zero) it holds nothing meaningful and the concatenated output
-    may be an earlier run's [count, n]: that is shaped [count, n, 1, ...]
-    (cpu_guards.guard_zero_iterations then empties it).
-    """
-    if not part.flattened:
-        return output
-    first = ops.constant(np.array([0], np.int64))
-    dims = ops.shape_of(output, ov.Type.i64)
-    count = ops.gather(dims, first, first)
-    shape = part.shape
-    if shape is None:
-        shape = body_shape
-        if zero is not None:
-            ones = np.ones(body_shape.get_partial_shape()[0].get_length() - 1, np.int64)
-            size = ops.gather(dims, ops.constant(np.array([1], np.int64)), first)
-            shape = ops.select(zero, ops.concat([size, ops.constant(ones)], 0), body_shape)
-    stacked = ops.reshape(output, ops.concat([count, shape], 0), False).output(0)
-    if part.axis == 0:
-        return stacked
-    rank = stacked.get_partial_shape().rank.get_length()
-    order = [*range(1, part.axis + 1), 0, *range(part.axis + 1, rank)]
-    return ops.transpose(stacked, ops.constant(np.array(order, np.int64))).output(0)

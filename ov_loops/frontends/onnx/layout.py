@@ -18,16 +18,6 @@ from typing import NamedTuple
 
 import onnx
 
-from ov_loops.contract.spec import (
-    TRIP_COUNT_CONSTANT,
-    ConcatenatedOutput,
-    InvariantInput,
-    LastValueOutput,
-    LoopSpec,
-    MergedInput,
-    SlicedInput,
-)
-from ov_loops.conversion.report import ConvertedLoop
 from ov_loops.errors import ConversionError, UnsupportedItem
 from ov_loops.frontends.onnx.scopes import defined_names, fresh_name, read_names
 
@@ -188,11 +178,6 @@ class LoopBody:
         declared = [value for value in self.body.input if value.name == name]
         return flag_shape(declared[0], fed) if declared else fed
 
-    def report(self, spec: LoopSpec | None, folded: str | None = None) -> ConvertedLoop:
-        """What became of this loop: its LoopSpec, or why it was folded."""
-        outputs = tuple(self.node.output)
-        return ConvertedLoop(self.path, self.op, spec, folded, outputs, tuple(self.carried_sources))
-
     # -- checks ------------------------------------------------------------------------------
     def unsupported_types(self, outer_types: dict[str, onnx.TypeProto]) -> list[UnsupportedItem]:
         """Sequence-, Optional- and Map-typed loop-carried values (not supported yet)."""
@@ -269,53 +254,3 @@ class LoopBody:
         body.ir_version = model.ir_version
         body.functions.extend(model.functions)
         return body
-
-    def spec(
-        self,
-        parameter_index: dict[str, int],
-        trip_count_source: str,
-        trip_count: int | None,
-        slice_axes: list[int],
-        stacked_axes: list[int],
-    ) -> LoopSpec:
-        """The LoopSpec, given where each body input landed among the Parameters and the
-        normalised axes of the sliced inputs and stacked outputs.
-
-        Captures without a Parameter (constants moved into the body) and sliced inputs the body
-        does not read are not inputs. Body Results keep the body's output order.
-        """
-        merged = [
-            MergedInput(2 + i, parameter_index[name], out)
-            for i, (name, out) in enumerate(zip(self.carried_inputs, self.carried_outputs))
-        ]
-        port = 2 + len(merged)
-        kept = [name for name in self.captures if name in parameter_index]
-        invariant = [InvariantInput(port + i, parameter_index[name]) for i, name in enumerate(kept)]
-        port += len(invariant)
-        sliced = []
-        for entry, axis in zip(self.sliced, slice_axes):
-            if entry.body_input not in parameter_index:  # unread: the trip count is outside
-                continue
-            direction = dict(start=-1, stride=-1, end=0) if entry.reverse else {}
-            sliced.append(
-                SlicedInput(
-                    port + len(sliced), parameter_index[entry.body_input], axis=axis, **direction
-                )
-            )
-        last_values = [LastValueOutput(i, out) for i, out in enumerate(self.carried_outputs)]
-        concatenated = [
-            ConcatenatedOutput(len(last_values) + k, entry.index, axis=axis)
-            for k, (entry, axis) in enumerate(zip(self.stacked_outputs, stacked_axes))
-        ]
-        current = parameter_index[self.iteration_input] if self.reads_iteration_number() else None
-        return LoopSpec(
-            trip_count_source=trip_count_source,
-            trip_count=trip_count if trip_count_source == TRIP_COUNT_CONSTANT else None,
-            sliced_inputs=tuple(sliced),
-            merged_inputs=tuple(merged),
-            invariant_inputs=tuple(invariant),
-            concatenated_outputs=tuple(concatenated),
-            last_value_outputs=tuple(last_values),
-            current_iteration=current,
-            execution_condition=self.condition_output,
-        )

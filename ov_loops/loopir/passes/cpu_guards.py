@@ -1,31 +1,81 @@
-"""Guards for OpenVINO runtime pitfalls around a Loop's trip count and initial condition.
+"""Pass: outputs of a loop that may run zero times are guarded after it.
 
-See ../shared/notes/openvino-loop5.md: the CPU plugin truncates i64 trip counts to i32, crashes or
-returns wrong shapes when a Loop provably runs zero times, and returns a stale concatenated output
-when a run with zero iterations follows a run with some.
+See ../shared/notes/openvino-loop5.md: the CPU plugin returns a stale concatenated output (and
+stale last values) when a run with zero iterations follows a run with some.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import openvino as ov
 import openvino.opset15 as ops
 
-from ov_loops.loopir.trip_count import InitialCondition, TripCount
+from ov_loops import ovgraph
+from ov_loops.loopir.loop import LoopIR
+from ov_loops.loopir.passes.base import LoopPass
+from ov_loops.loopir.steps import AfterLoop
 from ov_loops.ovgraph import dynamic_besides, length
 
 
-def runs_zero(trip: TripCount, condition: InitialCondition) -> ov.Output | None:
-    """A boolean that is true when a runtime trip count or condition stops the loop before its
-    first iteration; None when neither is a runtime value."""
-    checks = []
-    if trip.runtime:
-        checks.append(ops.equal(trip.value, ops.constant(np.int64(0))))
-    if condition.runtime:
-        checks.append(ops.logical_not(condition.value))
-    if not checks:
-        return None
-    return (checks[0] if len(checks) == 1 else ops.logical_or(checks[0], checks[1])).output(0)
+class GuardZeroIterationRuns(LoopPass):
+    """When a runtime trip count or condition may stop the loop before iteration 0, each
+    concatenated output becomes empty and each result with an initial value becomes that value
+    on such a run (`EmptyWhenZeroRuns`, `InitialWhenZeroRuns`)::
+
+        if loop.may_run_zero:
+            concatenated result -> value if ran else empty along its axis
+            result with an initial value -> value if ran else initial
+    """
+
+    name = "guard-zero-iteration-runs"
+
+    def run(self, loop: LoopIR) -> LoopIR:
+        if not loop.may_run_zero:
+            return loop
+        concatenated = {entry.external_port: entry for entry in loop.spec.concatenated_outputs}
+        guarded = []
+        for result in loop.results:
+            entry = concatenated.get(result.port)
+            if entry is not None:
+                shape = result.empty_shape
+                if shape is None:
+                    shape = ovgraph.empty_shape(loop.body_value(entry.body_result), entry.axis)
+                result = result.with_step(EmptyWhenZeroRuns(entry.axis, shape))
+            elif result.initial is not None:
+                result = result.with_step(InitialWhenZeroRuns(result.initial))
+            guarded.append(result)
+        return loop.replace(results=tuple(guarded))
+
+
+@dataclass(frozen=True)
+class EmptyWhenZeroRuns:
+    """See `guard_zero_iterations`."""
+
+    axis: int
+    empty_shape: ov.Output | None
+    phase: ClassVar[int] = 1
+
+    @classmethod
+    def apply_all(cls, items, after: AfterLoop) -> list[ov.Output]:
+        values = [value for value, _ in items]
+        axes = [step.axis for _, step in items]
+        return guard_zero_iterations(values, axes, [s.empty_shape for _, s in items], after.zero)
+
+
+@dataclass(frozen=True)
+class InitialWhenZeroRuns:
+    """See `guard_last_values`."""
+
+    initial: ov.Output
+    phase: ClassVar[int] = 1
+
+    @classmethod
+    def apply_all(cls, items, after: AfterLoop) -> list[ov.Output]:
+        values = [value for value, _ in items]
+        return guard_last_values(values, [step.initial for _, step in items], after.zero)
 
 
 def guard_zero_iterations(

@@ -1,4 +1,5 @@
-"""Body rewrites that keep emitted Loops clear of CPU plugin faults found by differential fuzzing
+"""Pass: computed copies before Concats the CPU plugin would build in place (and the same for
+Loop outputs in the converted model). Faults found by differential fuzzing
 (tests/fuzz/differential.py; the regressions are in tests/test_nested_control_flow.py)."""
 
 from __future__ import annotations
@@ -6,49 +7,18 @@ from __future__ import annotations
 import openvino as ov
 
 from ov_loops import ovgraph
-from ov_loops.errors import ConversionError
-
-
-def refuse_zero_run_reshaped_carry(loop, parameters: list, results: list, merged_inputs) -> None:
-    """Refuse a loop that may run zero times (runtime trip count or condition) and carries a
-    value the body returns with a static or bounded shape other than the one it enters with.
-
-    OpenVINO's CPU plugin (2026.4.1) fails such a Loop, or the zero-iteration guard after it, on
-    a run with zero iterations: "Can not clone with new dims. Descriptor's shape: {4} (or
-    {3 - 5}) is incompatible with provided dimensions: {2}" (OpenVINO's own frontend's IR too).
-    Reshaping the body's Result to a shape computed at run time did not help: the plugin infers
-    the static shape again.
-    """
-    for merged, name in zip(merged_inputs, loop.carried_inputs):
-        declared = parameters[merged.body_parameter].get_partial_shape()
-        produced = results[merged.body_result].get_input_partial_shape(0)
-        if _tighter(produced, declared):
-            raise ConversionError(
-                f"{loop.path}: loop-carried value '{name}' enters with another shape than the "
-                f"{produced} the body returns, and the loop may run zero times: OpenVINO's CPU "
-                "plugin cannot run that (Can not clone with new dims)"
-            )
-
-
-def _tighter(produced: ov.PartialShape, declared: ov.PartialShape) -> bool:
-    """Whether `produced` fixes a rank, or fixes or bounds above a dim, that `declared` leaves
-    open (a dim only bounded below, as a growing value's [1..], runs)."""
-    if produced.rank.is_dynamic:
-        return False
-    if declared.rank.is_dynamic:
-        return True
-    return any(
-        theirs.is_dynamic and mine.get_max_length() not in (-1, theirs.get_max_length())
-        for mine, theirs in zip(produced, declared)
-    )
-
+from ov_loops.loopir.loop import LoopIR
+from ov_loops.loopir.passes.base import LoopPass
 
 VIEWS = {"Reshape", "Squeeze", "Unsqueeze", "Convert"}
 
 
-def copy_invariants_into_concats(parameters: list, invariant: list[int]) -> None:
+class CopyCapturesIntoConcats(LoopPass):
     """Give each invariant body Parameter that reaches a Concat (directly or through views) a
-    computed copy (`ovgraph.copy`) in place of the Parameter for all its readers.
+    computed copy (`ovgraph.copy`) in place of the Parameter for all its readers::
+
+        for input in invariant_inputs:
+            if parameter reaches a Concat: body.uses(parameter) <- copy(parameter)
 
     The CPU plugin (2026.4.1) builds such a Concat in place and copies invariant inputs into
     the body only once; an elementwise op that then updates the Concat's output in place (e.g.
@@ -56,8 +26,14 @@ def copy_invariants_into_concats(parameters: list, invariant: list[int]) -> None
     a stale, summed-into Concat: silently wrong values, and on a run with zero iterations after
     a shape change "Can not clone with new dims". Recomputed each iteration, the copy is fresh.
     """
-    for index in invariant:
-        _copy_if_it_reaches_a_concat(parameters[index].output(0))
+
+    name = "copy-captures-into-concats"
+
+    def run(self, loop: LoopIR) -> LoopIR:
+        parameters = loop.body.get_parameters()
+        for entry in loop.spec.invariant_inputs:
+            _copy_if_it_reaches_a_concat(parameters[entry.body_parameter].output(0))
+        return loop
 
 
 def copy_loop_outputs_into_concats(model: ov.Model) -> None:

@@ -1,0 +1,127 @@
+"""An ONNX loop's layout and converted body -> a LoopIR (Loop-5 ports, outer values, results).
+
+The body keeps the frontend's Parameters and Results; this adds what Loop-5 needs:
+
+    sliced body input        -> Parameter with a length-1 axis at the slicing axis, squeezed
+    stacked body output      -> Result of the value with a length-1 axis at its stacking axis
+    no condition output      -> a Result of constant true (the execution condition)
+    port_map inputs          -> merged (carried) | invariant (captures read) | sliced (read)
+    port_map outputs         -> last value (carried) | concatenated (stacked, axis)
+    iteration number, if read -> current_iteration; condition output -> execution_condition
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import openvino as ov
+import openvino.opset15 as ops
+
+from ov_loops.contract.ports import UNNUMBERED, number_ports
+from ov_loops.contract.spec import (
+    ConcatenatedOutput,
+    InvariantInput,
+    LastValueOutput,
+    MergedInput,
+    SlicedInput,
+)
+from ov_loops.contract.values import tensors
+from ov_loops.frontends.onnx.layout import LoopBody, PlaceholderValues
+from ov_loops.loopir.loop import LoopIR, LoopResult
+from ov_loops.loopir.steps import Reverse
+from ov_loops.loopir.trip_count import InitialCondition, TripCount
+
+
+def onnx_loop_ir(
+    layout: LoopBody,
+    body: ov.Model,
+    values: PlaceholderValues,
+    counts: tuple[TripCount, InitialCondition],
+    slice_axes: list[int],
+    stacked_axes: list[int],
+) -> LoopIR:
+    """The LoopIR of the loop `layout` describes, from its converted `body`, the values
+    arriving at its placeholder, its trip count and initial condition (`counts`) and the
+    normalised axes of its sliced inputs and stacked outputs."""
+    part_axes = {entry.body_input: axis for entry, axis in zip(layout.sliced, slice_axes)}
+    parameters = _with_part_axis(body.get_parameters(), part_axes)
+    index = {name: i for i, p in enumerate(parameters) for name in p.output(0).get_names()}
+    results = list(body.get_results())
+    for entry, axis in zip(layout.stacked_outputs, stacked_axes):
+        value = results[entry.index].input_value(0)
+        results[entry.index] = ops.result(ops.unsqueeze(value, _i64(axis)))
+    condition = layout.condition_output
+    if condition is None:
+        results.append(ops.result(ops.constant(True)))
+        condition = len(results) - 1
+
+    inputs, outer = _inputs(layout, index, values, slice_axes)
+    outputs = [LastValueOutput(UNNUMBERED, out) for out in layout.carried_outputs]
+    outputs += [
+        ConcatenatedOutput(UNNUMBERED, entry.index, axis)
+        for entry, axis in zip(layout.stacked_outputs, stacked_axes)
+    ]
+    carried = len(layout.carried_outputs)
+    trip, start = counts
+    current = index[layout.iteration_input] if layout.reads_iteration_number() else None
+    spec = number_ports(inputs, outputs, trip.source, trip.constant, current, condition)
+    loop_results = [LoopResult(k, initial=value) for k, value in enumerate(values.carried)]
+    loop_results += [
+        LoopResult(carried + k, after=(Reverse(axis),) if entry.reverse else ())
+        for k, (entry, axis) in enumerate(zip(layout.stacked_outputs, stacked_axes))
+    ]
+    return LoopIR(
+        path=layout.path,
+        op=layout.op,
+        spec=spec,
+        body=ov.Model(results, parameters, f"{layout.path}/body"),
+        outer=dict(enumerate(outer, start=2)),
+        trip=trip,
+        start=start,
+        carried=tensors(list(layout.carried_sources)),
+        results=tuple(loop_results),
+    )
+
+
+def _inputs(layout: LoopBody, index: dict[str, int], values: PlaceholderValues, slice_axes):
+    """The port_map inputs in port order, and the outer value of each: merged (carried),
+    invariant (captures the body reads), sliced (parts the body reads)."""
+    inputs, outer = [], []
+    for name, out, value in zip(layout.carried_inputs, layout.carried_outputs, values.carried):
+        inputs.append(MergedInput(UNNUMBERED, index[name], out))
+        outer.append(value)
+    for name, value in zip(layout.captures, values.captures):
+        if name in index:  # the frontend drops captures the body does not read
+            inputs.append(InvariantInput(UNNUMBERED, index[name]))
+            outer.append(value)
+    for entry, axis, value in zip(layout.sliced, slice_axes, values.sliced):
+        if entry.body_input in index:  # unread: the trip count is outside
+            direction = dict(start=-1, stride=-1, end=0) if entry.reverse else {}
+            inputs.append(SlicedInput(UNNUMBERED, index[entry.body_input], axis, **direction))
+            outer.append(value)
+    return inputs, outer
+
+
+def _i64(*values: int) -> ov.Output:
+    return ops.constant(np.array(values, np.int64)).output(0)
+
+
+def _with_part_axis(parameters, part_axes: dict[str, int]) -> list:
+    """The Parameters, each named in `part_axes` (a sliced part) replaced by one with a length-1
+    axis there, squeezed away for its readers."""
+    kept = []
+    for parameter in parameters:
+        names = parameter.output(0).get_names() & part_axes.keys()
+        if not names:
+            kept.append(parameter)
+            continue
+        axis = part_axes[next(iter(names))]
+        shape = parameter.get_partial_shape()
+        if shape.rank.is_static:
+            dims = list(shape)
+            shape = ov.PartialShape([*dims[:axis], 1, *dims[axis:]])
+        part = ops.parameter(shape, parameter.get_element_type())
+        part.output(0).set_names(parameter.output(0).get_names())
+        squeezed = ops.squeeze(part, _i64(axis))
+        parameter.output(0).replace(squeezed.output(0))
+        kept.append(part)
+    return kept

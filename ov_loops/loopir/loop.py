@@ -1,0 +1,119 @@
+"""LoopIR: one loop between its frontend and its lowering.
+
+A frontend (ONNX Loop, Scan-9+, the Scan-8 batch loop, the Theano-style builder) builds a LoopIR
+whose body is already in Loop-5 form (sliced parts keep their length-1 axis, per-iteration
+values of concatenated outputs have it, an execution-condition Result exists); passes
+(loopir/passes) take and return LoopIRs; a lowering (lower/) turns one into graph values.
+After a LoopIR exists nothing reads ONNX protos or builder internals.
+
+The body `ov.Model` is owned by the newest LoopIR: a pass may rewrite its graph in place and
+returns the LoopIR that describes it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import openvino as ov
+
+from ov_loops.contract import ports
+from ov_loops.contract.spec import TRIP_COUNT_CONSTANT, LoopSpec, SpecError
+from ov_loops.contract.values import CarriedValue
+from ov_loops.loopir.steps import Step
+from ov_loops.loopir.trip_count import InitialCondition, TripCount
+
+
+@dataclass(frozen=True)
+class LoopResult:
+    """One value the loop gives its graph: Loop-5 output `port`, then the post-loop `after`
+    steps in order. `initial` is its value when the loop runs zero times, if that is an outer
+    value (a carried value's initial value); `empty_shape` the shape of a concatenated output
+    after zero iterations, when the frontend knows it better than the body's static dims."""
+
+    port: int
+    initial: ov.Output | None = None
+    empty_shape: ov.Output | None = None
+    after: tuple[Step, ...] = ()
+
+    def with_step(self, step: Step) -> LoopResult:
+        """This result with `step` among its post-loop steps, in the steps' phase order."""
+        steps = sorted((*self.after, step), key=lambda existing: existing.phase)
+        return dataclasses.replace(self, after=tuple(steps))
+
+
+@dataclass(frozen=True)
+class LoopIR:
+    """A loop: node path, op, LoopSpec, body, the outer value of every port_map input (by
+    external port), trip count and initial condition, logical carried values, and the values it
+    gives its graph (in the frontend's output order)."""
+
+    path: str
+    op: str
+    spec: LoopSpec
+    body: ov.Model
+    outer: Mapping[int, ov.Output]
+    trip: TripCount
+    start: InitialCondition
+    carried: tuple[CarriedValue, ...]
+    results: tuple[LoopResult, ...]
+
+    @property
+    def may_run_zero(self) -> bool:
+        """Whether a runtime trip count or initial condition may stop it before iteration 0."""
+        return self.trip.runtime or self.start.runtime
+
+    @property
+    def runs_zero_times(self) -> bool:
+        """Whether it provably runs no iteration (a constant trip count 0 or a false start)."""
+        return self.trip.proven_zero or self.start.constant is False
+
+    def body_value(self, result: int) -> ov.Output:
+        """The value body Result `result` returns."""
+        return self.body.get_results()[result].input_value(0)
+
+    def check(self) -> None:
+        """Raise SpecError unless: the spec holds for this body (LoopSpec.check, with an
+        execution condition); every port_map input has an outer value and nothing else does;
+        every result reads an output port; carried values name existing merged inputs; the
+        spec's constant trip count is the trip count's."""
+        spec = self.spec
+        spec.check(len(self.body.get_parameters()), len(self.body.get_results()), True)
+        problems = []
+        ports_in = {entry.external_port for entry in spec.inputs()}
+        if set(self.outer) != ports_in:
+            problems.append(f"outer values for ports {sorted(self.outer)}, inputs {ports_in}")
+        outputs = len(spec.outputs())
+        if any(not 0 <= result.port < outputs for result in self.results):
+            problems.append(f"a result reads a port outside 0..{outputs - 1}")
+        used = [index for value in self.carried for index in value.merged]
+        if any(not 0 <= index < len(spec.merged_inputs) for index in used):
+            problems.append(f"carried values name merged inputs {used}")
+        constant = self.trip.constant if spec.trip_count_source == TRIP_COUNT_CONSTANT else None
+        if spec.trip_count != constant:
+            problems.append(f"spec trip count {spec.trip_count}, trip count {self.trip.constant}")
+        if problems:
+            raise SpecError(f"{self.path}: LoopIR: " + "; ".join(problems))
+
+    def replace(self, **changes) -> LoopIR:
+        """A copy with `changes` (dataclasses.replace)."""
+        return dataclasses.replace(self, **changes)
+
+    def with_body(self, results: list, parameters: list, spec: LoopSpec | None = None) -> LoopIR:
+        """This loop with a body made of `results` and `parameters` (and `spec`, if given)."""
+        body = ov.Model(results, parameters, self.body.get_friendly_name())
+        return self.replace(body=body, spec=spec or self.spec)
+
+    def without_parameters(self, dropped: set[int]) -> LoopIR:
+        """This loop after the body Parameters at `dropped` lost their uses: they and the inputs
+        feeding them are removed, ports renumbered, outer values moved with their inputs."""
+        parameters = self.body.get_parameters()
+        spec = ports.without_parameters(self.spec, dropped)
+        by_parameter = {e.body_parameter: self.outer[e.external_port] for e in self.spec.inputs()}
+        kept = [index for index in range(len(parameters)) if index not in dropped]
+        outer = {
+            entry.external_port: by_parameter[kept[entry.body_parameter]] for entry in spec.inputs()
+        }
+        body = self.with_body(list(self.body.get_results()), [parameters[i] for i in kept], spec)
+        return body.replace(outer=outer)

@@ -1,0 +1,38 @@
+"""The pass protocol: a named transformation of one LoopIR.
+
+    after = pass_(before)  ==  requires(before); after = run(before); ensures(before, after)
+
+`requires` states what the pass needs (by default a LoopIR whose invariants hold), `ensures`
+what it promises (by default the invariants again, `LoopIR.check`). A pass must not change what
+the loop computes: its tests run the loop through the IR reference before and after it.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from ov_loops.loopir.loop import LoopIR
+
+
+class LoopPass:
+    """Base of the LoopIR passes. Subclasses set `name` and implement `run`."""
+
+    name: ClassVar[str] = ""
+
+    def requires(self, loop: LoopIR) -> None:
+        """Raise unless `loop` is a valid input of this pass."""
+        loop.check()
+
+    def run(self, loop: LoopIR) -> LoopIR:
+        """The transformed loop (may rewrite `loop.body` in place)."""
+        raise NotImplementedError
+
+    def ensures(self, before: LoopIR, after: LoopIR) -> None:
+        """Raise unless `after` keeps this pass's promises."""
+        after.check()
+
+    def __call__(self, loop: LoopIR) -> LoopIR:
+        self.requires(loop)
+        after = self.run(loop)
+        self.ensures(loop, after)
+        return after

@@ -1,0 +1,51 @@
+"""The order of the LoopIR passes, stated once, and the target profiles that switch them on.
+
+Order: constants are inlined first (the copies below must not see their Parameters); copies
+inside the body next; then the refusal, which reads the body's final shapes; the zero-iteration
+guards read each concatenated output's per-iteration part, so they come before the parts of
+rank above 12 are flattened.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ov_loops.loopir.loop import LoopIR
+from ov_loops.loopir.passes.back_edges import CopyBackEdges
+from ov_loops.loopir.passes.base import LoopPass
+from ov_loops.loopir.passes.concat_copies import CopyCapturesIntoConcats
+from ov_loops.loopir.passes.constants import InlineConstantCaptures
+from ov_loops.loopir.passes.cpu_guards import GuardZeroIterationRuns
+from ov_loops.loopir.passes.port_rank import FlattenHighRankStacks
+from ov_loops.loopir.passes.zero_run_carry import RefuseZeroRunReshapedCarry
+
+PIPELINE: tuple[type[LoopPass], ...] = (
+    InlineConstantCaptures,
+    CopyCapturesIntoConcats,
+    CopyBackEdges,
+    RefuseZeroRunReshapedCarry,
+    GuardZeroIterationRuns,
+    FlattenHighRankStacks,
+)
+
+
+@dataclass(frozen=True)
+class TargetProfile:
+    """A target's name and the names of the passes it runs (in PIPELINE's order)."""
+
+    name: str
+    passes: frozenset[str]
+
+    def run(self, loop: LoopIR) -> LoopIR:
+        """`loop` after every pass this profile switches on."""
+        for kind in PIPELINE:
+            if kind.name in self.passes:
+                loop = kind()(loop)
+        return loop
+
+
+# OpenVINO's CPU plugin (2026.4.1): every workaround on.
+CPU = TargetProfile("CPU", frozenset(kind.name for kind in PIPELINE))
+# Loop-5 as its spec states it, no workaround: for tests and for plugins without these faults.
+PLAIN = TargetProfile("plain", frozenset())
+PROFILES = {profile.name: profile for profile in (CPU, PLAIN)}

@@ -1,0 +1,79 @@
+"""Post-loop steps: what happens to a Loop-5 output before the graph reads it.
+
+A LoopResult lists its steps in phase order. The lowering applies them phase by phase; within a
+phase the steps of one kind are applied together (`apply_all`), so they may share constants as
+one call. Passes that add steps define them next to themselves (cpu_guards, port_rank); the
+frontends' own step is `Reverse`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING, ClassVar, Protocol
+
+import openvino as ov
+
+from ov_loops import ovgraph
+from ov_loops.loopir.trip_count import InitialCondition, TripCount, runs_zero
+
+if TYPE_CHECKING:
+    from ov_loops.loopir.loop import LoopResult
+
+
+@dataclass
+class AfterLoop:
+    """What post-loop steps may read: the Loop's outputs by port and whether it ran zero times."""
+
+    outputs: list[ov.Output]
+    trip: TripCount
+    start: InitialCondition
+
+    @cached_property
+    def zero(self) -> ov.Output | None:
+        """True when the loop ran no iteration (None when that is not a runtime question)."""
+        return runs_zero(self.trip, self.start)
+
+
+class Step(Protocol):
+    """One post-loop step. `phase` orders steps of a result (lower first)."""
+
+    phase: ClassVar[int]
+
+    @classmethod
+    def apply_all(cls, items: list[tuple[ov.Output, Step]], after: AfterLoop) -> list[ov.Output]:
+        """Apply these steps (all of this class) to their values; return the new values."""
+
+
+@dataclass(frozen=True)
+class Reverse:
+    """Reverse the value along `axis` (a Scan output that prepends: ONNX Scan's direction 1)::
+
+    value = value[::-1] along axis
+    """
+
+    axis: int
+    phase: ClassVar[int] = 2
+
+    @classmethod
+    def apply_all(cls, items, after: AfterLoop) -> list[ov.Output]:
+        return [ovgraph.reverse(value, step.axis) for value, step in items]
+
+
+def apply_steps(results: Sequence[LoopResult], after: AfterLoop) -> list[ov.Output]:
+    """Each result's Loop output after its steps: phase by phase, the steps of one kind in a
+    phase applied together."""
+    values = [after.outputs[result.port] for result in results]
+    phases = sorted({step.phase for result in results for step in result.after})
+    for phase in phases:
+        kinds: dict[type, list[tuple[int, Step]]] = {}
+        for index, result in enumerate(results):
+            for step in result.after:
+                if step.phase == phase:
+                    kinds.setdefault(type(step), []).append((index, step))
+        for kind, members in kinds.items():
+            done = kind.apply_all([(values[index], step) for index, step in members], after)
+            for (index, _), value in zip(members, done):
+                values[index] = value
+    return values

@@ -1,0 +1,32 @@
+"""Choosing a lowering per loop and target."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import openvino as ov
+
+from ov_loops.contract.spec import LoopSpec
+from ov_loops.loopir.loop import LoopIR
+from ov_loops.loopir.passes.pipeline import TargetProfile
+from ov_loops.lower.fold import fold, fold_reason
+from ov_loops.lower.loop5 import lower_to_loop5
+
+
+@dataclass(frozen=True)
+class Lowered:
+    """What a loop became: its values (in result order) and the LoopSpec of the Loop-5 emitted,
+    or why it was folded away."""
+
+    values: list[ov.Output]
+    spec: LoopSpec | None
+    folded: str | None = None
+
+
+def lower(loop: LoopIR, target: TargetProfile) -> Lowered:
+    """Fold a loop that provably runs no iteration; otherwise run the target's passes and
+    emit a Loop-5."""
+    if loop.runs_zero_times:
+        return Lowered(fold(loop), None, f"runs zero times: {fold_reason(loop)}")
+    loop = target.run(loop)
+    return Lowered(lower_to_loop5(loop), loop.spec)
