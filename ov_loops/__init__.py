@@ -1,80 +1,52 @@
 """ov-loops: ONNX models with control flow -> OpenVINO IR in which every Loop and Scan is a
-Loop-5, and a validator for Loop-5 / TensorIterator-1 layers in any IR."""
+Loop-5, and a validator for Loop-5 / TensorIterator-1 layers in any IR.
+
+The names below are resolved on first use (PEP 562), so `import ov_loops` (and the validator,
+`ov_loops.ir`) loads neither onnx, OpenVINO nor numpy until a name that needs them is used.
+"""
 
 from __future__ import annotations
 
-import os
-import tempfile
-from pathlib import Path
+import importlib
 
-import onnx
-import openvino as ov
+# Each public name and the module that defines it.
+_HOMES = {
+    "BuilderError": "ov_loops.builder",
+    "CheckReport": "ov_loops.checking",
+    "Conversion": "ov_loops.conversion.report",
+    "ConversionError": "ov_loops.errors",
+    "ConvertedLoop": "ov_loops.conversion.report",
+    "Finding": "ov_loops.ir.validate",
+    "InputError": "ov_loops.errors",
+    "LoopSpec": "ov_loops.contract.spec",
+    "OvLoopsError": "ov_loops.errors",
+    "Report": "ov_loops.ir.validate",
+    "UnsupportedError": "ov_loops.errors",
+    "check": "ov_loops.checking",
+    "convert": "ov_loops.api",
+    "foldl": "ov_loops.builder",
+    "foldr": "ov_loops.builder",
+    "map": "ov_loops.builder",
+    "reduce": "ov_loops.builder",
+    "scan": "ov_loops.builder",
+    "until": "ov_loops.builder",
+    "save": "ov_loops.api",
+    "translate": "ov_loops.api",
+    "validate": "ov_loops.ir.validate",
+}
 
-from ov_loops.builder import BuilderError, foldl, foldr, map, reduce, scan, until
-from ov_loops.check import CheckReport, check
-from ov_loops.contract.spec import LoopSpec
-from ov_loops.conversion.driver import convert_model
-from ov_loops.conversion.report import Conversion, ConvertedLoop
-from ov_loops.errors import ConversionError, InputError, OvLoopsError, UnsupportedError
-from ov_loops.frontends.onnx.load import load_model
-from ov_loops.ir.validate import Finding, Report, validate
-
-__all__ = [
-    "BuilderError",
-    "CheckReport",
-    "Conversion",
-    "ConversionError",
-    "ConvertedLoop",
-    "Finding",
-    "InputError",
-    "LoopSpec",
-    "OvLoopsError",
-    "Report",
-    "UnsupportedError",
-    "check",
-    "convert",
-    "foldl",
-    "foldr",
-    "map",
-    "reduce",
-    "scan",
-    "until",
-    "save",
-    "translate",
-    "validate",
-]
-
-ModelSource = str | os.PathLike | bytes | onnx.ModelProto
+__all__ = list(_HOMES)
 
 
-def translate(model: ModelSource) -> Conversion:
-    """Convert an ONNX model and report what became of each loop.
-
-    `model` is a path, the bytes of an ONNX file or an `onnx.ModelProto`; loading applies the
-    ONNX passes of `ov_loops.frontends.onnx.rewrites` (sort, check, normalise). Raises `InputError`
-    when it cannot be read, `ConversionError` (or `UnsupportedError`, listing every unsupported
-    op with its node path) when it cannot be converted.
-    """
-    return convert_model(load_model(model))
-
-
-def convert(model: ModelSource) -> ov.Model:
-    """Convert an ONNX model to an `openvino.Model` whose loops are all Loop-5."""
-    return translate(model).model
+def __getattr__(name: str) -> object:
+    """A public name, imported from its home module the first time it is asked for."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'ov_loops' has no attribute '{name}'")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
 
 
-def save(model: ov.Model, path: str | os.PathLike, compress_to_fp16: bool = False) -> None:
-    """Write `path` (.xml) and its .bin beside it; on failure nothing is left half-written."""
-    target = Path(path)
-    if target.suffix != ".xml":
-        raise InputError(f"{target}: the output path must end in .xml")
-    if not target.parent.is_dir():
-        raise InputError(f"{target.parent}: no such directory")
-    try:
-        with tempfile.TemporaryDirectory(dir=target.parent, prefix=".ov-loops-") as scratch:
-            scratch_xml = Path(scratch) / target.name
-            ov.save_model(model, str(scratch_xml), compress_to_fp16=compress_to_fp16)
-            os.replace(scratch_xml.with_suffix(".bin"), target.with_suffix(".bin"))
-            os.replace(scratch_xml, target)
-    except OSError as exc:
-        raise InputError(f"{target}: cannot write: {exc.strerror or exc}") from None
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -77,10 +77,10 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _convert(args: argparse.Namespace) -> int:
-    import ov_loops
+    from ov_loops.api import save, translate
 
-    conversion = ov_loops.translate(args.model)
-    ov_loops.save(conversion.model, args.output, compress_to_fp16=args.compress_to_fp16)
+    conversion = translate(args.model)
+    save(conversion.model, args.output, compress_to_fp16=args.compress_to_fp16)
     for loop in conversion.loops:
         print(loop.summary())
     print(f"wrote {args.output} ({len(conversion.loops)} loop(s) translated)")
@@ -104,7 +104,8 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from ov_loops.check import check, parse_shapes
+    from ov_loops.checking import check
+    from ov_loops.checking.inputs import parse_shapes
 
     report = check(
         args.model,

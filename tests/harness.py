@@ -11,8 +11,8 @@ import openvino as ov
 from lxml import etree
 
 import ov_loops
+from ov_loops.checking.device import run
 from ov_loops.ir.reader import loop_spec, loops, read_ir
-from ov_loops.runtime import run
 
 F32 = {"INFERENCE_PRECISION_HINT": "f32"}
 _core = ov.Core()

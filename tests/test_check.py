@@ -16,10 +16,12 @@ import openvino.opset15 as ops
 import pytest
 
 import ov_loops
+import ov_loops.checking.run as check_run
 import ov_loops.lower.loop5 as loop5
-from ov_loops.check import InputSpec, generate_inputs
+from ov_loops.checking.device import available_devices
+from ov_loops.checking.diff import diff
+from ov_loops.checking.inputs import InputSpec, generate_inputs
 from ov_loops.cli import main
-from ov_loops.runtime import available_devices, diff
 from tests import loop_scenarios, scan_scenarios
 from tests.onnx_builders import T, graph, loop_body, model, node, typed
 from tests.test_cli import assert_one_line_error, run_cli
@@ -388,7 +390,7 @@ def test_check_reports_conversion_failures_with_their_exit_code(capsys, tmp_path
     def broken(source):
         raise RuntimeError("boom\nsecond line")
 
-    monkeypatch.setattr(ov_loops, "translate", broken)
+    monkeypatch.setattr(check_run, "translate", broken)
     with pytest.raises(ov_loops.ConversionError, match="cannot convert: RuntimeError: boom second"):
         ov_loops.check(tmp_path / "counters.onnx")
 

@@ -13,7 +13,7 @@ from lxml import etree
 
 import ov_loops
 from ov_loops.ir.rules import RULES, WARNING
-from ov_loops.ir.validate import BIN_CODE
+from ov_loops.ir.validate import BIN_CODE, show
 from tests.test_cli import assert_one_line_error, run_cli
 
 SAMPLES = Path(__file__).resolve().parents[1] / "ir_samples"
@@ -346,30 +346,69 @@ def test_twelve_nested_loops_stacking_scans_are_wr005(tmp_path, depth, warned):
         assert "rank 13" in wr005[0].message and wr005[0].layer_path.count("/") == 0
 
 
-LXML_ONLY = """
-import sys, types
+REFUSE_ONNX_OPENVINO_NUMPY = """
+import sys
 class Refuse:
     def find_spec(self, name, path=None, target=None):
         if name.split(".")[0] in ("openvino", "onnx", "numpy", "onnxruntime"):
-            raise ImportError("blocked " + name)
+            raise ImportError("refused " + name)
 sys.meta_path.insert(0, Refuse())
-package = types.ModuleType("ov_loops")  # the package's __init__ imports openvino; skip it
-package.__path__ = [sys.argv[1]]
-sys.modules["ov_loops"] = package
-from ov_loops.ir.validate import show, validate
-print(len(validate(sys.argv[2]).findings), len(show(sys.argv[2])))
+"""
+VALIDATE_EACH = """
+import json
+import ov_loops
+from ov_loops.ir.validate import show
+print(json.dumps({
+    path: [json.loads(ov_loops.validate(path).to_json()), show(path)] for path in sys.argv[1:]
+}))
+"""
+CLI_MAIN = """
+import runpy
+sys.argv[0] = "ov-loops"
+runpy.run_module("ov_loops", run_name="__main__")
 """
 
 
-def test_validator_imports_and_runs_with_lxml_alone():
-    package = Path(ov_loops.__file__).parent
-    sample = SAMPLES / "invalid" / "PM007.xml"
-    result = subprocess.run(
-        [sys.executable, "-c", LXML_ONLY, str(package), str(sample)],
+def _without_onnx_openvino_numpy(script: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-c", REFUSE_ONNX_OPENVINO_NUMPY + script, *args],
         capture_output=True,
         text=True,
         timeout=120,
     )
+
+
+def test_validator_imports_and_runs_with_lxml_alone(tmp_path):
+    """The bundled samples and a mutated one give the same findings as in this process, with
+    onnx, OpenVINO, numpy and onnxruntime refused by the import system."""
+
+    def drop_invariant(root):
+        _loop(root).find("port_map").remove(
+            _entry(root, lambda e: e.get("external_port_id") == "3")
+        )
+
+    paths = [str(path) for path in sorted(SAMPLES.glob("*/*.xml"))]
+    paths.append(str(_mutated(tmp_path, "unmapped", drop_invariant)))
+    result = _without_onnx_openvino_numpy(VALIDATE_EACH, *paths)
     assert result.returncode == 0, result.stderr
-    findings, shown = map(int, result.stdout.split())
-    assert findings == 1 and shown > 1
+    in_process = {
+        path: [json.loads(ov_loops.validate(path).to_json()), show(path)] for path in paths
+    }
+    assert json.loads(result.stdout) == in_process
+    assert any(finding["code"] == "PM007" for finding in in_process[paths[-1]][0]["findings"])
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["invalid/AX001.xml"],
+        ["valid/nested_loops.xml", "--show"],
+        ["invalid/BE003.xml", "--format", "json"],
+    ],
+)
+def test_cli_validate_runs_with_lxml_alone(args):
+    argv = ["validate", str(SAMPLES / args[0]), *args[1:]]
+    result = _without_onnx_openvino_numpy(CLI_MAIN, *argv)
+    expected = run_cli(*argv)
+    assert (result.returncode, result.stdout) == (expected.returncode, expected.stdout)
+    assert result.stdout and not result.stderr

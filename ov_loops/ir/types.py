@@ -68,6 +68,11 @@ class Value:
         return self.fact or self.annotation
 
 
+def port_precision(element_type: str) -> str:
+    """The precision a `<port>` writes for a `<data element_type>`: f32 -> FP32, i64 -> I64."""
+    return ELEMENT_PRECISIONS.get(element_type, element_type.upper())
+
+
 def _precision(text: str | None) -> str | None:
     return None if text is None else {"BOOLEAN": "BOOL"}.get(text.upper(), text.upper())
 
@@ -98,8 +103,7 @@ def port_type(port: Port | None) -> TensorType | None:
 def layer_output(layer: Layer, port_id: int) -> TensorType | None:
     """What `layer` produces on output `port_id`: a Parameter's or Const's data, else its port."""
     if layer.type in BUILT_FROM_DATA and "element_type" in layer.data:
-        element_type = layer.data["element_type"]
-        precision = ELEMENT_PRECISIONS.get(element_type, element_type.upper())
+        precision = port_precision(layer.data["element_type"])
         return TensorType(precision, parse_shape(layer.data.get("shape")))
     return port_type(layer.outputs.get(port_id))
 

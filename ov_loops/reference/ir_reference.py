@@ -12,8 +12,10 @@ import numpy as np
 
 from ov_loops.errors import ConversionError, OvLoopsError
 from ov_loops.ir.reader import Graph, IRDocument, Layer, loop_spec, read_ir
+from ov_loops.ir.types import port_precision
 from ov_loops.reference.limits import DEFAULT_MAX_ITERATIONS, Budget
 
+# An IR <data element_type>'s numpy type (bf16 is ml_dtypes.bfloat16: see _dtype).
 DTYPES = {
     "f32": np.float32,
     "f16": np.float16,
@@ -28,21 +30,8 @@ DTYPES = {
     "u64": np.uint64,
     "boolean": np.bool_,
 }
-PRECISIONS = {
-    "FP32": np.float32,
-    "FP16": np.float16,
-    "FP64": np.float64,
-    "I8": np.int8,
-    "I16": np.int16,
-    "I32": np.int32,
-    "I64": np.int64,
-    "U8": np.uint8,
-    "U16": np.uint16,
-    "U32": np.uint32,
-    "U64": np.uint64,
-    "BOOL": np.bool_,
-    "BOOLEAN": np.bool_,
-}
+# A <port precision>'s numpy type; "BOOLEAN" is how some producers spell BOOL.
+PRECISIONS = {port_precision(name): dtype for name, dtype in DTYPES.items()} | {"BOOLEAN": np.bool_}
 
 
 def _dtype(name: str):

@@ -4,14 +4,15 @@ Loops run by a reference count against one budget of iterations in total (nested
 included), so nesting cannot multiply the work; every value a reference computes is bounded in
 elements, and so are the outputs loops accumulate across iterations (all running loops
 together). Hitting a bound is a one-line ConversionError naming the loop or node and the bound.
+
+numpy is imported only when a value is measured, so the CLI reads the bounds without it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-
-import numpy as np
+from typing import Any
 
 from ov_loops.errors import ConversionError
 
@@ -49,15 +50,18 @@ class Budget:
                 "(--max-iterations); give inputs that stop them sooner"
             )
 
-    def value(self, where: str, value: np.ndarray) -> None:
-        """Refuse a value of more than `max_value_elements` elements computed by `where`."""
-        size = np.size(value)
+    def value(self, where: str, value: Any) -> int:
+        """The elements of a value computed by `where`; refuses more than `max_value_elements`."""
+        import numpy as np
+
+        size = int(np.size(value))
         if size > self.max_value_elements:
             raise ConversionError(
                 f"{self.reference}: {where} computed a value of {size} elements "
                 f"{list(np.shape(value))}, over the limit of {self.max_value_elements} "
                 "elements per value"
             )
+        return size
 
     @contextmanager
     def accumulating(self, where: str) -> Iterator[_Accumulation]:
@@ -77,11 +81,11 @@ class _Accumulation:
         self.where = where
         self.elements = 0
 
-    def add(self, value: np.ndarray) -> None:
+    def add(self, value: Any) -> None:
         budget = self.budget
-        budget.value(self.where, value)
-        self.elements += np.size(value)
-        budget.live_elements += np.size(value)
+        size = budget.value(self.where, value)
+        self.elements += size
+        budget.live_elements += size
         if budget.live_elements > budget.max_live_elements:
             raise ConversionError(
                 f"{budget.reference}: {self.where}: the outputs accumulated by the running "

@@ -14,9 +14,9 @@ import onnxruntime as ort
 import openvino as ov
 
 import ov_loops
+from ov_loops.checking.device import run
 from ov_loops.errors import ConversionError
 from ov_loops.reference.onnx_reference import run_onnx
-from ov_loops.runtime import run
 from tests.fuzz.differential import ATOL, RTOL
 from tests.fuzz.random_models import RandomModel, random_model
 from tests.harness import F32, assert_close

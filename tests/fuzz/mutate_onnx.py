@@ -226,10 +226,10 @@ def probe(model_path: str, xml: str, work_dir: str) -> None:
 
 
 def _probe_feeds(model_path: str, work: Path) -> dict | None:
-    from ov_loops.check import _onnx_input_specs, generate_inputs
+    from ov_loops.checking.inputs import generate_inputs, onnx_input_specs
 
     try:
-        specs = _onnx_input_specs(onnx.load(model_path, load_external_data=False))
+        specs = onnx_input_specs(onnx.load(model_path, load_external_data=False))
         seed_feeds = _load(work / "feeds.pkl")
         given = {
             s.name: seed_feeds[s.name]
@@ -249,7 +249,7 @@ def _probe_feeds(model_path: str, work: Path) -> dict | None:
 def _probe_openvino(xml: str, feeds: dict, work: Path) -> None:
     import openvino as ov
 
-    from ov_loops.runtime import run as run_compiled
+    from ov_loops.checking.device import run as run_compiled
 
     try:
         compiled = ov.Core().compile_model(xml, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})

@@ -1,4 +1,4 @@
-"""Compile on a device, run, and diff outputs against a reference."""
+"""Compile and run on a device: in this process, or in the device worker (a child process)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import subprocess
 import sys
 import tempfile
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
@@ -97,9 +96,10 @@ def run(compiled: ov.CompiledModel, inputs: dict | list) -> list[np.ndarray]:
 
 
 class DeviceWorker:
-    """Compiles and runs models in a child process (`python -m ov_loops._device_worker`), so a
-    native crash in an OpenVINO plugin is a one-line InputError naming the signal and the stage
-    (compile or inference) instead of the end of this process. The child is started once,
+    """Compiles and runs models in a child process (`python -m
+    ov_loops.checking._device_worker`), so a native crash in an OpenVINO plugin is a one-line
+    InputError naming the signal and the stage (compile or inference) instead of the end of
+    this process. The child is started once,
     reused while it lives, and replaced after a crash; requests are serialised."""
 
     def __init__(self) -> None:
@@ -112,12 +112,12 @@ class DeviceWorker:
         """Start the child if it is not running (returns at once: it imports while we work)."""
         if self._process is not None and self._process.poll() is None:
             return
-        root = str(Path(__file__).resolve().parent.parent)  # this copy of ov_loops
+        root = str(Path(__file__).resolve().parents[2])  # this copy of ov_loops
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as the child)
         self._process = subprocess.Popen(
-            [sys.executable, "-m", "ov_loops._device_worker"],
+            [sys.executable, "-m", "ov_loops.checking._device_worker"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,
@@ -191,60 +191,3 @@ def run_isolated(
     """Compile the IR `xml` on `device` and run it once, in the device worker (see
     `DeviceWorker`); failures and native crashes are one-line InputErrors."""
     return _worker.run(xml, device, precision, feeds)
-
-
-@dataclass(frozen=True)
-class OutputDiff:
-    """One output compared with its reference."""
-
-    name: str
-    shape: tuple[int, ...]
-    dtype: str
-    max_abs_error: float
-    max_rel_error: float
-    mismatches: int
-    note: str = ""
-
-    @property
-    def ok(self) -> bool:
-        return self.mismatches == 0 and not self.note
-
-
-def diff(name: str, expected: np.ndarray, got: np.ndarray, rtol: float, atol: float) -> OutputDiff:
-    """Element-wise comparison: |got - expected| <= atol + rtol * |expected| (NaN equals NaN)."""
-    expected, got = np.asarray(expected), np.asarray(got)
-    if expected.size == 0 and got.size == 0:
-        return OutputDiff(name, got.shape, str(got.dtype), 0.0, 0.0, 0)
-    if expected.shape != got.shape:
-        return OutputDiff(
-            name,
-            got.shape,
-            str(got.dtype),
-            float("inf"),
-            float("inf"),
-            max(expected.size, got.size),
-            f"shape differs from {expected.shape}",
-        )
-    if expected.dtype == np.bool_ or got.dtype == np.bool_:
-        wrong = expected != got
-        return OutputDiff(
-            name,
-            got.shape,
-            str(got.dtype),
-            float(wrong.any()),
-            float(wrong.any()),
-            int(wrong.sum()),
-        )
-    want = np.atleast_1d(expected.astype(np.float64))
-    have = np.atleast_1d(got.astype(np.float64))
-    with np.errstate(all="ignore"):  # infinities and NaNs are compared, not warned about
-        error = np.where(want == have, 0.0, np.abs(have - want))  # equal infinities agree
-        error[np.isnan(want) & np.isnan(have)] = 0.0
-        error[np.isnan(error)] = np.inf  # NaN against a number
-        relative = error / np.maximum(np.abs(want), np.finfo(np.float64).tiny)
-        wrong = ~(error <= atol + rtol * np.where(np.isfinite(want), np.abs(want), 0.0))
-        relative = np.where(error == 0, 0.0, relative)
-    relative[np.isnan(relative)] = np.inf
-    return OutputDiff(
-        name, got.shape, str(got.dtype), float(error.max()), float(relative.max()), int(wrong.sum())
-    )

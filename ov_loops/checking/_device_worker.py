@@ -1,6 +1,7 @@
 """The device worker: a child process that compiles and runs models for `ov_loops.check`, so
 that a native crash inside an OpenVINO plugin (SIGSEGV, SIGFPE, abort) ends the worker, not the
-check (`ov_loops.runtime.DeviceWorker` starts it and turns its death into a one-line error).
+check (`ov_loops.checking.device.DeviceWorker` starts it and turns its death into a one-line
+error).
 
 Protocol, pickled frames: a request on stdin is (IR path, device, precision, feeds); the replies,
 on the worker's original stdout, are ("stage", "compile"), ("stage", "inference"), then
@@ -15,8 +16,8 @@ import pickle
 import sys
 from typing import BinaryIO
 
+from ov_loops.checking.device import compile_model, run
 from ov_loops.errors import OvLoopsError, message_line
-from ov_loops.runtime import compile_model, run
 
 
 def serve(requests: BinaryIO, replies: BinaryIO) -> None:

@@ -1,0 +1,50 @@
+"""The conversion API: `translate` and `convert` an ONNX model, `save` the IR."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import onnx
+import openvino as ov
+
+from ov_loops.conversion.driver import convert_model
+from ov_loops.conversion.report import Conversion
+from ov_loops.errors import InputError
+from ov_loops.frontends.onnx.load import load_model
+
+ModelSource = str | os.PathLike | bytes | onnx.ModelProto
+
+
+def translate(model: ModelSource) -> Conversion:
+    """Convert an ONNX model and report what became of each loop.
+
+    `model` is a path, the bytes of an ONNX file or an `onnx.ModelProto`; loading applies the
+    ONNX passes of `ov_loops.frontends.onnx.rewrites` (sort, check, normalise). Raises `InputError`
+    when it cannot be read, `ConversionError` (or `UnsupportedError`, listing every unsupported
+    op with its node path) when it cannot be converted.
+    """
+    return convert_model(load_model(model))
+
+
+def convert(model: ModelSource) -> ov.Model:
+    """Convert an ONNX model to an `openvino.Model` whose loops are all Loop-5."""
+    return translate(model).model
+
+
+def save(model: ov.Model, path: str | os.PathLike, compress_to_fp16: bool = False) -> None:
+    """Write `path` (.xml) and its .bin beside it; on failure nothing is left half-written."""
+    target = Path(path)
+    if target.suffix != ".xml":
+        raise InputError(f"{target}: the output path must end in .xml")
+    if not target.parent.is_dir():
+        raise InputError(f"{target.parent}: no such directory")
+    try:
+        with tempfile.TemporaryDirectory(dir=target.parent, prefix=".ov-loops-") as scratch:
+            scratch_xml = Path(scratch) / target.name
+            ov.save_model(model, str(scratch_xml), compress_to_fp16=compress_to_fp16)
+            os.replace(scratch_xml.with_suffix(".bin"), target.with_suffix(".bin"))
+            os.replace(scratch_xml, target)
+    except OSError as exc:
+        raise InputError(f"{target}: cannot write: {exc.strerror or exc}") from None
