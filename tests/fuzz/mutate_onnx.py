@@ -32,11 +32,10 @@ PROBE = "import sys; from tests.fuzz.mutate_onnx import probe; probe(*sys.argv[1
 @functools.cache
 def seeds() -> dict[str, tuple[bytes, dict]]:
     """Every Loop and Scan scenario: its serialised model and the feeds of its first run."""
-    from tests.loop_scenarios import SCENARIOS as LOOPS
-    from tests.scan_scenarios import SCENARIOS as SCANS
+    from tests.scenarios import SCENARIOS
 
     built = {}
-    for name, builder in sorted({**LOOPS, **SCANS}.items()):
+    for name, builder in sorted(SCENARIOS.items()):
         model, runs = builder()
         feeds = runs[0][0] if isinstance(runs[0], tuple) else runs[0]
         built[name] = (model.SerializeToString(), feeds)
