@@ -1,4 +1,4 @@
-"""Scenarios are registered where they are defined: all of them, once."""
+"""Scenarios and fuzz mutations are registered where they are defined: all of them, once."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from types import ModuleType
 import pytest
 
 from tests import loop_scenarios, scan_scenarios, scenarios
+from tests.fuzz import ir_mutations, onnx_mutations
 from tests.registry import Registry
 
 
@@ -17,6 +18,15 @@ def _public_functions(module: ModuleType) -> dict[str, Callable]:
         name: function
         for name, function in inspect.getmembers(module, inspect.isfunction)
         if function.__module__ == module.__name__ and not name.startswith("_")
+    }
+
+
+def _mutations(module: ModuleType) -> set[Callable]:
+    """The module's mutations: its public functions that take (mutant, rng)."""
+    return {
+        function
+        for function in _public_functions(module).values()
+        if list(inspect.signature(function).parameters) == ["mutant", "rng"]
     }
 
 
@@ -58,3 +68,16 @@ def test_every_public_function_of_a_scenario_module_is_a_registered_scenario(mod
 
 def test_all_scenarios_are_the_loop_and_scan_scenarios():
     assert list(scenarios.SCENARIOS) == [*loop_scenarios.SCENARIOS, *scan_scenarios.SCENARIOS]
+
+
+def test_every_onnx_mutation_is_registered():
+    assert {function for function, _ in onnx_mutations.MUTATIONS.values()} == _mutations(
+        onnx_mutations
+    )
+    assert len(onnx_mutations.MUTATIONS) == len(_mutations(onnx_mutations))
+
+
+def test_every_ir_mutation_is_registered():
+    registered = [*ir_mutations.TREE_MUTATIONS.values(), *ir_mutations.TEXT_MUTATIONS.values()]
+    assert set(registered) == _mutations(ir_mutations)
+    assert len(registered) == len(_mutations(ir_mutations))
