@@ -12,15 +12,17 @@ from lxml import etree
 
 import ov_loops
 from ov_loops.ir.reader import loop_spec, loops, read_ir
-from ov_loops.runtime import run
+from ov_loops.runtime import core, run
 
-F32 = {"INFERENCE_PRECISION_HINT": "f32"}
-_core = ov.Core()
+F32 = {"INFERENCE_PRECISION_HINT": "f32"}  # the CPU config: this CPU computes in bf16 by default
 
 
-def compile_f32(model: ov.Model) -> ov.CompiledModel:
-    """Compile on CPU with f32 inference precision (this CPU defaults to bf16)."""
-    return _core.compile_model(model, "CPU", F32)
+def compile_f32(model: ov.Model | str | Path) -> ov.CompiledModel:
+    """Compile a model, or the IR at a path, on CPU with f32 inference precision, with the one
+    OpenVINO Core of the process (ov-loops' own)."""
+    if not isinstance(model, ov.Model):
+        model = core().read_model(str(model))
+    return core().compile_model(model, "CPU", F32)
 
 
 def check_ir(xml: Path) -> etree._ElementTree:
@@ -34,7 +36,7 @@ def check_ir(xml: Path) -> etree._ElementTree:
     for entry in tree.iter("input", "output"):
         if entry.getparent() is not None and entry.getparent().tag == "port_map":
             assert int(entry.get("axis", "0")) >= 0, etree.tostring(entry)
-    _core.read_model(str(xml))
+    core().read_model(str(xml))
     return tree
 
 
@@ -53,7 +55,7 @@ def save_and_reload(
         read_back = sorted(repr(loop_spec(document, g, layer)) for _, g, layer in loops(document))
         built = sorted(repr(loop.spec) for loop in conversion.loops if loop.spec is not None)
         assert read_back == built
-    return _core.read_model(str(xml)), tree
+    return core().read_model(str(xml)), tree
 
 
 def assert_close(expected: np.ndarray, got: np.ndarray, what: str, rtol: float, atol: float):

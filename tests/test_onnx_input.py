@@ -329,7 +329,7 @@ def test_external_data_in_bodies_and_constants_resolves_against_the_model(
     out = tmp_path / "o.xml"
     result = run_cli("convert", str(source), "-o", str(out), cwd=elsewhere)
     assert result.returncode == 0, result.stderr
-    compiled = compile_f32(ov.Core().read_model(str(out)))
+    compiled = compile_f32(out)
     got = compiled({"M": np.array(3, np.int64)})[0]
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
 
@@ -394,7 +394,7 @@ def test_external_data_without_the_model_path_is_refused(tmp_path, as_bytes):
     ],
     ids=["string", "bfloat16", "float4e2m1", "float8e4m3fn", "int4", "uint4"],
 )
-def test_unused_input_of_any_element_type_gets_its_parameter(tmp_path, elem_type, element):
+def test_unused_input_of_any_element_type_gets_its_parameter(tmp_path, core, elem_type, element):
     main = graph(
         [node("Relu", ["x"], ["y"])],
         [typed("x", T.FLOAT, [2]), typed("unused", elem_type, [3, None])],
@@ -403,7 +403,7 @@ def test_unused_input_of_any_element_type_gets_its_parameter(tmp_path, elem_type
     out = tmp_path / "o.xml"
     result = run_cli("convert", str(write(tmp_path, model(main, opset=21))), "-o", str(out))
     assert result.returncode == 0, result.stderr
-    parameters = ov.Core().read_model(str(out)).get_parameters()
+    parameters = core.read_model(str(out)).get_parameters()
     assert [p.get_friendly_name() for p in parameters] == ["x", "unused"]
     assert parameters[1].get_element_type() == element
     assert parameters[1].get_partial_shape() == ov.PartialShape([3, -1])

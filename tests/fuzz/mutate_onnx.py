@@ -246,12 +246,11 @@ def _probe_feeds(model_path: str, work: Path) -> dict | None:
 
 
 def _probe_openvino(xml: str, feeds: dict, work: Path) -> None:
-    import openvino as ov
-
     from ov_loops.runtime import run as run_compiled
+    from tests.harness import compile_f32
 
     try:
-        compiled = ov.Core().compile_model(xml, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+        compiled = compile_f32(xml)
     except Exception as exc:
         _stage(work, "compile_failed", str(exc))
         return
