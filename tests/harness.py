@@ -1,7 +1,9 @@
-"""Run converted models on the CPU in f32 and compare them with onnxruntime."""
+"""Run converted models on the CPU in f32 and compare them with onnxruntime; run the CLI."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -119,3 +121,33 @@ def feeds_summary(feeds: dict[str, np.ndarray]) -> str:
         f"{k}={v.tolist() if np.asarray(v).size <= 2 else np.asarray(v).shape}"
         for k, v in feeds.items()
     )
+
+
+# -- the command line ----------------------------------------------------------------------------
+def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """`python -m ov_loops ARGS` in a subprocess (from the directory `cwd`), output as text."""
+    return subprocess.run(
+        [sys.executable, "-m", "ov_loops", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=cwd,
+    )
+
+
+def assert_one_line_error(result: subprocess.CompletedProcess, code: int, *fragments: str):
+    """The command exited `code` with one `ov-loops: error:` line holding every fragment."""
+    assert result.returncode == code, (result.returncode, result.stderr)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("ov-loops: error: "), lines[0]
+    assert "Traceback" not in result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+
+
+def write(tmp_path: Path, made: onnx.ModelProto, name: str = "model.onnx") -> Path:
+    """Save `made` as tmp_path/name; the path."""
+    path = tmp_path / name
+    path.write_bytes(made.SerializeToString())
+    return path

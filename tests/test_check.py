@@ -21,9 +21,9 @@ from ov_loops.check import InputSpec, generate_inputs
 from ov_loops.cli import main
 from ov_loops.runtime import available_devices, diff
 from tests import loop_scenarios, scan_scenarios
+from tests.harness import assert_one_line_error, run_cli
 from tests.onnx_builders import T, graph, loop_body, model, node, typed
 from tests.scenarios import SCENARIOS
-from tests.test_cli import assert_one_line_error, run_cli
 from tests.test_conformance import EXPECTED_FAILURES, LOOP_CASES
 
 

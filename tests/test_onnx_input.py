@@ -5,9 +5,6 @@ graphs."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import numpy as np
 import onnx
 import openvino as ov
@@ -16,22 +13,17 @@ from onnx.external_data_helper import load_external_data_for_tensor, uses_extern
 
 import ov_loops
 from ov_loops.frontends.onnx.placeholders import PLACEHOLDER_DOMAIN
-from tests.harness import assert_matches_onnxruntime, compile_f32, onnxruntime_oracle
+from tests.harness import (
+    assert_matches_onnxruntime,
+    assert_one_line_error,
+    compile_f32,
+    onnxruntime_oracle,
+    run_cli,
+    write,
+)
 from tests.onnx_builders import T, const, graph, loop_body, model, node, typed
-from tests.test_cli import assert_one_line_error, write
 
 RNG = np.random.default_rng(9)
-
-
-def run_cli(*args: str, cwd=None) -> subprocess.CompletedProcess:
-    """`python -m ov_loops` as tests/test_cli.py runs it, from the directory `cwd`."""
-    return subprocess.run(
-        [sys.executable, "-m", "ov_loops", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=cwd,
-    )
 
 
 def assert_refused(tmp_path, source, code: int, *fragments: str) -> None:

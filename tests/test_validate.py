@@ -14,8 +14,7 @@ from lxml import etree
 import ov_loops
 from ov_loops.ir.rules import RULES, WARNING
 from ov_loops.ir.validate import BIN_CODE
-from tests.harness import F32
-from tests.test_cli import assert_one_line_error, run_cli
+from tests.harness import F32, assert_one_line_error, run_cli
 
 SAMPLES = Path(__file__).resolve().parents[1] / "ir_samples"
 INVALID = sorted(path.stem for path in (SAMPLES / "invalid").glob("*.xml"))
