@@ -1,7 +1,9 @@
-"""Run converted models on the CPU in f32 and compare them with onnxruntime."""
+"""Run converted models on the CPU in f32 and compare them with onnxruntime; run the CLI."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -11,16 +13,18 @@ import openvino as ov
 from lxml import etree
 
 import ov_loops
-from ov_loops.checking.device import run
+from ov_loops.checking.device import core, run
 from ov_loops.ir.reader import loop_spec, loops, read_ir
 
-F32 = {"INFERENCE_PRECISION_HINT": "f32"}
-_core = ov.Core()
+F32 = {"INFERENCE_PRECISION_HINT": "f32"}  # the CPU config: this CPU computes in bf16 by default
 
 
-def compile_f32(model: ov.Model) -> ov.CompiledModel:
-    """Compile on CPU with f32 inference precision (this CPU defaults to bf16)."""
-    return _core.compile_model(model, "CPU", F32)
+def compile_f32(model: ov.Model | str | Path) -> ov.CompiledModel:
+    """Compile a model, or the IR at a path, on CPU with f32 inference precision, with the one
+    OpenVINO Core of the process (ov-loops' own)."""
+    if not isinstance(model, ov.Model):
+        model = core().read_model(str(model))
+    return core().compile_model(model, "CPU", F32)
 
 
 def check_ir(xml: Path) -> etree._ElementTree:
@@ -34,7 +38,7 @@ def check_ir(xml: Path) -> etree._ElementTree:
     for entry in tree.iter("input", "output"):
         if entry.getparent() is not None and entry.getparent().tag == "port_map":
             assert int(entry.get("axis", "0")) >= 0, etree.tostring(entry)
-    _core.read_model(str(xml))
+    core().read_model(str(xml))
     return tree
 
 
@@ -53,7 +57,7 @@ def save_and_reload(
         read_back = sorted(repr(loop_spec(document, g, layer)) for _, g, layer in loops(document))
         built = sorted(repr(loop.spec) for loop in conversion.loops if loop.spec is not None)
         assert read_back == built
-    return _core.read_model(str(xml)), tree
+    return core().read_model(str(xml)), tree
 
 
 def assert_close(expected: np.ndarray, got: np.ndarray, what: str, rtol: float, atol: float):
@@ -117,3 +121,33 @@ def feeds_summary(feeds: dict[str, np.ndarray]) -> str:
         f"{k}={v.tolist() if np.asarray(v).size <= 2 else np.asarray(v).shape}"
         for k, v in feeds.items()
     )
+
+
+# -- the command line ----------------------------------------------------------------------------
+def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """`python -m ov_loops ARGS` in a subprocess (from the directory `cwd`), output as text."""
+    return subprocess.run(
+        [sys.executable, "-m", "ov_loops", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=cwd,
+    )
+
+
+def assert_one_line_error(result: subprocess.CompletedProcess, code: int, *fragments: str):
+    """The command exited `code` with one `ov-loops: error:` line holding every fragment."""
+    assert result.returncode == code, (result.returncode, result.stderr)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("ov-loops: error: "), lines[0]
+    assert "Traceback" not in result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+
+
+def write(tmp_path: Path, made: onnx.ModelProto, name: str = "model.onnx") -> Path:
+    """Save `made` as tmp_path/name; the path."""
+    path = tmp_path / name
+    path.write_bytes(made.SerializeToString())
+    return path

@@ -2,6 +2,8 @@
 
 Every builder returns (model, feeds): feeds run in order on one compiled model, with a
 zero-iteration run placed after runs with iterations.
+Each public function is a scenario, registered in SCENARIOS by `@scenario` under its name;
+helpers are private.
 """
 
 from __future__ import annotations
@@ -9,8 +11,11 @@ from __future__ import annotations
 import numpy as np
 
 from tests.onnx_builders import T, const, graph, loop_body, model, node, typed, untyped
+from tests.registry import Registry
 
 I64_MAX = 2**63 - 1
+SCENARIOS: Registry = Registry("Loop scenario")
+scenario = SCENARIOS.register
 
 
 def _accumulate(trip: str, condition: str):
@@ -63,22 +68,62 @@ def _accumulate(trip: str, condition: str):
     return model(main), runs
 
 
+@scenario
 def loop_trip_count_and_condition():
     return _accumulate("M", "c0")
 
 
+@scenario
+def loop_trip_count_and_condition_of_shape_1():
+    """Some producers give M and cond as shape-[1] tensors rather than scalars."""
+    body = graph(
+        [
+            node("Add", ["y_in", "y_in"], ["y_out"]),
+            node("ReduceSum", ["y_out"], ["total"], keepdims=0),
+            node("Less", ["total", "limit"], ["keep"]),
+        ],
+        [typed("i", T.INT64, []), typed("cond_in", T.BOOL, None), typed("y_in", T.FLOAT, [2])],
+        [typed("keep", T.BOOL, []), typed("y_out", T.FLOAT, [2]), typed("y_out", T.FLOAT, [2])],
+        name="body",
+    )
+    main = graph(
+        [node("Loop", ["M", "c0", "y0"], ["y", "ys"], body=body)],
+        [
+            typed("M", T.INT64, [1]),
+            typed("c0", T.BOOL, [1]),
+            typed("y0", T.FLOAT, [2]),
+            typed("limit", T.FLOAT, []),
+        ],
+        [typed("y", T.FLOAT, [2]), typed("ys", T.FLOAT, [None, 2])],
+    )
+    runs = [
+        {
+            "M": np.array([m], np.int64),
+            "c0": np.array([c]),
+            "y0": np.array([1.0, 2.0], np.float32),
+            "limit": np.array(lim, np.float32),
+        }
+        for m, c, lim in [(5, True, 1e9), (9, True, 50.0), (0, True, 1e9), (3, False, 1e9)]
+    ]
+    return model(main), runs
+
+
+@scenario
 def loop_trip_count_only_body_condition_honoured():
     return _accumulate("M", "")
 
 
+@scenario
 def loop_no_trip_count_while():
     return _accumulate("", "c0")
 
 
+@scenario
 def loop_no_trip_count_no_condition():
     return _accumulate("", "")
 
 
+@scenario
 def loop_iteration_number_and_condition_as_data():
     """current_iteration feeds arithmetic; the incoming condition is used as data (Cast)."""
     body = loop_body(
@@ -119,6 +164,75 @@ def loop_iteration_number_and_condition_as_data():
     return model(main), runs
 
 
+@scenario
+def loop_iteration_number_and_condition_declared_shape_1():
+    """An old form: the body declares the iteration number and condition with shape [1], so
+    both are fed as [1] (as onnxruntime does) and the scan outputs stack to (T, 1)."""
+    body = graph(
+        [
+            node("Cast", ["i"], ["fi"], to=T.FLOAT),
+            node("Add", ["acc_in", "fi"], ["acc_out"]),
+            node("Less", ["fi", "stop_at"], ["below"]),
+            node("And", ["below", "cond_in"], ["keep"]),
+            node("Identity", ["i"], ["i_scan"]),
+            node("Identity", ["cond_in"], ["cond_scan"]),
+        ],
+        [typed("i", T.INT64, [1]), typed("cond_in", T.BOOL, [1]), typed("acc_in", T.FLOAT, [1])],
+        [
+            typed("keep", T.BOOL, [1]),
+            typed("acc_out", T.FLOAT, [1]),
+            typed("i_scan", T.INT64, [1]),
+            typed("cond_scan", T.BOOL, [1]),
+        ],
+        name="body",
+    )
+    main = graph(
+        [node("Loop", ["M", "c0", "acc0"], ["acc", "iterations", "conditions"], body=body)],
+        [
+            typed("M", T.INT64, []),
+            typed("c0", T.BOOL, [1]),
+            typed("acc0", T.FLOAT, [1]),
+            typed("stop_at", T.FLOAT, []),
+        ],
+        [
+            typed("acc", T.FLOAT, [1]),
+            typed("iterations", T.INT64, [None, 1]),
+            typed("conditions", T.BOOL, [None, 1]),
+        ],
+    )
+    runs = [
+        {
+            "M": np.array(m, np.int64),
+            "c0": np.array([c]),
+            "acc0": np.array([1.5], np.float32),
+            "stop_at": np.array(stop, np.float32),
+        }
+        for m, c, stop in [(4, True, 100), (6, True, 2), (0, True, 9), (3, False, 9)]
+    ]
+    return model(main), runs
+
+
+@scenario
+def loop_untyped_condition_input_fed_like_the_loop_condition_of_shape_1():
+    """The body declares no type for its condition input, the Loop's condition is [1]: the body
+    receives a [1] condition, as onnxruntime passes it on (found by fuzzing)."""
+    built, runs = loop_iteration_number_and_condition_declared_shape_1()
+    body = next(a.g for a in built.graph.node[0].attribute if a.name == "body")
+    body.input[1].ClearField("type")
+    return built, runs
+
+
+@scenario
+def loop_iteration_number_declared_with_rank_2_fed_as_shape_1():
+    """The body declares its iteration number [?, 3] (any rank but 0): onnxruntime feeds [1]
+    (found by fuzzing)."""
+    built, runs = loop_iteration_number_and_condition_declared_shape_1()
+    body = next(a.g for a in built.graph.node[0].attribute if a.name == "body")
+    body.input[0].CopyFrom(typed("i", T.INT64, [None, 3]))
+    return built, runs
+
+
+@scenario
 def loop_carried_shape_grows():
     """A loop-carried vector grows by one element per iteration; a matrix doubles its rows."""
     body = loop_body(
@@ -153,6 +267,7 @@ def loop_carried_shape_grows():
     return model(main), runs
 
 
+@scenario
 def loop_scan_outputs_scalar_and_matrix():
     """K = 2 scan outputs: a scalar and a 2x3 matrix per iteration, stacked on a new axis 0."""
     body = loop_body(
@@ -186,6 +301,7 @@ def loop_scan_outputs_scalar_and_matrix():
     return model(main), runs
 
 
+@scenario
 def loop_no_scan_outputs():
     """K = 0: only loop-carried values."""
     body = loop_body(
@@ -203,6 +319,7 @@ def loop_no_scan_outputs():
     return model(main), runs
 
 
+@scenario
 def loop_captures_main_graph_and_initializer():
     """The body reads a main-graph input and a main-graph initializer by name."""
     body = loop_body(
@@ -237,6 +354,7 @@ def loop_captures_main_graph_and_initializer():
     return model(main), runs
 
 
+@scenario
 def loop_nested_three_deep_with_captures():
     """Loop in Loop in Loop; inner bodies read the main graph and the enclosing bodies' values."""
     inner = loop_body(
@@ -303,6 +421,7 @@ def loop_nested_three_deep_with_captures():
     return model(main), runs
 
 
+@scenario
 def loop_inside_if_branches():
     """Each If branch holds its own Loop reading a main-graph value."""
 
@@ -356,6 +475,7 @@ def loop_inside_if_branches():
     return model(main), runs
 
 
+@scenario
 def if_inside_loop_body():
     """An If in the body picks add or multiply by the parity of the iteration number."""
     then_branch = graph(
@@ -395,6 +515,7 @@ def if_inside_loop_body():
     return model(main), runs
 
 
+@scenario
 def loop_body_passthrough_outputs():
     """tf2onnx-style: body outputs pass inputs and an initializer straight through."""
     body = loop_body(
@@ -451,7 +572,7 @@ def loop_body_passthrough_outputs():
     return model(main), runs
 
 
-def untyped_body(iteration_and_condition_typed: bool = True):
+def _untyped_body(iteration_and_condition_typed: bool = True):
     """v = v + v; scan out v * i. Carried inputs and all outputs untyped."""
     if iteration_and_condition_typed:  # onnxruntime insists on these two
         first = [typed("it", T.INT64, []), typed("c", T.BOOL, [])]
@@ -470,6 +591,7 @@ def untyped_body(iteration_and_condition_typed: bool = True):
     )
 
 
+@scenario
 def loop_untyped_body_inputs_and_outputs(iteration_and_condition_typed: bool = True):
     """Body inputs and outputs without type information."""
     main = graph(
@@ -478,7 +600,7 @@ def loop_untyped_body_inputs_and_outputs(iteration_and_condition_typed: bool = T
                 "Loop",
                 ["M", "", "v0"],
                 ["v", "scans"],
-                body=untyped_body(iteration_and_condition_typed),
+                body=_untyped_body(iteration_and_condition_typed),
             )
         ],
         [typed("M", T.INT64, []), typed("v0", T.FLOAT, [2, 2])],
@@ -488,11 +610,12 @@ def loop_untyped_body_inputs_and_outputs(iteration_and_condition_typed: bool = T
     return model(main), [{"M": np.array(m, np.int64), "v0": v0} for m in (3, 0, 1)]
 
 
+@scenario
 def loop_untyped_body_in_if_branch_with_runtime_trip_count_and_condition():
     """An untyped body in an If branch, with M of shape [1] and a runtime condition: the
     zero-iteration guard (a VariadicSplit) inside a branch, where zero-iteration runs follow
     runs with iterations."""
-    loop = node("Loop", ["M", "c0", "v0"], ["v", "scans"], body=untyped_body())
+    loop = node("Loop", ["M", "c0", "v0"], ["v", "scans"], body=_untyped_body())
     then_branch = graph([loop], [], [untyped("v"), untyped("scans")], name="then")
     else_branch = graph(
         [node("Identity", ["v0"], ["v_else"]), node("Unsqueeze", ["v0", "axes"], ["scans_else"])],
@@ -527,6 +650,7 @@ def loop_untyped_body_in_if_branch_with_runtime_trip_count_and_condition():
     return model(main), runs
 
 
+@scenario
 def loop_trip_count_int64_max_constant():
     """A constant INT64_MAX trip count means "unbounded": the body condition stops the loop."""
     body = loop_body(
@@ -545,6 +669,7 @@ def loop_trip_count_int64_max_constant():
     return model(main), runs
 
 
+@scenario
 def loop_runtime_trip_count_beyond_int32():
     """Runtime trip counts INT64_MAX and 2**32+3 must not be truncated to i32 (0 or 3 runs)."""
     loop_model, _ = loop_trip_count_and_condition()
@@ -560,105 +685,6 @@ def loop_runtime_trip_count_beyond_int32():
             }
         )
     return loop_model, runs
-
-
-def loop_trip_count_and_condition_of_shape_1():
-    """Some producers give M and cond as shape-[1] tensors rather than scalars."""
-    body = graph(
-        [
-            node("Add", ["y_in", "y_in"], ["y_out"]),
-            node("ReduceSum", ["y_out"], ["total"], keepdims=0),
-            node("Less", ["total", "limit"], ["keep"]),
-        ],
-        [typed("i", T.INT64, []), typed("cond_in", T.BOOL, None), typed("y_in", T.FLOAT, [2])],
-        [typed("keep", T.BOOL, []), typed("y_out", T.FLOAT, [2]), typed("y_out", T.FLOAT, [2])],
-        name="body",
-    )
-    main = graph(
-        [node("Loop", ["M", "c0", "y0"], ["y", "ys"], body=body)],
-        [
-            typed("M", T.INT64, [1]),
-            typed("c0", T.BOOL, [1]),
-            typed("y0", T.FLOAT, [2]),
-            typed("limit", T.FLOAT, []),
-        ],
-        [typed("y", T.FLOAT, [2]), typed("ys", T.FLOAT, [None, 2])],
-    )
-    runs = [
-        {
-            "M": np.array([m], np.int64),
-            "c0": np.array([c]),
-            "y0": np.array([1.0, 2.0], np.float32),
-            "limit": np.array(lim, np.float32),
-        }
-        for m, c, lim in [(5, True, 1e9), (9, True, 50.0), (0, True, 1e9), (3, False, 1e9)]
-    ]
-    return model(main), runs
-
-
-def loop_iteration_number_and_condition_declared_shape_1():
-    """An old form: the body declares the iteration number and condition with shape [1], so
-    both are fed as [1] (as onnxruntime does) and the scan outputs stack to (T, 1)."""
-    body = graph(
-        [
-            node("Cast", ["i"], ["fi"], to=T.FLOAT),
-            node("Add", ["acc_in", "fi"], ["acc_out"]),
-            node("Less", ["fi", "stop_at"], ["below"]),
-            node("And", ["below", "cond_in"], ["keep"]),
-            node("Identity", ["i"], ["i_scan"]),
-            node("Identity", ["cond_in"], ["cond_scan"]),
-        ],
-        [typed("i", T.INT64, [1]), typed("cond_in", T.BOOL, [1]), typed("acc_in", T.FLOAT, [1])],
-        [
-            typed("keep", T.BOOL, [1]),
-            typed("acc_out", T.FLOAT, [1]),
-            typed("i_scan", T.INT64, [1]),
-            typed("cond_scan", T.BOOL, [1]),
-        ],
-        name="body",
-    )
-    main = graph(
-        [node("Loop", ["M", "c0", "acc0"], ["acc", "iterations", "conditions"], body=body)],
-        [
-            typed("M", T.INT64, []),
-            typed("c0", T.BOOL, [1]),
-            typed("acc0", T.FLOAT, [1]),
-            typed("stop_at", T.FLOAT, []),
-        ],
-        [
-            typed("acc", T.FLOAT, [1]),
-            typed("iterations", T.INT64, [None, 1]),
-            typed("conditions", T.BOOL, [None, 1]),
-        ],
-    )
-    runs = [
-        {
-            "M": np.array(m, np.int64),
-            "c0": np.array([c]),
-            "acc0": np.array([1.5], np.float32),
-            "stop_at": np.array(stop, np.float32),
-        }
-        for m, c, stop in [(4, True, 100), (6, True, 2), (0, True, 9), (3, False, 9)]
-    ]
-    return model(main), runs
-
-
-def loop_untyped_condition_input_fed_like_the_loop_condition_of_shape_1():
-    """The body declares no type for its condition input, the Loop's condition is [1]: the body
-    receives a [1] condition, as onnxruntime passes it on (found by fuzzing)."""
-    built, runs = loop_iteration_number_and_condition_declared_shape_1()
-    body = next(a.g for a in built.graph.node[0].attribute if a.name == "body")
-    body.input[1].ClearField("type")
-    return built, runs
-
-
-def loop_iteration_number_declared_with_rank_2_fed_as_shape_1():
-    """The body declares its iteration number [?, 3] (any rank but 0): onnxruntime feeds [1]
-    (found by fuzzing)."""
-    built, runs = loop_iteration_number_and_condition_declared_shape_1()
-    body = next(a.g for a in built.graph.node[0].attribute if a.name == "body")
-    body.input[0].CopyFrom(typed("i", T.INT64, [None, 3]))
-    return built, runs
 
 
 def _folded(trip_value, condition_value):
@@ -677,14 +703,17 @@ def _folded(trip_value, condition_value):
     return model(main), [{"y0": np.array([1.0, 2.0, 3.0], np.float32)}]
 
 
+@scenario
 def loop_constant_zero_trip_count_folded():
     return _folded(0, True)
 
 
+@scenario
 def loop_constant_false_condition_folded():
     return _folded(5, False)
 
 
+@scenario
 def loop_reads_capture_at_iteration_number():
     """x_t = Gather(X, i) on a captured X becomes a sliced input; Gathers on axis 1 or at another
     index stay as they are. A while loop: it stops after the last row or at `limit`; with M
@@ -738,6 +767,7 @@ def loop_reads_capture_at_iteration_number():
     return model(main), runs
 
 
+@scenario
 def loop_reads_capture_at_iteration_number_of_shape_1():
     """Gather(X, i) with i declared [1] keeps a length-1 axis (rows stack to (T, 1, 3)), so it
     is not turned into a sliced input as a Gather at a scalar iteration number is."""
@@ -773,6 +803,7 @@ def loop_reads_capture_at_iteration_number_of_shape_1():
     return model(main), runs
 
 
+@scenario
 def loop_carried_value_is_the_current_slice():
     """carried <- Gather(X, i) (a sliced input, so a view of the slice); the scan output reads
     the previous row. Exercises the copy ov-loops puts on such back edges."""
@@ -800,36 +831,3 @@ def loop_carried_value_is_the_current_slice():
         for t in (5, 0, 2)
     ]
     return model(main), runs
-
-
-SCENARIOS = {
-    builder.__name__: builder
-    for builder in [
-        loop_trip_count_and_condition,
-        loop_trip_count_and_condition_of_shape_1,
-        loop_trip_count_only_body_condition_honoured,
-        loop_no_trip_count_while,
-        loop_no_trip_count_no_condition,
-        loop_iteration_number_and_condition_as_data,
-        loop_iteration_number_and_condition_declared_shape_1,
-        loop_untyped_condition_input_fed_like_the_loop_condition_of_shape_1,
-        loop_iteration_number_declared_with_rank_2_fed_as_shape_1,
-        loop_carried_shape_grows,
-        loop_scan_outputs_scalar_and_matrix,
-        loop_no_scan_outputs,
-        loop_captures_main_graph_and_initializer,
-        loop_nested_three_deep_with_captures,
-        loop_inside_if_branches,
-        if_inside_loop_body,
-        loop_body_passthrough_outputs,
-        loop_untyped_body_inputs_and_outputs,
-        loop_untyped_body_in_if_branch_with_runtime_trip_count_and_condition,
-        loop_trip_count_int64_max_constant,
-        loop_runtime_trip_count_beyond_int32,
-        loop_constant_zero_trip_count_folded,
-        loop_constant_false_condition_folded,
-        loop_reads_capture_at_iteration_number,
-        loop_reads_capture_at_iteration_number_of_shape_1,
-        loop_carried_value_is_the_current_slice,
-    ]
-}

@@ -2,6 +2,8 @@
 
 Every builder returns (model, feeds): feeds run in order on one compiled model, with
 zero-length sequences placed after runs with iterations.
+Each public function is a scenario, registered in SCENARIOS by `@scenario` under its name;
+helpers are private.
 """
 
 from __future__ import annotations
@@ -10,15 +12,18 @@ import numpy as np
 import onnx
 
 from tests.onnx_builders import T, const, graph, model, node, typed
+from tests.registry import Registry
 
 RNG = np.random.default_rng(11)
+SCENARIOS: Registry = Registry("Scan scenario")
+scenario = SCENARIOS.register
 
 
 def _f32(*shape):
     return RNG.standard_normal(shape).astype(np.float32)
 
 
-def zero_length(feeds, states, empty_outputs):
+def _zero_length(feeds, states, empty_outputs):
     """A run onnxruntime cannot do: a zero-length scan returns its initial states and empty
     scan outputs (of the given shapes)."""
     expected = [feeds[name] for name in states]
@@ -44,6 +49,7 @@ def _running_sum_body(width, extra_nodes=(), element=T.FLOAT):
     )
 
 
+@scenario
 def scan_forward_running_sum():
     """Scan-9+: one state, one scan input on axis 0, one scan output; dynamic length incl. 0."""
     main = graph(
@@ -52,10 +58,11 @@ def scan_forward_running_sum():
         [typed("s", T.FLOAT, [3]), typed("ys", T.FLOAT, ["T", 3])],
     )
     runs = [{"s0": _f32(3), "x": _f32(t, 3)} for t in (5, 1, 7)]
-    runs.insert(1, zero_length({"s0": _f32(3), "x": _f32(0, 3)}, ["s0"], [(0, 3)]))
+    runs.insert(1, _zero_length({"s0": _f32(3), "x": _f32(0, 3)}, ["s0"], [(0, 3)]))
     return model(main), runs
 
 
+@scenario
 def scan_reverse_axis1_prepend():
     """Reverse scan input on axis 1; output prepended, accumulated on axis 1."""
     main = graph(
@@ -75,10 +82,11 @@ def scan_reverse_axis1_prepend():
         [typed("s", T.FLOAT, [3]), typed("ys", T.FLOAT, [3, "T"])],
     )
     runs = [{"s0": _f32(3), "x": _f32(3, t)} for t in (4, 6)]
-    runs.insert(1, zero_length({"s0": _f32(3), "x": _f32(3, 0)}, ["s0"], [(3, 0)]))
+    runs.insert(1, _zero_length({"s0": _f32(3), "x": _f32(3, 0)}, ["s0"], [(3, 0)]))
     return model(main), runs
 
 
+@scenario
 def scan_negative_axes():
     """scan_input_axes=[-1], scan_output_axes=[-1] (normalised; the IR holds no negative axis)."""
     main = graph(
@@ -96,10 +104,11 @@ def scan_negative_axes():
         [typed("s", T.FLOAT, [2]), typed("ys", T.FLOAT, [2, "T"])],
     )
     runs = [{"s0": _f32(2), "x": _f32(2, t)} for t in (3, 5)]
-    runs.insert(1, zero_length({"s0": _f32(2), "x": _f32(2, 0)}, ["s0"], [(2, 0)]))
+    runs.insert(1, _zero_length({"s0": _f32(2), "x": _f32(2, 0)}, ["s0"], [(2, 0)]))
     return model(main), runs
 
 
+@scenario
 def scan_several_inputs_on_different_axes():
     """Two scan inputs (axis 0 and axis 2), two states, three scan outputs on axes 0, 1, -1."""
     body = graph(
@@ -153,10 +162,11 @@ def scan_several_inputs_on_different_axes():
     )
     runs = [{"a0": _f32(2), "b0": _f32(2, 2), "u": _f32(t, 2), "v": _f32(2, 2, t)} for t in (4, 2)]
     empty = {"a0": _f32(2), "b0": _f32(2, 2), "u": _f32(0, 2), "v": _f32(2, 2, 0)}
-    runs.insert(1, zero_length(empty, ["a0", "b0"], [(0, 2), (2, 0, 2), (0,)]))
+    runs.insert(1, _zero_length(empty, ["a0", "b0"], [(0, 2), (2, 0, 2), (0,)]))
     return model(main), runs
 
 
+@scenario
 def scan_bidirectional_same_input_twice():
     """The same tensor scanned forward and backward in one Scan."""
     body = graph(
@@ -193,6 +203,7 @@ def scan_bidirectional_same_input_twice():
     return model(main), runs
 
 
+@scenario
 def scan_reads_enclosing_scope():
     """The body reads a main-graph input and a main-graph initializer (OpenVINO rejects this)."""
     body = graph(
@@ -219,10 +230,11 @@ def scan_reads_enclosing_scope():
     )
     runs = [{"h0": _f32(1, 4), "x": _f32(t, 1, 4), "W": _f32(4, 4) * 0.5} for t in (6, 2)]
     empty = {"h0": _f32(1, 4), "x": _f32(0, 1, 4), "W": _f32(4, 4)}
-    runs.insert(1, zero_length(empty, ["h0"], [(0, 1, 4)]))
+    runs.insert(1, _zero_length(empty, ["h0"], [(0, 1, 4)]))
     return model(main), runs
 
 
+@scenario
 def scan_inside_scan():
     """An outer Scan over rows whose body runs an inner Scan over the row's elements."""
     inner = graph(
@@ -251,12 +263,13 @@ def scan_inside_scan():
     ]
     no_rows = {"t0": np.array(0.5, np.float32), "m": _f32(0, 4), "scale": np.array(2, np.float32)}
     # No row ran, so nothing fixes the row length: its dim is 0 (see ovgraph.empty_dims).
-    runs.insert(1, zero_length(no_rows, ["t0"], [(0, 0)]))
+    runs.insert(1, _zero_length(no_rows, ["t0"], [(0, 0)]))
     empty_rows = dict(no_rows, m=_f32(2, 0))  # two inner scans of length 0
-    runs.insert(2, zero_length(empty_rows, ["t0"], [(2, 0)]))
+    runs.insert(2, _zero_length(empty_rows, ["t0"], [(2, 0)]))
     return model(main), runs
 
 
+@scenario
 def scan_inside_loop_and_loop_inside_scan():
     """A Loop whose body runs a Scan, and a Scan whose body runs a Loop."""
     loop_in_scan = graph(
@@ -309,10 +322,11 @@ def scan_inside_loop_and_loop_inside_scan():
         "x": _f32(0, 2),
         "reps": np.array(1, np.int64),
     }
-    runs.insert(1, zero_length(empty, ["acc0"], [(2,)]))  # two Scans of length 0: sums 0
+    runs.insert(1, _zero_length(empty, ["acc0"], [(2,)]))  # two Scans of length 0: sums 0
     return model(main), runs
 
 
+@scenario
 def if_inside_scan():
     """An If in the Scan body chooses by the sign of the element."""
     then_branch = graph(
@@ -338,7 +352,7 @@ def if_inside_scan():
         [typed("s", T.FLOAT, []), typed("ys", T.FLOAT, ["T"])],
     )
     runs = [{"s0": np.array(1, np.float32), "x": _f32(t)} for t in (6, 3)]
-    runs.insert(1, zero_length({"s0": np.array(1, np.float32), "x": _f32(0)}, ["s0"], [(0,)]))
+    runs.insert(1, _zero_length({"s0": np.array(1, np.float32), "x": _f32(0)}, ["s0"], [(0,)]))
     return model(main), runs
 
 
@@ -373,25 +387,29 @@ def _scan8(with_lengths: bool, directions=None):
         if with_lengths:
             feeds["lens"] = np.array(lens, np.int64).reshape(batch)
         if batch == 0 or steps == 0:  # onnxruntime fails on these
-            feeds = zero_length(feeds, ["s0"], [(batch, steps, 2)])
+            feeds = _zero_length(feeds, ["s0"], [(batch, steps, 2)])
         runs.append(feeds)
     return made, runs
 
 
+@scenario
 def scan8_without_sequence_lens():
     return _scan8(False)
 
 
+@scenario
 def scan8_sequence_lens_variable_lengths():
     """Scan-8 with per-entry lengths: outputs zero-padded, states after each entry's length."""
     return _scan8(True)
 
 
+@scenario
 def scan8_sequence_lens_reverse():
     """Scan-8, reverse direction within each entry's own length."""
     return _scan8(True, directions=[1])
 
 
+@scenario
 def scan_state_is_the_previous_element():
     """state <- x_t (a view of the sliced input); the scan output reads the previous element.
     The CPU plugin wrote the next slice into the shared buffer first (ov-loops copies it)."""
@@ -409,6 +427,7 @@ def scan_state_is_the_previous_element():
     return model(main), [{"s0": _f32(2), "x": _f32(t, 2)} for t in (4, 1, 6)]
 
 
+@scenario
 def scan_swapped_states_and_unread_input():
     """Two states swap each step; the scan input is never read (its Parameter is dropped by
     the frontend, and still drives the trip count)."""
@@ -428,24 +447,3 @@ def scan_swapped_states_and_unread_input():
         [typed("a", T.FLOAT, [2]), typed("b", T.FLOAT, [2]), typed("ys", T.FLOAT, ["T", 2])],
     )
     return model(main), [{"a0": _f32(2), "b0": _f32(2), "x": _f32(t, 2)} for t in (3, 4, 1)]
-
-
-SCENARIOS = {
-    builder.__name__: builder
-    for builder in [
-        scan_forward_running_sum,
-        scan_reverse_axis1_prepend,
-        scan_negative_axes,
-        scan_several_inputs_on_different_axes,
-        scan_bidirectional_same_input_twice,
-        scan_reads_enclosing_scope,
-        scan_inside_scan,
-        scan_inside_loop_and_loop_inside_scan,
-        if_inside_scan,
-        scan8_without_sequence_lens,
-        scan8_sequence_lens_variable_lengths,
-        scan8_sequence_lens_reverse,
-        scan_state_is_the_previous_element,
-        scan_swapped_states_and_unread_input,
-    ]
-}

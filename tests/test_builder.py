@@ -21,7 +21,7 @@ def _run(outputs, parameters, feeds, tmp_path):
     ov_loops.save(made, tmp_path / "built.xml")
     report = ov_loops.validate(tmp_path / "built.xml")
     assert report.loops >= 1 and not report.findings, [f.message for f in report.findings]
-    compiled = compile_f32(ov.Core().read_model(str(tmp_path / "built.xml")))
+    compiled = compile_f32(tmp_path / "built.xml")
     return run(compiled, feeds)
 
 

@@ -23,11 +23,10 @@ from ov_loops.checking.diff import diff
 from ov_loops.checking.inputs import InputSpec, generate_inputs
 from ov_loops.cli import main
 from tests import loop_scenarios, scan_scenarios
+from tests.harness import assert_one_line_error, run_cli
 from tests.onnx_builders import T, graph, loop_body, model, node, typed
-from tests.test_cli import assert_one_line_error, run_cli
+from tests.scenarios import SCENARIOS
 from tests.test_conformance import EXPECTED_FAILURES, LOOP_CASES
-
-SCENARIOS = {**loop_scenarios.SCENARIOS, **scan_scenarios.SCENARIOS}
 
 
 def _first_feeds(runs):

@@ -2,40 +2,16 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import numpy as np
 import onnx
 import pytest
 
+from tests.harness import assert_one_line_error, run_cli, write
 from tests.loop_scenarios import (
     loop_captures_main_graph_and_initializer,
     loop_nested_three_deep_with_captures,
 )
 from tests.onnx_builders import T, const, graph, loop_body, model, node, typed
-
-
-def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "ov_loops", *args], capture_output=True, text=True, timeout=300
-    )
-
-
-def assert_one_line_error(result: subprocess.CompletedProcess, code: int, *fragments: str):
-    assert result.returncode == code, (result.returncode, result.stderr)
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, result.stderr
-    assert lines[0].startswith("ov-loops: error: "), lines[0]
-    assert "Traceback" not in result.stderr
-    for fragment in fragments:
-        assert fragment in lines[0], lines[0]
-
-
-def write(tmp_path, made: onnx.ModelProto, name="model.onnx"):
-    path = tmp_path / name
-    path.write_bytes(made.SerializeToString())
-    return path
 
 
 def test_convert_prints_one_line_per_loop_and_writes_ir(tmp_path):

@@ -8,8 +8,8 @@ import pytest
 
 from ov_loops.conversion.driver import convert_model
 from ov_loops.errors import ConversionError
+from tests.harness import assert_one_line_error, run_cli, write
 from tests.onnx_builders import T, graph, loop_body, model, node, typed
-from tests.test_cli import assert_one_line_error, run_cli, write
 
 
 def _sequence(name: str) -> onnx.ValueInfoProto:

@@ -5,9 +5,6 @@ graphs."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import numpy as np
 import onnx
 import openvino as ov
@@ -16,22 +13,17 @@ from onnx.external_data_helper import load_external_data_for_tensor, uses_extern
 
 import ov_loops
 from ov_loops.frontends.onnx.placeholders import PLACEHOLDER_DOMAIN
-from tests.harness import assert_matches_onnxruntime, compile_f32, onnxruntime_oracle
+from tests.harness import (
+    assert_matches_onnxruntime,
+    assert_one_line_error,
+    compile_f32,
+    onnxruntime_oracle,
+    run_cli,
+    write,
+)
 from tests.onnx_builders import T, const, graph, loop_body, model, node, typed
-from tests.test_cli import assert_one_line_error, write
 
 RNG = np.random.default_rng(9)
-
-
-def run_cli(*args: str, cwd=None) -> subprocess.CompletedProcess:
-    """`python -m ov_loops` as tests/test_cli.py runs it, from the directory `cwd`."""
-    return subprocess.run(
-        [sys.executable, "-m", "ov_loops", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=cwd,
-    )
 
 
 def assert_refused(tmp_path, source, code: int, *fragments: str) -> None:
@@ -329,7 +321,7 @@ def test_external_data_in_bodies_and_constants_resolves_against_the_model(
     out = tmp_path / "o.xml"
     result = run_cli("convert", str(source), "-o", str(out), cwd=elsewhere)
     assert result.returncode == 0, result.stderr
-    compiled = compile_f32(ov.Core().read_model(str(out)))
+    compiled = compile_f32(out)
     got = compiled({"M": np.array(3, np.int64)})[0]
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
 
@@ -394,7 +386,7 @@ def test_external_data_without_the_model_path_is_refused(tmp_path, as_bytes):
     ],
     ids=["string", "bfloat16", "float4e2m1", "float8e4m3fn", "int4", "uint4"],
 )
-def test_unused_input_of_any_element_type_gets_its_parameter(tmp_path, elem_type, element):
+def test_unused_input_of_any_element_type_gets_its_parameter(tmp_path, core, elem_type, element):
     main = graph(
         [node("Relu", ["x"], ["y"])],
         [typed("x", T.FLOAT, [2]), typed("unused", elem_type, [3, None])],
@@ -403,7 +395,7 @@ def test_unused_input_of_any_element_type_gets_its_parameter(tmp_path, elem_type
     out = tmp_path / "o.xml"
     result = run_cli("convert", str(write(tmp_path, model(main, opset=21))), "-o", str(out))
     assert result.returncode == 0, result.stderr
-    parameters = ov.Core().read_model(str(out)).get_parameters()
+    parameters = core.read_model(str(out)).get_parameters()
     assert [p.get_friendly_name() for p in parameters] == ["x", "unused"]
     assert parameters[1].get_element_type() == element
     assert parameters[1].get_partial_shape() == ov.PartialShape([3, -1])

@@ -11,11 +11,10 @@ from onnx.reference import ReferenceEvaluator
 from ov_loops.errors import ConversionError
 from ov_loops.reference.limits import Budget
 from ov_loops.reference.onnx_reference import Trace, run_onnx
-from tests import loop_scenarios, scan_scenarios
+from tests import loop_scenarios
 from tests.harness import assert_close
+from tests.scenarios import SCENARIOS
 from tests.test_conformance import EXPECTED_FAILURES, LOOP_CASES
-
-SCENARIOS = {**loop_scenarios.SCENARIOS, **scan_scenarios.SCENARIOS}
 
 
 def _expected(model, runs):

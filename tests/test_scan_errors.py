@@ -6,9 +6,8 @@ import numpy as np
 import pytest
 
 import ov_loops
-from tests.harness import compile_f32, run
+from tests.harness import assert_one_line_error, compile_f32, run, run_cli, write
 from tests.onnx_builders import T, graph, model, node, typed
-from tests.test_cli import assert_one_line_error, run_cli, write
 
 
 def _two_input_scan(a_shape, b_shape, **attrs):

@@ -14,7 +14,7 @@ from lxml import etree
 import ov_loops
 from ov_loops.ir.rules import RULES, WARNING
 from ov_loops.ir.validate import BIN_CODE, show
-from tests.test_cli import assert_one_line_error, run_cli
+from tests.harness import F32, assert_one_line_error, run_cli
 
 SAMPLES = Path(__file__).resolve().parents[1] / "ir_samples"
 INVALID = sorted(path.stem for path in (SAMPLES / "invalid").glob("*.xml"))
@@ -227,12 +227,13 @@ ANNOTATION_ONLY = {
 }
 
 RUN_IRS = """
-import sys, numpy as np, openvino as ov
+import json, sys, numpy as np, openvino as ov
 core = ov.Core()
-for path in sys.argv[1:]:
+config = json.loads(sys.argv[1])
+for path in sys.argv[2:]:
     try:
         model = core.read_model(path)
-        compiled = core.compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+        compiled = core.compile_model(model, "CPU", config)
         inputs = [np.full(list(p.get_shape()), 0.5, np.float32) for p in model.inputs]
         outputs = [np.asarray(v).ravel().tolist() for v in compiled(inputs).values()]
         print(path, "ran", outputs, flush=True)
@@ -244,7 +245,7 @@ for path in sys.argv[1:]:
 def _run_in_openvino(paths: list[Path]) -> dict[str, str]:
     """Each IR's outputs (as text) or 'refused', compiled and run on CPU in a subprocess."""
     result = subprocess.run(
-        [sys.executable, "-c", RUN_IRS, *map(str, paths)],
+        [sys.executable, "-c", RUN_IRS, json.dumps(F32), *map(str, paths)],
         capture_output=True,
         text=True,
         timeout=600,

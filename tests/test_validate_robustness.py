@@ -18,7 +18,7 @@ from lxml import etree
 import ov_loops
 from ov_loops.errors import InputError
 from ov_loops.ir.validate import show
-from tests.test_cli import assert_one_line_error, run_cli
+from tests.harness import assert_one_line_error, run_cli
 
 SAMPLES = Path(__file__).resolve().parents[1] / "ir_samples"
 VALID = sorted((SAMPLES / "valid").glob("*.xml"))

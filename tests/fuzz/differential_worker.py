@@ -19,9 +19,7 @@ from ov_loops.errors import ConversionError
 from ov_loops.reference.onnx_reference import run_onnx
 from tests.fuzz.differential import ATOL, RTOL
 from tests.fuzz.random_models import RandomModel, random_model
-from tests.harness import F32, assert_close
-
-_core = ov.Core()
+from tests.harness import assert_close, compile_f32
 
 
 def check_seed(seed: int) -> dict:
@@ -53,7 +51,7 @@ def _run_and_compare(made: RandomModel, model: ov.Model) -> tuple[str, str, bool
         if errors:
             return "disagreement", f"validate: {errors[0].text(xml)}", False
         try:
-            compiled = _core.compile_model(_core.read_model(str(xml)), "CPU", F32)
+            compiled = compile_f32(xml)
         except Exception as exc:
             return "crash", f"compile: {_first_line(exc)}", False
     expected_count = len(made.model.graph.output)

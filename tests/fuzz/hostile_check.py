@@ -92,10 +92,10 @@ class _Models:
     first feeds."""
 
     def __init__(self, folder: Path) -> None:
-        from tests import loop_scenarios, scan_scenarios
+        from tests.scenarios import SCENARIOS
 
         self.folder = folder
-        self.builders = {**loop_scenarios.SCENARIOS, **scan_scenarios.SCENARIOS}
+        self.builders = SCENARIOS
         self.names = sorted(self.builders)
         self._saved: dict[str, tuple[Path, Path | None, dict]] = {}
 

@@ -1,8 +1,9 @@
 """Structure-aware mutations of OpenVINO IR XML around Loop-5 and TensorIterator layers.
 
 Each mutation edits an lxml tree in place (or, for the textual ones, the serialised bytes) and
-returns what it did, or raises `NotApplicable`. `LOOP_STRUCTURE` names the mutations that only
-touch loop layers' port maps, back edges and bodies: what `validate` is meant to judge.
+returns what it did, or raises `NotApplicable`; each is registered in TREE_MUTATIONS or
+TEXT_MUTATIONS where it is defined. A mutation that touches more than loop layers' port maps,
+back edges and bodies (what `validate` is meant to judge) sets `IrMutant.loop_only` False.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from lxml import etree
+
+from tests.registry import Registry
 
 GARBAGE = ["-1", "-7", "0", "1", "2", "99", "2147483648", "9223372036854775808", "1e3", "1.5",
            "x", "", " 3", "0x10", "-0", "NaN"]  # fmt: skip
@@ -46,6 +49,11 @@ class IrMutant:
         return self.text
 
 
+Mutation = Callable[[IrMutant, random.Random], str]
+TREE_MUTATIONS: Registry[Mutation] = Registry("IR tree mutation")
+TEXT_MUTATIONS: Registry[Mutation] = Registry("IR text mutation")  # on the serialised bytes
+
+
 def _pick(rng: random.Random, items: list):
     if not items:
         raise NotApplicable
@@ -61,6 +69,7 @@ def _entries(mutant: IrMutant) -> list[etree._Element]:
 
 
 # -- loop structure ------------------------------------------------------------------------------
+@TREE_MUTATIONS.register
 def port_map_entry(mutant: IrMutant, rng: random.Random) -> str:
     entry = _pick(rng, _entries(mutant))
     action = rng.choice(["delete", "duplicate", "swap", "attribute", "attribute", "attribute"])
@@ -94,6 +103,7 @@ def _garble(element, keys: list[str], values: list[str], drop: float, rng) -> st
     return f"{key}={element.get(key)!r}"
 
 
+@TREE_MUTATIONS.register
 def back_edges(mutant: IrMutant, rng: random.Random) -> str:
     edges = [e for b in mutant.tree.iter("back_edges") for e in b]
     action = rng.choice(["delete", "duplicate", "reverse", "garbage", "remove_all"])
@@ -116,6 +126,7 @@ def back_edges(mutant: IrMutant, rng: random.Random) -> str:
     return f"back edge {dict(edge.attrib)} {action}"
 
 
+@TREE_MUTATIONS.register
 def loop_body(mutant: IrMutant, rng: random.Random) -> str:
     layer = _pick(rng, _loops(mutant))
     part = rng.choice(["body", "port_map", "port_map", "body/layers", "body/edges", "back_edges"])
@@ -126,6 +137,7 @@ def loop_body(mutant: IrMutant, rng: random.Random) -> str:
     return f"{layer.get('type')} '{layer.get('name')}' without <{part}>"
 
 
+@TREE_MUTATIONS.register
 def body_parameter(mutant: IrMutant, rng: random.Random) -> str:
     found = [layer.find("body") for layer in _loops(mutant)]
     body = _pick(rng, [b for b in found if b is not None])
@@ -145,6 +157,7 @@ def body_parameter(mutant: IrMutant, rng: random.Random) -> str:
 
 
 # -- anywhere in the IR --------------------------------------------------------------------------
+@TREE_MUTATIONS.register
 def ports(mutant: IrMutant, rng: random.Random) -> str:
     port = _pick(rng, list(mutant.tree.iter("port")))
     action = rng.choice(["no_id", "garbage_id", "dim", "dim", "precision", "drop"])
@@ -164,6 +177,7 @@ def ports(mutant: IrMutant, rng: random.Random) -> str:
     return f"port {dict(port.attrib)} {action}"
 
 
+@TREE_MUTATIONS.register
 def const_data(mutant: IrMutant, rng: random.Random) -> str:
     consts = [e for e in mutant.tree.iter("layer") if e.get("type") == "Const"]
     data = _pick(rng, [c.find("data") for c in consts if c.find("data") is not None])
@@ -173,6 +187,7 @@ def const_data(mutant: IrMutant, rng: random.Random) -> str:
     return f"Const data {_garble(data, keys, values, 0.15, rng)}"
 
 
+@TREE_MUTATIONS.register
 def layers(mutant: IrMutant, rng: random.Random) -> str:
     layer = _pick(rng, list(mutant.tree.iter("layer")))
     action = rng.choice(["type", "version", "id", "delete", "edge"])
@@ -194,6 +209,7 @@ def layers(mutant: IrMutant, rng: random.Random) -> str:
 
 
 # -- textual -------------------------------------------------------------------------------------
+@TEXT_MUTATIONS.register
 def truncate(mutant: IrMutant, rng: random.Random) -> str:
     text = mutant.xml()
     mutant.text = text[: rng.randrange(len(text))]
@@ -201,6 +217,7 @@ def truncate(mutant: IrMutant, rng: random.Random) -> str:
     return f"XML truncated at byte {len(mutant.text)} of {len(text)}"
 
 
+@TEXT_MUTATIONS.register
 def doctype(mutant: IrMutant, rng: random.Random) -> str:
     text = mutant.xml()
     declaration, _, rest = text.partition(b"?>")
@@ -212,22 +229,10 @@ def doctype(mutant: IrMutant, rng: random.Random) -> str:
     return f"DOCTYPE {dtd[:40]!r}"
 
 
+@TEXT_MUTATIONS.register_as("bin")
 def bin_file(mutant: IrMutant, rng: random.Random) -> str:
     if not mutant.bin:
         raise NotApplicable
     mutant.bin = mutant.bin[: rng.randrange(len(mutant.bin))]
     mutant.loop_only = False
     return f".bin truncated to {len(mutant.bin)} bytes"
-
-
-Mutation = Callable[[IrMutant, random.Random], str]
-TREE_MUTATIONS: dict[str, Mutation] = {
-    "port_map_entry": port_map_entry,
-    "back_edges": back_edges,
-    "loop_body": loop_body,
-    "body_parameter": body_parameter,
-    "ports": ports,
-    "const_data": const_data,
-    "layers": layers,
-}
-TEXT_MUTATIONS: dict[str, Mutation] = {"truncate": truncate, "doctype": doctype, "bin": bin_file}

@@ -45,13 +45,12 @@ def seeds() -> dict[str, tuple[bytes, bytes]]:
 
 
 def _converted_scenarios() -> dict[str, tuple[bytes, bytes]]:
-    from tests.loop_scenarios import SCENARIOS as LOOPS
-    from tests.scan_scenarios import SCENARIOS as SCANS
+    from tests.scenarios import SCENARIOS
 
     converted = {}
     with tempfile.TemporaryDirectory(prefix="ov-loops-fuzz-seeds-") as scratch:
         for name in CONVERTED_SCENARIOS:
-            model, _ = {**LOOPS, **SCANS}[name]()
+            model, _ = SCENARIOS[name]()
             onnx_path, xml = Path(scratch) / f"{name}.onnx", Path(scratch) / f"{name}.xml"
             onnx_path.write_bytes(model.SerializeToString())
             if run_cli(["convert", str(onnx_path), "-o", str(xml)]).returncode == 0:

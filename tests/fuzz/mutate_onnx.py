@@ -32,11 +32,10 @@ PROBE = "import sys; from tests.fuzz.mutate_onnx import probe; probe(*sys.argv[1
 @functools.cache
 def seeds() -> dict[str, tuple[bytes, dict]]:
     """Every Loop and Scan scenario: its serialised model and the feeds of its first run."""
-    from tests.loop_scenarios import SCENARIOS as LOOPS
-    from tests.scan_scenarios import SCENARIOS as SCANS
+    from tests.scenarios import SCENARIOS
 
     built = {}
-    for name, builder in sorted({**LOOPS, **SCANS}.items()):
+    for name, builder in sorted(SCENARIOS.items()):
         model, runs = builder()
         feeds = runs[0][0] if isinstance(runs[0], tuple) else runs[0]
         built[name] = (model.SerializeToString(), feeds)
@@ -247,12 +246,11 @@ def _probe_feeds(model_path: str, work: Path) -> dict | None:
 
 
 def _probe_openvino(xml: str, feeds: dict, work: Path) -> None:
-    import openvino as ov
-
     from ov_loops.checking.device import run as run_compiled
+    from tests.harness import compile_f32
 
     try:
-        compiled = ov.Core().compile_model(xml, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+        compiled = compile_f32(xml)
     except Exception as exc:
         _stage(work, "compile_failed", str(exc))
         return

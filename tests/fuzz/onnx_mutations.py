@@ -16,6 +16,7 @@ import onnx
 from onnx import TensorProto, helper
 
 from ov_loops.frontends.onnx.placeholders import PLACEHOLDER_DOMAIN
+from tests.registry import Registry
 
 BAD_UTF8_MARKER = "@@BAD-UTF8@@"  # replaced by invalid UTF-8 bytes after serialisation
 ODD_NAMES = [" ", "a b", "名前", "x" * 3000, "/..", "a:0", "%", "\t", "0", "-", "a\nb", "..\\x"]
@@ -62,6 +63,21 @@ class Mutant:
     feeds: dict = field(default_factory=dict)
 
 
+Mutation = Callable[[Mutant, random.Random], str]
+MUTATIONS: Registry[tuple[Mutation, bool]] = Registry("ONNX mutation")  # (mutation, keeps_valid)
+
+
+def mutation(keeps_valid: bool) -> Callable[[Mutation], Mutation]:
+    """A decorator that registers its mutation in MUTATIONS under the mutation's name;
+    `keeps_valid`: onnxruntime should still run the mutated model."""
+
+    def register(function: Mutation) -> Mutation:
+        MUTATIONS[function.__name__] = (function, keeps_valid)
+        return function
+
+    return register
+
+
 # -- walking a model -----------------------------------------------------------------------------
 def graphs(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
     """`graph` and every subgraph inside it, outermost first."""
@@ -98,6 +114,7 @@ def _values(graph: onnx.GraphProto) -> list[str]:
 
 
 # -- Loop / Scan inputs and outputs --------------------------------------------------------------
+@mutation(keeps_valid=False)
 def loop_inputs(mutant: Mutant, rng: random.Random) -> str:
     node = _pick(rng, loop_nodes(mutant.model))
     inputs = list(node.input)
@@ -125,6 +142,7 @@ def loop_inputs(mutant: Mutant, rng: random.Random) -> str:
     return f"{node.op_type} input {action} at {index}: inputs {inputs}"
 
 
+@mutation(keeps_valid=False)
 def loop_attributes(mutant: Mutant, rng: random.Random) -> str:
     node = _pick(rng, loop_nodes(mutant.model))
     names = [
@@ -156,6 +174,7 @@ def loop_attributes(mutant: Mutant, rng: random.Random) -> str:
 
 
 # -- bodies --------------------------------------------------------------------------------------
+@mutation(keeps_valid=False)
 def body_interface(mutant: Mutant, rng: random.Random) -> str:
     body = _body(_pick(rng, loop_nodes(mutant.model)))
     side = rng.choice(["input", "output"])
@@ -172,6 +191,7 @@ def body_interface(mutant: Mutant, rng: random.Random) -> str:
     return f"body {side} '{copy.name}' duplicated"
 
 
+@mutation(keeps_valid=False)
 def value_type(mutant: Mutant, rng: random.Random) -> str:
     where = rng.choice(["body", "body", "main", "unused main"])
     graph = mutant.model.graph if "main" in where else _pick(rng, bodies(mutant.model))
@@ -191,6 +211,7 @@ def value_type(mutant: Mutant, rng: random.Random) -> str:
     return f"{where} value '{value.name[:20]}' shape {dims}"
 
 
+@mutation(keeps_valid=False)
 def body_nodes(mutant: Mutant, rng: random.Random) -> str:
     body = _pick(rng, bodies(mutant.model))
     action = rng.choice(["remove", "dangling", "unsupported"])
@@ -215,6 +236,7 @@ def body_nodes(mutant: Mutant, rng: random.Random) -> str:
     return f"body node {node.op_type} input {index} renamed to a dangling value"
 
 
+@mutation(keeps_valid=False)
 def nest_loop_in_itself(mutant: Mutant, rng: random.Random) -> str:
     node = _pick(rng, loop_nodes(mutant.model))
     copy = onnx.NodeProto()
@@ -232,6 +254,7 @@ def nest_loop_in_itself(mutant: Mutant, rng: random.Random) -> str:
 
 
 # -- model-wide ----------------------------------------------------------------------------------
+@mutation(keeps_valid=False)
 def opsets(mutant: Mutant, rng: random.Random) -> str:
     model = mutant.model
     action = rng.choice(["version", "version", "duplicate", "remove", "ir_version"])
@@ -249,6 +272,7 @@ def opsets(mutant: Mutant, rng: random.Random) -> str:
     return f"ir_version {model.ir_version}"
 
 
+@mutation(keeps_valid=False)
 def domains(mutant: Mutant, rng: random.Random) -> str:
     nodes = [n for g in graphs(mutant.model.graph) for n in g.node]
     node = _pick(rng, nodes)
@@ -258,6 +282,7 @@ def domains(mutant: Mutant, rng: random.Random) -> str:
     return f"{node.op_type} in domain {node.domain}"
 
 
+@mutation(keeps_valid=True)
 def shuffle_nodes(mutant: Mutant, rng: random.Random) -> str:
     graph = rng.choice(list(graphs(mutant.model.graph)))
     nodes = list(graph.node)
@@ -269,6 +294,7 @@ def shuffle_nodes(mutant: Mutant, rng: random.Random) -> str:
     return f"nodes of graph '{graph.name}' shuffled"
 
 
+@mutation(keeps_valid=True)
 def odd_names(mutant: Mutant, rng: random.Random) -> str:
     model = mutant.model
     if rng.random() < 0.4:
@@ -306,6 +332,7 @@ def _tensors(model: onnx.ModelProto) -> list[onnx.TensorProto]:
     return found
 
 
+@mutation(keeps_valid=True)  # only external data beside the model stays valid
 def initializers(mutant: Mutant, rng: random.Random) -> str:
     inline = [t for t in _tensors(mutant.model) if t.data_location != TensorProto.EXTERNAL]
     tensor = _pick(rng, [t for t in inline if t.dims or t.raw_data])
@@ -350,6 +377,7 @@ def _clear_data(tensor: onnx.TensorProto) -> None:
 
 
 # -- valid variations: the model stays runnable --------------------------------------------------
+@mutation(keeps_valid=True)
 def constant_loop_inputs(mutant: Mutant, rng: random.Random) -> str:
     """A Loop's trip count or condition, or a Scan's state, becomes a constant initializer."""
     node = _pick(rng, [n for n in mutant.model.graph.node if n.op_type in ("Loop", "Scan")])
@@ -377,6 +405,7 @@ def _feed_like(mutant: Mutant, name: str) -> np.ndarray:
     return np.asarray(value)
 
 
+@mutation(keeps_valid=True)
 def retype_floats(mutant: Mutant, rng: random.Random) -> str:
     """Every float32 tensor, value and Cast becomes float16 or float64 (feeds follow)."""
     to = rng.choice([TensorProto.FLOAT16, TensorProto.DOUBLE])
@@ -400,6 +429,7 @@ def retype_floats(mutant: Mutant, rng: random.Random) -> str:
     return f"float32 retyped to {np.dtype(dtype).name}"
 
 
+@mutation(keeps_valid=True)
 def wrap_in_if(mutant: Mutant, rng: random.Random) -> str:
     """A main-graph loop moves into both branches of an If on a constant condition."""
     main = mutant.model.graph
@@ -438,22 +468,3 @@ def _rename_inside(nodes: list[onnx.NodeProto], suffix: str) -> None:
             _rename(graph, name, f"{name}{suffix}")
     del nodes[:]
     nodes.extend(holder.node)
-
-
-Mutation = Callable[[Mutant, random.Random], str]
-MUTATIONS: dict[str, tuple[Mutation, bool]] = {  # name: (mutation, keeps the model valid)
-    "loop_inputs": (loop_inputs, False),
-    "loop_attributes": (loop_attributes, False),
-    "body_interface": (body_interface, False),
-    "value_type": (value_type, False),
-    "body_nodes": (body_nodes, False),
-    "nest_loop_in_itself": (nest_loop_in_itself, False),
-    "opsets": (opsets, False),
-    "domains": (domains, False),
-    "shuffle_nodes": (shuffle_nodes, True),
-    "odd_names": (odd_names, True),
-    "initializers": (initializers, True),  # only external data beside the model stays valid
-    "constant_loop_inputs": (constant_loop_inputs, True),
-    "retype_floats": (retype_floats, True),
-    "wrap_in_if": (wrap_in_if, True),
-}
