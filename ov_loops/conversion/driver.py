@@ -30,7 +30,7 @@ from ov_loops.errors import (
     UnsupportedItem,
     message_line,
 )
-from ov_loops.frontends.onnx import values as typing
+from ov_loops.frontends.onnx import values as types_of
 from ov_loops.frontends.onnx.layout import LoopBody, PlaceholderValues, TensorType, normalize_axis
 from ov_loops.frontends.onnx.loop import OnnxLoop
 from ov_loops.frontends.onnx.loopir import onnx_loop_ir
@@ -39,6 +39,7 @@ from ov_loops.frontends.onnx.placeholders import PLACEHOLDER_DOMAIN, replace_loo
 from ov_loops.frontends.onnx.scan import OnnxScan
 from ov_loops.frontends.onnx.scan8 import batch_loop_ir
 from ov_loops.frontends.onnx.types import known_types
+from ov_loops.frontends.onnx.values import rank
 from ov_loops.loopir import trip_count as trips
 from ov_loops.loopir.loop import LoopIR
 from ov_loops.loopir.passes.concat_copies import copy_loop_outputs_into_concats
@@ -90,7 +91,7 @@ class Converter:
         # and it gained no measurable latency (the CPU plugin does its own clean-up).
         self._frontend.normalize(model)
         copy_loop_outputs_into_concats(model)
-        return Conversion(typing.with_declared_inputs(model, self._model.graph), loops)
+        return Conversion(types_of.with_declared_inputs(model, self._model.graph), loops)
 
     # -- registry ----------------------------------------------------------------------------
     def _registrar(self, parent: int):
@@ -196,7 +197,7 @@ class Converter:
         """The LoopIR of one (unbatched) loop fed `values`, and the reports of its body's loops."""
         self._refuse_strings(layout, values)
         slice_axes = [
-            normalize_axis(entry.axis, typing.rank(value), f"{layout.path}: input '{entry.source}'")
+            normalize_axis(entry.axis, rank(value), f"{layout.path}: input '{entry.source}'")
             for entry, value in zip(layout.sliced, values.sliced)
         ]
         trip = trips.trip_count(
@@ -211,11 +212,10 @@ class Converter:
         results = body.get_results()
         stacked_axes = []
         for entry in layout.stacked_outputs:
-            rank = typing.rank(results[entry.index].input_value(0))
+            value_rank = rank(results[entry.index].input_value(0))
+            stacked_rank = None if value_rank is None else value_rank + 1
             where = f"{layout.path}: output {entry.index}"
-            stacked_axes.append(
-                normalize_axis(entry.axis, None if rank is None else rank + 1, where)
-            )
+            stacked_axes.append(normalize_axis(entry.axis, stacked_rank, where))
         loop = onnx_loop_ir(layout, body, values, (trip, start), slice_axes, stacked_axes)
         return loop, nested
 
@@ -253,17 +253,17 @@ class Converter:
         template = self._template(key)
         declared = {value.name: value for value in template.input}
         carried_types = [
-            typing.tensor_type(value, declared.get(name))
+            types_of.tensor_type(value, declared.get(name))
             for value, name in zip(values.carried, layout.carried_inputs)
         ]
-        capture_types = [typing.tensor_type(value, None) for value in values.captures]
+        capture_types = [types_of.tensor_type(value, None) for value in values.captures]
         slice_types = [
-            typing.tensor_type(value, None).without_axis(axis)
+            types_of.tensor_type(value, None).without_axis(axis)
             for value, axis in zip(values.sliced, slice_axes)
         ]
         condition = values.condition
         condition_shape = (
-            (1,) if condition is not None and typing.shape_of(condition) == (1,) else ()
+            (1,) if condition is not None and types_of.shape_of(condition) == (1,) else ()
         )
         for _ in range(MAX_SHAPE_RELAXATIONS):
             body_proto = layout.body_model(
@@ -277,7 +277,7 @@ class Converter:
                 raise error
             relaxed = _relaxed(layout, carried_types, body)
             if relaxed == carried_types:
-                typing.add_unread_parameters(
+                types_of.add_unread_parameters(
                     body, zip(layout.carried_inputs, values.carried, carried_types)
                 )
                 return body, nested
@@ -288,7 +288,7 @@ class Converter:
 def _relaxed(layout: LoopBody, carried_types: list[TensorType], body: ov.Model) -> list:
     results = body.get_results()
     return [
-        typing.relax(layout.path, entering, results[out].input_value(0))
+        types_of.relax(layout.path, entering, results[out].input_value(0))
         for entering, out in zip(carried_types, layout.carried_outputs)
     ]
 
