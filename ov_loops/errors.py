@@ -53,7 +53,8 @@ class UnsupportedError(ConversionError):
     """Every unsupported op or construct of a model, reported together."""
 
     def __init__(self, items: list[UnsupportedItem]) -> None:
-        self.items = sorted(set(items), key=lambda item: (item.path, item.op))
+        # Sorted in full (not only by path and op): set order would vary between runs.
+        self.items = sorted(set(items), key=lambda item: (item.path, item.op, item.describe()))
         listed = "; ".join(item.describe() for item in self.items)
         noun = "construct" if len(self.items) == 1 else "constructs"
         super().__init__(f"cannot convert {len(self.items)} unsupported {noun}: {listed}")

@@ -7,7 +7,7 @@ import onnx
 import pytest
 
 from ov_loops.conversion.driver import convert_model
-from ov_loops.errors import ConversionError
+from ov_loops.errors import ConversionError, UnsupportedError, UnsupportedItem
 from tests.harness import assert_one_line_error, run_cli, write
 from tests.onnx_builders import T, graph, loop_body, model, node, typed
 
@@ -228,3 +228,12 @@ def test_loop_with_fewer_than_two_inputs_is_refused_by_the_converter():
     main = graph([node("Loop", ["M"], [], body=body, name="short")], [typed("M", T.INT64, [])], [])
     with pytest.raises(ConversionError, match="^main/short: Loop needs inputs M and cond"):
         convert_model(model(main))
+
+
+def test_unsupported_items_of_one_node_are_listed_in_a_fixed_order():
+    """Items at the same path and op are ordered by their description, not by set order."""
+    items = [UnsupportedItem("Loop", "", 16, "main/Loop_0", f"reason {name}") for name in "dbca"]
+    message = str(UnsupportedError(items))
+    assert [message.index(f"reason {name}") for name in "abcd"] == sorted(
+        message.index(f"reason {name}") for name in "abcd"
+    )
