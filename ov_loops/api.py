@@ -13,24 +13,28 @@ from ov_loops.conversion.driver import convert_model
 from ov_loops.conversion.report import Conversion
 from ov_loops.errors import InputError
 from ov_loops.frontends.onnx.load import load_model
+from ov_loops.loopir.passes.levels import check_optimize_level
 
 ModelSource = str | os.PathLike | bytes | onnx.ModelProto
 
 
-def translate(model: ModelSource) -> Conversion:
+def translate(model: ModelSource, optimize: str = "default") -> Conversion:
     """Convert an ONNX model and report what became of each loop.
 
     `model` is a path, the bytes of an ONNX file or an `onnx.ModelProto`; loading applies the
-    ONNX passes of `ov_loops.frontends.onnx.rewrites` (sort, check, normalise). Raises `InputError`
-    when it cannot be read, `ConversionError` (or `UnsupportedError`, listing every unsupported
-    op with its node path) when it cannot be converted.
+    ONNX passes of `ov_loops.frontends.onnx.rewrites` (sort, check, normalise). `optimize` is
+    "none", "default" or "max": which loop optimisations run (see docs/architecture.md). Raises
+    `InputError` when it cannot be read (or `optimize` is unknown), `ConversionError` (or
+    `UnsupportedError`, listing every unsupported op with its node path) when it cannot be
+    converted.
     """
-    return convert_model(load_model(model))
+    check_optimize_level(optimize)
+    return convert_model(load_model(model), optimize=optimize)
 
 
-def convert(model: ModelSource) -> ov.Model:
+def convert(model: ModelSource, optimize: str = "default") -> ov.Model:
     """Convert an ONNX model to an `openvino.Model` whose loops are all Loop-5."""
-    return translate(model).model
+    return translate(model, optimize).model
 
 
 def save(model: ov.Model, path: str | os.PathLike, compress_to_fp16: bool = False) -> None:

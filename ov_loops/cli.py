@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 
 from ov_loops.errors import OvLoopsError
+from ov_loops.loopir.passes.levels import OPTIMIZE_LEVELS
 from ov_loops.reference.limits import DEFAULT_MAX_ITERATIONS
 
 
@@ -29,6 +30,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     convert.add_argument(
         "--compress-to-fp16", action="store_true", help="store f32 weights as f16 in the .bin"
+    )
+    convert.add_argument(
+        "--optimize",
+        choices=OPTIMIZE_LEVELS,
+        default="default",
+        help="loop optimisations: none (workarounds only), default, max (default: default)",
     )
     convert.set_defaults(run=_convert)
 
@@ -79,7 +86,7 @@ def _parser() -> argparse.ArgumentParser:
 def _convert(args: argparse.Namespace) -> int:
     from ov_loops.api import save, translate
 
-    conversion = translate(args.model)
+    conversion = translate(args.model, optimize=args.optimize)
     save(conversion.model, args.output, compress_to_fp16=args.compress_to_fp16)
     for loop in conversion.loops:
         print(loop.summary())

@@ -6,6 +6,7 @@ import numpy as np
 import onnx
 import pytest
 
+import ov_loops
 from tests.harness import assert_one_line_error, run_cli, write
 from tests.loop_scenarios import (
     loop_captures_main_graph_and_initializer,
@@ -45,6 +46,25 @@ def test_convert_reports_counts_of_each_port_kind(tmp_path):
         "main/Loop_0: Loop -> Loop-5; trip count input; inputs: 0 sliced, 1 merged, 1 invariant; "
         "outputs: 1 concatenated, 1 last-value; special ports: execution_condition"
     ) in result.stdout
+
+
+@pytest.mark.parametrize("level", ["none", "default", "max"])
+def test_convert_takes_each_optimize_level(tmp_path, level):
+    made, _ = loop_captures_main_graph_and_initializer()
+    out = tmp_path / "o.xml"
+    result = run_cli("convert", str(write(tmp_path, made)), "-o", str(out), "--optimize", level)
+    assert result.returncode == 0, result.stderr
+    assert "main/Loop_0: Loop -> Loop-5" in result.stdout and out.exists()
+
+
+def test_unknown_optimize_level_is_one_line_exit_2(tmp_path):
+    made, _ = loop_captures_main_graph_and_initializer()
+    out = tmp_path / "o.xml"
+    result = run_cli("convert", str(write(tmp_path, made)), "-o", str(out), "--optimize", "fast")
+    assert_one_line_error(result, 2, "--optimize")
+    assert not out.exists()
+    with pytest.raises(ov_loops.InputError, match="optimize: unknown level 'fast'"):
+        ov_loops.convert(made, optimize="fast")
 
 
 def test_compress_to_fp16_halves_the_weights(tmp_path):

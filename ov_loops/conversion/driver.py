@@ -43,6 +43,7 @@ from ov_loops.frontends.onnx.values import rank
 from ov_loops.loopir import trip_count as trips
 from ov_loops.loopir.loop import LoopIR
 from ov_loops.loopir.passes.concat_copies import copy_loop_outputs_into_concats
+from ov_loops.loopir.passes.levels import check_optimize_level
 from ov_loops.loopir.passes.pipeline import CPU, TargetProfile
 from ov_loops.lower.select import lower
 
@@ -56,9 +57,12 @@ Outcome = list[ConvertedLoop] | OvLoopsError
 class Converter:
     """Converts one ONNX model: the registry of its loops, from placeholder to expansion."""
 
-    def __init__(self, model: onnx.ModelProto, target: TargetProfile = CPU) -> None:
+    def __init__(
+        self, model: onnx.ModelProto, target: TargetProfile = CPU, optimize: str = "default"
+    ) -> None:
         self._model = model
         self._target = target
+        self._optimize = check_optimize_level(optimize)
         self._outer_types = known_types(model)
         self._loops: dict[int, LoopBody] = {}
         self._children: dict[int, list[int]] = {}
@@ -180,7 +184,7 @@ class Converter:
     ) -> tuple[list[ov.Output], list[ConvertedLoop]]:
         """The loop lowered for the target, and its report (then its nested loops' unless it
         was folded away)."""
-        lowered = lower(loop, self._target)
+        lowered = lower(loop, self._target, self._optimize)
         report = ConvertedLoop(
             loop.path,
             loop.op,
@@ -188,6 +192,7 @@ class Converter:
             lowered.folded,
             tuple(layout.node.output),
             tuple(value.name for value in loop.carried),
+            lowered.applied,
         )
         return lowered.values, [report] if lowered.folded else [report, *nested]
 
@@ -293,9 +298,12 @@ def _relaxed(layout: LoopBody, carried_types: list[TensorType], body: ov.Model) 
     ]
 
 
-def convert_model(model: onnx.ModelProto, target: TargetProfile = CPU) -> Conversion:
-    """Convert a loaded, checked ONNX model for `target` (CPU: every CPU-plugin workaround)."""
-    return Converter(model, target).convert()
+def convert_model(
+    model: onnx.ModelProto, target: TargetProfile = CPU, optimize: str = "default"
+) -> Conversion:
+    """Convert a loaded, checked ONNX model for `target` (CPU: every CPU-plugin workaround),
+    optimising loops at level `optimize` (pipeline.OPTIMIZE_LEVELS)."""
+    return Converter(model, target, optimize).convert()
 
 
 def _add_placeholder_opset(model: onnx.ModelProto) -> None:

@@ -14,8 +14,9 @@ class ConvertedLoop:
     """What became of one ONNX loop: its node path and LoopSpec, or why it was folded away.
 
     `outputs` are the ONNX node's output names; `carried` the outer names of its initial
-    loop-carried values, in order (merged input k of the spec carries `carried[k]`); `top_level`
-    says whether the loop sits in the main graph (not in a body).
+    loop-carried values, in order (merged input k of the spec carries `carried[k]`);
+    `optimizations` what the optimising passes did to it; `top_level` says whether the loop sits
+    in the main graph (not in a body).
     """
 
     path: str
@@ -24,6 +25,7 @@ class ConvertedLoop:
     folded: str | None = None
     outputs: tuple[str, ...] = ()
     carried: tuple[str, ...] = ()
+    optimizations: tuple[str, ...] = ()
 
     @property
     def top_level(self) -> bool:
@@ -32,7 +34,8 @@ class ConvertedLoop:
     def summary(self) -> str:
         if self.spec is None:
             return f"{self.path}: {self.op} folded ({self.folded})"
-        return f"{self.path}: {self.op} -> Loop-5; {self.spec.summary()}"
+        done = f"; optimized: {', '.join(self.optimizations)}" if self.optimizations else ""
+        return f"{self.path}: {self.op} -> Loop-5; {self.spec.summary()}{done}"
 
 
 @dataclass

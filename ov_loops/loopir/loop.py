@@ -47,7 +47,8 @@ class LoopResult:
 class LoopIR:
     """A loop: node path, op, LoopSpec, body, the outer value of every port_map input (by
     external port), trip count and initial condition, logical carried values, and the values it
-    gives its graph (in the frontend's output order)."""
+    gives its graph (in the frontend's output order); `applied` says what optimisations did
+    to it, one phrase each ("hoisted 2 MatMul")."""
 
     path: str
     op: str
@@ -58,6 +59,7 @@ class LoopIR:
     start: InitialCondition
     carried: tuple[CarriedValue, ...]
     results: tuple[LoopResult, ...]
+    applied: tuple[str, ...] = ()
 
     @property
     def may_run_zero(self) -> bool:
@@ -95,6 +97,10 @@ class LoopIR:
             problems.append(f"spec trip count {spec.trip_count}, trip count {self.trip.constant}")
         if problems:
             raise SpecError(f"{self.path}: LoopIR: " + "; ".join(problems))
+
+    def noting(self, what: str) -> LoopIR:
+        """This loop with `what` (an optimisation that changed it) among `applied`."""
+        return self.replace(applied=(*self.applied, what))
 
     def replace(self, **changes) -> LoopIR:
         """A copy with `changes` (dataclasses.replace)."""

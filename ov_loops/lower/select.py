@@ -21,12 +21,13 @@ class Lowered:
     values: list[ov.Output]
     spec: LoopSpec | None
     folded: str | None = None
+    applied: tuple[str, ...] = ()
 
 
-def lower(loop: LoopIR, target: TargetProfile) -> Lowered:
-    """Fold a loop that provably runs no iteration; otherwise run the target's passes and
-    emit a Loop-5."""
+def lower(loop: LoopIR, target: TargetProfile, optimize: str = "none") -> Lowered:
+    """Fold a loop that provably runs no iteration; otherwise run the passes of the target at
+    the optimisation level `optimize` and emit a Loop-5."""
     if loop.runs_zero_times:
         return Lowered(fold(loop), None, f"runs zero times: {fold_reason(loop)}")
-    loop = target.run(loop)
-    return Lowered(lower_to_loop5(loop), loop.spec)
+    loop = target.run(loop, optimize)
+    return Lowered(lower_to_loop5(loop), loop.spec, None, loop.applied)

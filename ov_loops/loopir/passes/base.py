@@ -15,9 +15,12 @@ from ov_loops.loopir.loop import LoopIR
 
 
 class LoopPass:
-    """Base of the LoopIR passes. Subclasses set `name` and implement `run`."""
+    """Base of the LoopIR passes. Subclasses set `name` and implement `run`. `level` is the
+    optimisation level from which an optimisation runs ("default" or "max"); None marks a
+    target workaround, which the target's profile switches on."""
 
     name: ClassVar[str] = ""
+    level: ClassVar[str | None] = None
 
     def requires(self, loop: LoopIR) -> None:
         """Raise unless `loop` is a valid input of this pass."""

@@ -16,6 +16,7 @@ from ov_loops.loopir.passes.base import LoopPass
 from ov_loops.loopir.passes.concat_copies import CopyCapturesIntoConcats
 from ov_loops.loopir.passes.constants import InlineConstantCaptures
 from ov_loops.loopir.passes.cpu_guards import GuardZeroIterationRuns
+from ov_loops.loopir.passes.levels import OPTIMIZE_LEVELS
 from ov_loops.loopir.passes.port_rank import FlattenHighRankStacks
 from ov_loops.loopir.passes.zero_run_carry import RefuseZeroRunReshapedCarry
 
@@ -31,21 +32,26 @@ PIPELINE: tuple[type[LoopPass], ...] = (
 
 @dataclass(frozen=True)
 class TargetProfile:
-    """A target's name and the names of the passes it runs (in PIPELINE's order)."""
+    """A target's name and the names of the workaround passes it runs."""
 
     name: str
     passes: frozenset[str]
 
-    def run(self, loop: LoopIR) -> LoopIR:
-        """`loop` after every pass this profile switches on."""
+    def runs(self, kind: type[LoopPass], optimize: str) -> bool:
+        """Whether pass `kind` runs for this target at optimisation level `optimize`."""
+        if kind.level is None:
+            return kind.name in self.passes
+        return OPTIMIZE_LEVELS.index(kind.level) <= OPTIMIZE_LEVELS.index(optimize)
+
+    def run(self, loop: LoopIR, optimize: str = "none") -> LoopIR:
+        """`loop` after every pass that runs (in PIPELINE's order)."""
         for kind in PIPELINE:
-            if kind.name in self.passes:
+            if self.runs(kind, optimize):
                 loop = kind()(loop)
         return loop
 
 
 # OpenVINO's CPU plugin (2026.4.1): every workaround on.
-CPU = TargetProfile("CPU", frozenset(kind.name for kind in PIPELINE))
+CPU = TargetProfile("CPU", frozenset(kind.name for kind in PIPELINE if kind.level is None))
 # Loop-5 as its spec states it, no workaround: for tests and for plugins without these faults.
 PLAIN = TargetProfile("plain", frozenset())
-PROFILES = {profile.name: profile for profile in (CPU, PLAIN)}
