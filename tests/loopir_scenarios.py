@@ -1,0 +1,283 @@
+"""Hand-built LoopIRs, each named for what it exercises: the inputs of the pass tests.
+
+Every builder takes no argument and returns (loop, parameters, feeds): a fresh LoopIR (passes
+may rewrite its body in place, so build one per use), the Parameters of the outer graph its
+outer values come from, and numpy values for them by name. Each is registered in SCENARIOS by
+`@scenario` (variants by `@scenario_as`); `accumulating_loop` is a building block, not a
+scenario.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import openvino as ov
+import openvino.opset15 as ops
+
+from ov_loops.contract.ports import UNNUMBERED, number_ports
+from ov_loops.contract.spec import (
+    ConcatenatedOutput,
+    InvariantInput,
+    LastValueOutput,
+    MergedInput,
+    SlicedInput,
+)
+from ov_loops.contract.values import tensors
+from ov_loops.loopir.loop import LoopIR, LoopResult
+from ov_loops.loopir.steps import Reverse
+from ov_loops.loopir.trip_count import TripCount, initial_condition, trip_count
+from tests.registry import Registry
+
+SCENARIOS: Registry = Registry("LoopIR scenario")
+scenario = SCENARIOS.register
+scenario_as = SCENARIOS.register_as
+
+Scenario = tuple[LoopIR, list[ov.Node], dict[str, np.ndarray]]
+HIGH_RANK = 12  # the rank of the per-iteration value whose stacked part has rank 13
+
+
+def _parameter(name: str, shape, element: ov.Type = ov.Type.f32) -> ov.Node:
+    """A Parameter whose friendly name and tensor name are `name`."""
+    parameter = ops.parameter(ov.PartialShape(shape), element)
+    parameter.set_friendly_name(name)
+    parameter.output(0).set_names({name})
+    return parameter
+
+
+def _i64(*values: int) -> ov.Output:
+    return ops.constant(np.array(values, np.int64)).output(0)
+
+
+def _stacked(value, axis: int = 0) -> ov.Node:
+    """The Result of a per-iteration value with its stacking axis (a concatenated output's part)."""
+    return ops.result(ops.unsqueeze(value, _i64(axis)))
+
+
+def _always() -> ov.Node:
+    return ops.result(ops.constant(True))
+
+
+def _loop(path: str, results, parameters, inputs, outputs, outer, trip, start, **special):
+    """A LoopIR from its body, port_map entries in port order and outer values in that order;
+    its results are the Loop's outputs in port order, carried values start at their outer
+    value (the merged inputs come first in `inputs`)."""
+    body = ov.Model(results, parameters, f"{path}/body")
+    spec = number_ports(inputs, outputs, trip.source, trip.constant, **special)
+    initial = {
+        entry.body_result: value
+        for entry, value in zip(inputs, outer)
+        if isinstance(entry, MergedInput)
+    }
+    loop_results = [
+        LoopResult(port, initial=initial.get(entry.body_result))
+        if isinstance(entry, LastValueOutput)
+        else LoopResult(port)
+        for port, entry in enumerate(outputs)
+    ]
+    return LoopIR(
+        path=path,
+        op="test",
+        spec=spec,
+        body=body,
+        outer=dict(enumerate(outer, start=2)),
+        trip=trip,
+        start=start,
+        carried=tensors([f"carried{k}" for k in range(len(initial))]),
+        results=tuple(loop_results),
+    )
+
+
+@scenario
+def runtime_counter_two_carried() -> Scenario:
+    """A runtime trip count; `a` grows by the iteration number, `b` passes through unchanged;
+    both last values and the stack of `a`."""
+    count, a0, b0 = _parameter("M", [], ov.Type.i64), _parameter("a0", [2]), _parameter("b0", [2])
+    i = _parameter("i", [], ov.Type.i64)
+    a, b = _parameter("a", [2]), _parameter("b", [2])
+    a_next = ops.add(a, ops.convert(i, ov.Type.f32))
+    results = [ops.result(a_next), ops.result(b), _stacked(a_next), _always()]
+    loop = _loop(
+        "runtime_counter",
+        results,
+        [i, a, b],
+        [MergedInput(UNNUMBERED, 1, 0), MergedInput(UNNUMBERED, 2, 1)],
+        [
+            LastValueOutput(UNNUMBERED, 0),
+            LastValueOutput(UNNUMBERED, 1),
+            ConcatenatedOutput(UNNUMBERED, 2, 0),
+        ],
+        [a0.output(0), b0.output(0)],
+        trip_count(count.output(0)),
+        initial_condition(None),
+        current_iteration=0,
+        execution_condition=3,
+    )
+    feeds = {
+        "M": np.array(3, np.int64),
+        "a0": np.array([0.5, -1.0], np.float32),
+        "b0": np.array([2.0, 3.0], np.float32),
+    }
+    return loop, [count, a0, b0], feeds
+
+
+@scenario
+def captures_constant_and_parameter() -> Scenario:
+    """h = tanh(h @ W + x): W an outer Constant (a MatMul weight), x an outer Parameter that
+    also reaches a Concat (the stacked [x; h]); a constant trip count."""
+    x, h0 = _parameter("x", [2, 3]), _parameter("h0", [2, 3])
+    weight = np.linspace(-1.0, 1.0, 9, dtype=np.float32).reshape(3, 3)
+    h, w, x_in = _parameter("h", [2, 3]), _parameter("w", [3, 3]), _parameter("x_in", [2, 3])
+    h_next = ops.tanh(ops.add(ops.matmul(h, w, False, False), x_in))
+    results = [ops.result(h_next), _stacked(ops.concat([x_in, h_next], 0)), _always()]
+    loop = _loop(
+        "captures",
+        results,
+        [h, w, x_in],
+        [
+            MergedInput(UNNUMBERED, 0, 0),
+            InvariantInput(UNNUMBERED, 1),
+            InvariantInput(UNNUMBERED, 2),
+        ],
+        [LastValueOutput(UNNUMBERED, 0), ConcatenatedOutput(UNNUMBERED, 1, 0)],
+        [h0.output(0), ops.constant(weight).output(0), x.output(0)],
+        trip_count(ops.constant(np.int64(3)).output(0)),
+        initial_condition(None),
+        execution_condition=2,
+    )
+    rows = np.arange(6, dtype=np.float32).reshape(2, 3) / 6
+    return loop, [x, h0], {"x": rows, "h0": rows[::-1].copy()}
+
+
+@scenario
+def reversed_slice_and_reverse_step() -> Scenario:
+    """acc = acc / 2 + x_t over xs read from its end (start -1, stride -1, end 0); the stack
+    of acc is reversed after the loop (a Reverse step); the trip count is xs' length."""
+    xs, acc0 = _parameter("xs", [4, 2]), _parameter("acc0", [2])
+    acc, part = _parameter("acc", [2]), _parameter("x_t", [1, 2])
+    x_t = ops.squeeze(part, _i64(0))
+    acc_next = ops.add(ops.multiply(acc, ops.constant(np.float32(0.5))), x_t)
+    results = [ops.result(acc_next), _stacked(acc_next), _always()]
+    loop = _loop(
+        "reversed",
+        results,
+        [acc, part],
+        [MergedInput(UNNUMBERED, 0, 0), SlicedInput(UNNUMBERED, 1, 0, start=-1, stride=-1, end=0)],
+        [LastValueOutput(UNNUMBERED, 0), ConcatenatedOutput(UNNUMBERED, 1, 0)],
+        [acc0.output(0), xs.output(0)],
+        trip_count(None, [xs.output(0)], [0]),
+        initial_condition(None),
+        execution_condition=2,
+    )
+    stacked = loop.results[1]
+    loop = loop.replace(results=(loop.results[0], stacked.with_step(Reverse(0))))
+    feeds = {
+        "xs": np.arange(8, dtype=np.float32).reshape(4, 2),
+        "acc0": np.array([1.0, -1.0], np.float32),
+    }
+    return loop, [xs, acc0], feeds
+
+
+def _trip(count: int, runtime: bool, parameters: list[ov.Node], feeds: dict) -> TripCount:
+    """A trip count of `count`: a constant, or a runtime value fed as M (added to the outer
+    `parameters` and to `feeds`)."""
+    if not runtime:
+        return trip_count(ops.constant(np.int64(count)).output(0))
+    parameters.append(_parameter("M", [], ov.Type.i64))
+    feeds["M"] = np.array(count, np.int64)
+    return trip_count(parameters[-1].output(0))
+
+
+def _rank13(first_dim: int, count: int = 3, runtime: bool = False) -> Scenario:
+    """v = v * 2 carried with rank 12, stacked along axis 1: a part of rank 13, `count` times.
+    `first_dim` -1 leaves the first dim dynamic (the flattened part's shape then leaves the
+    body)."""
+    shape = [first_dim] + [1] * (HIGH_RANK - 1)
+    v0, v = _parameter("v0", shape), _parameter("v", shape)
+    v_next = ops.multiply(v, ops.constant(np.float32(2.0)))
+    results = [ops.result(v_next), _stacked(v_next, 1), _always()]
+    values = np.array([1.0, -2.0], np.float32).reshape([2] + [1] * (HIGH_RANK - 1))
+    parameters, feeds = [v0], {"v0": values}
+    loop = _loop(
+        "rank13",
+        results,
+        [v],
+        [MergedInput(UNNUMBERED, 0, 0)],
+        [LastValueOutput(UNNUMBERED, 0), ConcatenatedOutput(UNNUMBERED, 1, 1)],
+        [v0.output(0)],
+        _trip(count, runtime, parameters, feeds),
+        initial_condition(None),
+        execution_condition=2,
+    )
+    return loop, parameters, feeds
+
+
+@scenario
+def rank13_stack_static() -> Scenario:
+    return _rank13(2)
+
+
+@scenario
+def rank13_stack_dynamic() -> Scenario:
+    return _rank13(-1)
+
+
+@scenario
+def rank13_stack_dynamic_runtime_trip_count_zero() -> Scenario:
+    return _rank13(-1, 0, runtime=True)
+
+
+def accumulating_loop(count: int, runtime: bool = True, carried_shape=(2,)) -> Scenario:
+    """y = y + x (x captured), stacked, `count` times: a runtime trip count fed as M, or a
+    constant one. `carried_shape` is the body's declared shape of y (a dynamic one is
+    tightened by the body to [2])."""
+    x, y0 = _parameter("x", [2]), _parameter("y0", [2])
+    y, x_in = _parameter("y", list(carried_shape)), _parameter("x_in", [2])
+    y_next = ops.add(y, x_in)
+    results = [ops.result(y_next), _stacked(y_next), _always()]
+    parameters = [x, y0]
+    feeds = {"x": np.array([1.0, 2.0], np.float32), "y0": np.array([0.5, -0.5], np.float32)}
+    loop = _loop(
+        "accumulate",
+        results,
+        [y, x_in],
+        [MergedInput(UNNUMBERED, 0, 0), InvariantInput(UNNUMBERED, 1)],
+        [LastValueOutput(UNNUMBERED, 0), ConcatenatedOutput(UNNUMBERED, 1, 0)],
+        [y0.output(0), x.output(0)],
+        _trip(count, runtime, parameters, feeds),
+        initial_condition(None),
+        execution_condition=2,
+    )
+    return loop, parameters, feeds
+
+
+@scenario_as("runtime_trip_count_zero")
+def _runtime_trip_count_zero() -> Scenario:
+    return accumulating_loop(0)
+
+
+@scenario_as("runtime_trip_count_three")
+def _runtime_trip_count_three() -> Scenario:
+    return accumulating_loop(3)
+
+
+@scenario
+def condition_stops_early() -> Scenario:
+    """s = s * 2 without a trip count, the execution condition i < 2 computed in the body from
+    current_iteration (three iterations); the initial condition a runtime input."""
+    s0, go = _parameter("s0", [1]), _parameter("go", [], ov.Type.boolean)
+    i, s = _parameter("i", [], ov.Type.i64), _parameter("s", [1])
+    s_next = ops.multiply(s, ops.constant(np.float32(2.0)))
+    keep_going = ops.less(i, ops.constant(np.int64(2)))
+    results = [ops.result(s_next), _stacked(s_next), ops.result(keep_going)]
+    loop = _loop(
+        "stops_early",
+        results,
+        [s, i],
+        [MergedInput(UNNUMBERED, 0, 0)],
+        [LastValueOutput(UNNUMBERED, 0), ConcatenatedOutput(UNNUMBERED, 1, 0)],
+        [s0.output(0)],
+        trip_count(None),
+        initial_condition(go.output(0)),
+        current_iteration=1,
+        execution_condition=2,
+    )
+    return loop, [s0, go], {"s0": np.array([1.5], np.float32), "go": np.array(True)}
