@@ -237,7 +237,7 @@ def test_without_parameters_moves_current_iteration_past_a_dropped_one():
 
 
 def test_without_parameters_refuses_to_drop_current_iteration():
-    with pytest.raises(AssertionError, match="current_iteration"):
+    with pytest.raises(ValueError, match="current_iteration"):
         without_parameters(FIVE, {2})
 
 

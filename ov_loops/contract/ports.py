@@ -79,7 +79,8 @@ def without_parameters(spec: LoopSpec, dropped: set[int]) -> LoopSpec:
     def moved(index: int) -> int:
         return index - sum(1 for gone in dropped if gone < index)
 
-    assert spec.current_iteration not in dropped, "current_iteration cannot be dropped"
+    if spec.current_iteration in dropped:
+        raise ValueError(f"current_iteration (body Parameter {spec.current_iteration}) dropped")
     kept = [
         dataclasses.replace(entry, body_parameter=moved(entry.body_parameter))
         for entry in spec.inputs()

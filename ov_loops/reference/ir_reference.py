@@ -510,6 +510,7 @@ class Executor:
             port = layer.outputs[ports[entry.external_port]]
             values[entry.external_port] = _concatenate(stacked[entry.body_result], entry, port)
         for entry in spec.last_value_outputs:
+            port = layer.outputs[ports[entry.external_port]]
             if last:
                 values[entry.external_port] = last[result[entry.body_result]]
             else:
@@ -517,7 +518,7 @@ class Executor:
                     (m for m in spec.merged_inputs if m.body_result == entry.body_result), None
                 )
                 values[entry.external_port] = (
-                    params[parameter[merged.body_parameter]] if merged else np.zeros(0, np.float32)
+                    params[parameter[merged.body_parameter]] if merged else _zeros(port)
                 )
         return [values[index] for index in range(len(ports))]
 
@@ -550,10 +551,19 @@ def _concatenate(parts: list[np.ndarray], entry, port) -> np.ndarray:
         parts = parts[::-1]
     if parts:
         return np.concatenate(parts, axis=_axis(entry.axis, parts[0].ndim))
+    return _zeros(port, entry.axis)
+
+
+def _zeros(port, empty_axis: int | None = None) -> np.ndarray:
+    """Zeros of the port's precision and shape, dynamic dims 0, after zero iterations: a
+    concatenated output (`empty_axis` 0 too; [0] when the port has no dims) or, since Loop-5
+    leaves it undefined, a last value no back edge feeds."""
     dims = [0 if d < 0 else d for d in port.dims]
-    if dims:
-        dims[entry.axis] = 0
-    return np.zeros(dims or [0], PRECISIONS.get(port.precision, np.float32))
+    if empty_axis is not None:
+        if not dims:
+            dims = [0]
+        dims[empty_axis] = 0
+    return np.zeros(dims, PRECISIONS.get(port.precision, np.float32))
 
 
 def _topological(graph: Graph) -> list[Layer]:
