@@ -16,9 +16,11 @@ from tests.onnx_builders import T, const, graph, loop_body, model, node, typed
 
 
 def test_convert_prints_one_line_per_loop_and_writes_ir(tmp_path):
+    """The translation itself (no optimisation): its ports, per loop."""
     made, _ = loop_nested_three_deep_with_captures()
     source = write(tmp_path, made)
-    result = run_cli("convert", str(source), "-o", str(tmp_path / "out.xml"))
+    out = str(tmp_path / "out.xml")
+    result = run_cli("convert", str(source), "-o", out, "--optimize", "none")
     assert result.returncode == 0, result.stderr
     lines = [line for line in result.stdout.splitlines() if "-> Loop-5" in line]
     assert [line.split(":")[0] for line in lines] == [
@@ -55,6 +57,15 @@ def test_convert_takes_each_optimize_level(tmp_path, level):
     result = run_cli("convert", str(write(tmp_path, made)), "-o", str(out), "--optimize", level)
     assert result.returncode == 0, result.stderr
     assert "main/Loop_0: Loop -> Loop-5" in result.stdout and out.exists()
+
+
+def test_convert_summary_names_the_optimisations_that_changed_a_loop(tmp_path):
+    made, _ = loop_nested_three_deep_with_captures()
+    source, out = str(write(tmp_path, made)), str(tmp_path / "out.xml")
+    plain = run_cli("convert", source, "-o", out, "--optimize", "none")
+    optimized = run_cli("convert", source, "-o", out)
+    assert "optimized:" not in plain.stdout
+    assert "; optimized: simplified body (" in optimized.stdout, optimized.stdout
 
 
 def test_unknown_optimize_level_is_one_line_exit_2(tmp_path):

@@ -106,10 +106,13 @@ def test_while_loops_nested_sharing_an_initializer_condition_compile_and_match(t
     )
 
 
-def test_each_nested_loop_input_gets_a_constant_of_its_own():
+@pytest.mark.parametrize("optimize", ["none", "default"])
+def test_each_nested_loop_input_gets_a_constant_of_its_own(optimize):
     """The trigger of item 1: one boolean Constant feeding a Loop's invariant input (read by
-    the Loop's condition) and another operation. A Constant feeding a Loop feeds nothing else."""
-    converted = ov_loops.translate(while_loops_nested_sharing_an_initializer_condition()).model
+    the Loop's condition) and another operation. A Constant feeding a Loop feeds nothing else.
+    (Optimising, OpenVINO's MOC pass moves such Constants into the inner body instead.)"""
+    made = while_loops_nested_sharing_an_initializer_condition()
+    converted = ov_loops.translate(made, optimize=optimize).model
     (outer,) = [op for op in converted.get_ordered_ops() if op.get_type_name() == "Loop"]
     checked = 0
     for op in outer.get_function().get_ordered_ops():
@@ -119,7 +122,7 @@ def test_each_nested_loop_input_gets_a_constant_of_its_own():
         if any(target.get_node().get_type_name() == "Loop" for target in targets):
             assert len(targets) == 1, f"{op.get_friendly_name()} feeds a Loop and more"
             checked += 1
-    assert checked >= 2  # `keep` and `limit` reach the inner Loop
+    assert checked >= 2 or optimize != "none"  # `keep` and `limit` reach the inner Loop
 
 
 # -- item 2 ---------------------------------------------------------------------------------------

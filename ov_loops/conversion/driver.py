@@ -21,7 +21,7 @@ import openvino as ov
 from openvino.frontend import FrontEndManager
 from openvino.frontend.onnx import ConversionExtension
 
-from ov_loops.conversion.report import Conversion, ConvertedLoop
+from ov_loops.conversion.report import Conversion, ConvertedLoop, rederived
 from ov_loops.conversion.unsupported import unsupported_ops
 from ov_loops.errors import (
     ConversionError,
@@ -45,6 +45,7 @@ from ov_loops.loopir.loop import LoopIR
 from ov_loops.loopir.passes.concat_copies import copy_loop_outputs_into_concats
 from ov_loops.loopir.passes.levels import check_optimize_level
 from ov_loops.loopir.passes.pipeline import CPU, TargetProfile
+from ov_loops.loopir.passes.simplify import simplify_model
 from ov_loops.lower.select import lower
 
 MAX_SHAPE_RELAXATIONS = 8
@@ -90,10 +91,12 @@ class Converter:
             raise UnsupportedError(self._unsupported)
         if error is not None:
             raise error
-        # No MOC pass after this (openvino.convert_model runs one): it would prune and renumber
-        # Loop ports after translation, so the IR would no longer be the LoopSpecs reported,
-        # and it gained no measurable latency (the CPU plugin does its own clean-up).
+        # Optimising, OpenVINO's MOC pass (as openvino.convert_model runs it) simplifies the
+        # whole model; it may prune or renumber Loop ports, so every spec is read again after it.
         self._frontend.normalize(model)
+        if self._optimize != "none":
+            simplify_model(model)
+            loops = rederived(model, loops)
         copy_loop_outputs_into_concats(model)
         return Conversion(types_of.with_declared_inputs(model, self._model.graph), loops)
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import openvino as ov
 
 from ov_loops.contract.spec import LoopSpec
+from ov_loops.lower.loop5 import spec_of
 
 
 @dataclass(frozen=True)
@@ -44,3 +45,35 @@ class Conversion:
 
     model: ov.Model
     loops: list[ConvertedLoop] = field(default_factory=list)
+
+
+def rederived(model: ov.Model, loops: list[ConvertedLoop]) -> list[ConvertedLoop]:
+    """`loops` with each LoopSpec read again from the Loop node it became (by its
+    `ov_loops_path`, in nesting order), after transformations of the whole model that may prune
+    or renumber ports; a loop whose node is gone is reported as removed."""
+    nodes: dict[str, list[ov.Node]] = {}
+    for node in _loop_nodes(model):
+        path = node.get_rt_info()["ov_loops_path"].astype(str)
+        nodes.setdefault(path, []).append(node)
+    updated = []
+    for loop in loops:
+        if loop.spec is not None:
+            remaining = nodes.get(loop.path, [])
+            if remaining:
+                loop = replace(loop, spec=spec_of(remaining.pop(0)))
+            else:
+                loop = replace(loop, spec=None, folded="removed: nothing reads its outputs")
+        updated.append(loop)
+    return updated
+
+
+def _loop_nodes(model: ov.Model):
+    """The Loop nodes ov-loops made, in `model` and every body, outer before inner."""
+    for op in model.get_ordered_ops():
+        kind = op.get_type_name()
+        if kind == "Loop" and "ov_loops_path" in op.get_rt_info():
+            yield op
+            yield from _loop_nodes(op.get_function())
+        elif kind == "If":
+            yield from _loop_nodes(op.get_then_body())
+            yield from _loop_nodes(op.get_else_body())

@@ -90,7 +90,8 @@ class FlattenHighRankStacks(LoopPass):
             return loop
         spec, steps, shapes = loop.spec, {}, []
         for entry in tall:
-            part = flattened_part(_per_iteration(loop.body_value(entry.body_result)), entry.axis)
+            per_iteration = _per_iteration(loop.body_value(entry.body_result), entry.axis)
+            part = flattened_part(per_iteration, entry.axis)
             results[entry.body_result] = ops.result(part.value)
             spec = _with_axis(spec, entry.external_port, 0)
             shape_port = None
@@ -113,12 +114,13 @@ def _rank(loop: LoopIR, entry) -> int:
     return -1 if shape.rank.is_dynamic else shape.rank.get_length()
 
 
-def _per_iteration(part: ov.Output) -> ov.Output:
-    """The value a part was made from by adding the stacking axis (an Unsqueeze's input)."""
+def _per_iteration(part: ov.Output, axis: int) -> ov.Output:
+    """The value a part was made from by adding the stacking axis: the Unsqueeze's input, or
+    the part squeezed (when a pass before this one rewrote the Unsqueeze)."""
     node = part.get_node()
-    if node.get_type_name() != "Unsqueeze":
-        raise AssertionError("a concatenated output's part is an Unsqueeze of its value")
-    return node.input_value(0)
+    if node.get_type_name() == "Unsqueeze":
+        return node.input_value(0)
+    return ops.squeeze(part, ops.constant(np.array([axis], np.int64))).output(0)
 
 
 def _with_axis(spec, port: int, axis: int):
