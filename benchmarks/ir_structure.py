@@ -3,7 +3,8 @@
     python -m benchmarks.ir_structure snapshot OUT.json
     python -m benchmarks.ir_structure compare A.json B.json
 
-`snapshot` converts each model of benchmarks/structure_corpus.py with `ov_loops.translate` and
+`snapshot` converts each model of benchmarks/structure_corpus.py with `ov_loops.translate`
+(optimize="none": the translation, not the optimisations) and
 records: the layer-type histogram of the converted model, counted into every Loop, If and
 TensorIterator body (keys are paths such as `Loop-opset5.body/Add-opset1`); the inputs and
 outputs (names, element type, shape); the loops reported (`repr` of each LoopSpec, or why the
@@ -110,7 +111,7 @@ def model_record(model: ov.Model) -> dict:
 def onnx_record(build) -> dict:
     """The record of one ONNX model: its conversion's structure, or the refusal."""
     try:
-        conversion = ov_loops.translate(build())
+        conversion = structure_corpus.translate_unoptimized(build())
     except Exception as exc:  # refusals (and crashes) are part of the behaviour compared
         return {"error": one_line(exc)}
     return {**model_record(conversion.model), "loops": reported_loops(conversion)}

@@ -11,6 +11,7 @@ the same corpus can be built against an old and a new tree.
 
 from __future__ import annotations
 
+import inspect
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -24,6 +25,14 @@ import ov_loops
 
 Source = onnx.ModelProto | ov.Model
 F32, I32, I64 = np.float32, np.int32, np.int64
+
+
+def translate_unoptimized(model):
+    """`ov_loops.translate` without loop optimisations (`optimize="none"`), in trees that have
+    them; trees from before them translate the same way unasked."""
+    if "optimize" in inspect.signature(ov_loops.translate).parameters:
+        return ov_loops.translate(model, optimize="none")
+    return ov_loops.translate(model)
 
 
 def onnx_corpus() -> dict[str, Callable[[], onnx.ModelProto]]:
