@@ -162,7 +162,7 @@ def _sample_loops():
                 yield pytest.param(document, graph, layer, id=f"{xml.stem}:{path}")
 
 
-@pytest.mark.parametrize("document, graph, layer", _sample_loops())
+@pytest.mark.parametrize("document, graph, layer", list(_sample_loops()))
 def test_specs_read_back_from_the_valid_samples_pass(document, graph, layer):
     spec = loop_spec(document, graph, layer)
     parameters = len(layer.body.of_type("Parameter"))
