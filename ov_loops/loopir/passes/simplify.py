@@ -39,7 +39,11 @@ class SimplifyBody(LoopPass):
 
 
 def simplify_model(model: ov.Model) -> None:
-    """OpenVINO's MOC transformations with constant folding, in place."""
+    """Identity ops bypassed, then OpenVINO's MOC transformations with constant folding, in
+    place (MOC keeps Identity-16, which the ONNX frontend makes of ONNX Identity)."""
+    for op in model.get_ordered_ops():
+        if op.get_type_name() == "Identity":
+            op.output(0).replace(op.input_value(0))
     apply_moc_transformations(model, cf=True)
 
 
