@@ -54,3 +54,15 @@ def test_a_measured_row_fills_every_column(tmp_path: Path) -> None:
     )
     text = loops.table([measured])
     assert "gru tf_concat H=4 B=2 T=3" in text and "MISMATCH" not in text
+
+
+def test_a_wrong_column_is_marked_as_a_mismatch(capsys: pytest.CaptureFixture) -> None:
+    measured = loops.Measured(loops.Row("rnn", "loop", HIDDEN, BATCH, STEPS))
+    calls = {
+        "onnxruntime": lambda: [np.zeros(3, np.float32)],
+        "max": lambda: [np.full(3, 1e-3, np.float32)],
+        "none": lambda: [np.full(3, 1e-6, np.float32)],
+    }
+    loops.check_outputs(calls, measured)
+    assert measured.mismatched == ["max"]
+    assert "MISMATCH rnn loop" in capsys.readouterr().err
