@@ -1,0 +1,352 @@
+"""Latency of recurrent ONNX loops: ov-loops at each optimisation level vs OpenVINO vs onnxruntime.
+
+    python -m benchmarks.loops [--quick | --full] [--only TEXT] [--rounds 10] [--warmup 2]
+        [--conversion-rounds 3] [--json OUT]
+
+Rows are loops (benchmarks/loop_models.py): RNN, GRU (linear_before_reset 0 and 1) and LSTM
+cells as Loop and Scan, and loops shaped like jax2onnx, tf2onnx and torch's exports, for H, B
+and T from the grid (--full) or a small subset (--quick, the default; about two minutes).
+Columns: `ov_loops.convert(model, optimize=...)` with "max", "default" and "none",
+`openvino.convert_model(path)` and onnxruntime. OpenVINO runs on CPU with
+INFERENCE_PRECISION_HINT=f32, INFERENCE_NUM_THREADS=1, NUM_STREAMS=1; onnxruntime with one
+intra- and one inter-op thread.
+
+Row by row: the model is converted by each converter (timed, --conversion-rounds interleaved
+rounds), every column's outputs are checked once against onnxruntime (a mismatch beyond f32
+tolerance is printed loudly and marked in the table), each column is warmed up, then each
+round runs every column once, in an order rotated by one each round. A cell is the median
+latency of one inference, the median of the per-round ratios to the openvino column and their
+spread (lowest-highest). The "convert" column is the ratio of median conversion times
+ov_loops.convert / openvino.convert_model for max, default, none.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import itertools
+import json
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import openvino as ov
+
+import ov_loops
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
+from benchmarks.loop_models import loop_feeds, loop_model  # noqa: E402
+
+CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": 1, "NUM_STREAMS": 1}
+LEVELS = ("max", "default", "none")
+BASELINE = "openvino"
+COLUMNS = (*LEVELS, BASELINE, "onnxruntime")
+HEADINGS = {level: f"ov-loops {level}" for level in LEVELS} | {
+    BASELINE: "openvino.convert_model",
+    "onnxruntime": "onnxruntime",
+}
+CORE = ov.Core()
+RTOL, ATOL = 1e-4, 1e-4  # f32 after up to a thousand recurrent steps
+EXPORTER_ROWS = (("jax", "gru_lbr"), ("tf", "lstm"), ("tf_concat", "lstm"), ("torch", "lstm"))
+
+
+@dataclass(frozen=True)
+class Row:
+    """One loop of the table: a cell in a form at a size."""
+
+    cell: str
+    form: str
+    hidden: int
+    batch: int
+    steps: int
+
+    @property
+    def name(self) -> str:
+        """E.g. "lstm loop H=256 B=1 T=100"."""
+        return f"{self.cell} {self.form} H={self.hidden} B={self.batch} T={self.steps}"
+
+
+def full_rows() -> list[Row]:
+    """Every cell as Loop and Scan, and every exporter-shaped loop, over the whole grid."""
+    shapes = list(itertools.product((64, 256, 1024), (1, 16), (100, 1000)))
+    pairs = [
+        (cell, form) for cell in ("rnn", "gru", "gru_lbr", "lstm") for form in ("loop", "scan")
+    ]
+    pairs += [(cell, form) for form, cell in EXPORTER_ROWS]
+    return [Row(cell, form, *shape) for cell, form in pairs for shape in shapes]
+
+
+def quick_rows() -> list[Row]:
+    """A subset that runs in about two minutes: every cell and form once, mostly small."""
+    rows = [Row(cell, "loop", 64, 1, 100) for cell in ("rnn", "gru", "gru_lbr", "lstm")]
+    rows += [Row(cell, "scan", 64, 1, 100) for cell in ("rnn", "gru_lbr")]
+    rows += [Row(cell, form, 64, 16, 100) for form, cell in EXPORTER_ROWS]
+    rows += [Row("rnn", "loop", 256, 1, 1000), Row("lstm", "scan", 256, 16, 100)]
+    return rows
+
+
+@dataclass
+class Measured:
+    """What one row's run found: times in seconds, errors and differences by column."""
+
+    row: Row
+    conversion: dict[str, list[float]] = field(default_factory=dict)
+    latency: dict[str, list[float]] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+    difference: dict[str, float] = field(default_factory=dict)
+    mismatched: list[str] = field(default_factory=list)
+
+
+def converters(path: Path) -> dict[str, Callable[[], ov.Model]]:
+    """The four ways to an openvino.Model of the ONNX file at `path`."""
+    made: dict[str, Callable[[], ov.Model]] = {
+        level: lambda level=level: ov_loops.convert(path, optimize=level) for level in LEVELS
+    }
+    made[BASELINE] = lambda: ov.convert_model(str(path))
+    return made
+
+
+def rotated(names: list[str], turn: int) -> list[str]:
+    """`names` rotated left by `turn`, so that no name always follows the same one."""
+    shift = turn % len(names) if names else 0
+    return names[shift:] + names[:shift]
+
+
+def convert_all(path: Path, rounds: int, measured: Measured) -> dict[str, ov.Model]:
+    """Each converter's model of `path`, its times in measured.conversion, failures in errors."""
+    models, ways = {}, converters(path)
+    for turn in range(rounds):
+        for name in rotated([name for name in ways if name not in measured.errors], turn):
+            start = time.perf_counter()
+            try:
+                models[name] = ways[name]()
+            except Exception as error:  # a converter refusing the model is a result, not a crash
+                measured.errors[name] = f"conversion: {last_line(error)}"
+                continue
+            measured.conversion.setdefault(name, []).append(time.perf_counter() - start)
+    return {name: model for name, model in models.items() if name not in measured.errors}
+
+
+def last_line(error: Exception) -> str:
+    """The last non-empty line of an exception's message, shortened."""
+    lines = [line for line in str(error).splitlines() if line.strip()] or [type(error).__name__]
+    return lines[-1].strip()[:100]
+
+
+def onnxruntime_runner(model: onnx.ModelProto, outputs: list[str], feeds: dict) -> Callable:
+    """A call running `model` in a single-threaded onnxruntime session."""
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    session = ort.InferenceSession(
+        model.SerializeToString(), options, providers=["CPUExecutionProvider"]
+    )
+    return lambda: session.run(outputs, feeds)
+
+
+def openvino_runner(model: ov.Model, outputs: list[str], feeds: dict) -> Callable:
+    """A call running `model` compiled for CPU with CONFIG, returning `outputs` in order."""
+    compiled = CORE.compile_model(model, "CPU", CONFIG)
+    request = compiled.create_infer_request()
+    ports = [compiled.output(name) for name in outputs]
+
+    def run() -> list[np.ndarray]:
+        results = request.infer(feeds)
+        return [results[port] for port in ports]
+
+    return run
+
+
+def runners(
+    model: onnx.ModelProto, models: dict[str, ov.Model], feeds: dict, measured: Measured
+) -> dict[str, Callable]:
+    """A call per column (in COLUMNS order) that compiled; failures go to measured.errors."""
+    outputs = [output.name for output in model.graph.output]
+    made = {}
+    for name in COLUMNS:
+        try:
+            if name == "onnxruntime":
+                made[name] = onnxruntime_runner(model, outputs, feeds)
+            elif name in models:
+                made[name] = openvino_runner(models[name], outputs, feeds)
+        except Exception as error:
+            measured.errors[name] = f"compilation: {last_line(error)}"
+    return made
+
+
+def check_outputs(calls: dict[str, Callable], measured: Measured) -> None:
+    """Run each column once; record its largest difference from onnxruntime and mismatches."""
+    if "onnxruntime" not in calls:
+        print(f"!!! UNCHECKED {measured.row.name}: onnxruntime failed !!!", file=sys.stderr)
+        return
+    expected = calls["onnxruntime"]()
+    for name, call in calls.items():
+        if name == "onnxruntime":
+            continue
+        try:
+            got = call()
+        except Exception as error:
+            measured.errors[name] = f"inference: {last_line(error)}"
+            continue
+        measured.difference[name] = max(
+            float(np.max(np.abs(a - b), initial=0.0)) for a, b in zip(got, expected)
+        )
+        if not all(np.allclose(a, b, rtol=RTOL, atol=ATOL) for a, b in zip(got, expected)):
+            measured.mismatched.append(name)
+            print(
+                f"!!! MISMATCH {measured.row.name}: {HEADINGS[name]} differs from onnxruntime "
+                f"by up to {measured.difference[name]:.2e} !!!",
+                file=sys.stderr,
+                flush=True,
+            )
+    for name in measured.errors:
+        calls.pop(name, None)
+
+
+def time_rounds(calls: dict[str, Callable], warmup: int, rounds: int) -> dict[str, list[float]]:
+    """Warm every call up, then per round time each once, in an order rotated every round."""
+    for _ in range(warmup):
+        for call in calls.values():
+            call()
+    samples: dict[str, list[float]] = {name: [] for name in calls}
+    for turn in range(rounds):
+        for name in rotated(list(calls), turn):
+            start = time.perf_counter()
+            calls[name]()
+            samples[name].append(time.perf_counter() - start)
+    return samples
+
+
+def measure_row(row: Row, args: argparse.Namespace, scratch: Path) -> Measured:
+    """Convert, check and time one row."""
+    measured = Measured(row)
+    model = loop_model(row.cell, row.form, row.hidden, row.batch)
+    path = scratch / "model.onnx"
+    onnx.save(model, path)
+    feeds = loop_feeds(row.cell, row.hidden, row.batch, row.steps)
+    models = convert_all(path, args.conversion_rounds, measured)
+    calls = runners(model, models, feeds, measured)
+    del models
+    check_outputs(calls, measured)
+    measured.latency = time_rounds(calls, args.warmup, args.rounds)
+    del calls
+    gc.collect()
+    return measured
+
+
+def ratios(measured: Measured, name: str, baseline: str = BASELINE) -> list[float]:
+    """Per-round latency ratios of column `name` to the baseline (empty if either is missing)."""
+    mine, theirs = measured.latency.get(name, []), measured.latency.get(baseline, [])
+    return [a / b for a, b in zip(mine, theirs)] if mine and theirs else []
+
+
+def conversion_ratio(measured: Measured, level: str) -> float | None:
+    """Median conversion time of ov_loops at `level` over openvino's, if both converted."""
+    mine, theirs = measured.conversion.get(level), measured.conversion.get(BASELINE)
+    if level in measured.errors or BASELINE in measured.errors or not mine or not theirs:
+        return None
+    return statistics.median(mine) / statistics.median(theirs)
+
+
+def cell_text(measured: Measured, name: str) -> str:
+    """A table cell: median latency, ratio to openvino (spread), or why there is none."""
+    if name in measured.errors:
+        return f"fails ({measured.errors[name].split(':')[0]})"
+    median = statistics.median(measured.latency[name])
+    text = f"{median * 1e3:.3g} ms"
+    per_round = ratios(measured, name)
+    if per_round and name != BASELINE:
+        middle, low, high = statistics.median(per_round), min(per_round), max(per_round)
+        text += f" ×{middle:.2f} ({low:.2f}–{high:.2f})"
+    return text + (" MISMATCH" if name in measured.mismatched else "")
+
+
+def table(results: list[Measured]) -> str:
+    """The markdown table of all rows."""
+    headings = ["loop", *(HEADINGS[name] for name in COLUMNS), "convert × max/default/none"]
+    lines = ["| " + " | ".join(headings) + " |", "|" + "---|" * len(headings)]
+    for measured in results:
+        converted = [conversion_ratio(measured, level) for level in LEVELS]
+        conversion = "/".join("–" if value is None else f"{value:.2f}" for value in converted)
+        cells = [measured.row.name, *(cell_text(measured, name) for name in COLUMNS), conversion]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def as_json(measured: Measured) -> dict:
+    """One row's measurements as plain data."""
+    summary = {}
+    for name in COLUMNS:
+        per_round = ratios(measured, name)
+        if per_round:
+            summary[name] = {
+                "median": statistics.median(per_round),
+                "min": min(per_round),
+                "max": max(per_round),
+            }
+    return {
+        "row": measured.row.name,
+        **vars(measured.row),
+        "latency_s": measured.latency,
+        "median_latency_s": {k: statistics.median(v) for k, v in measured.latency.items()},
+        "ratio_to_openvino": summary,
+        "conversion_s": measured.conversion,
+        "conversion_ratio": {level: conversion_ratio(measured, level) for level in LEVELS},
+        "max_abs_difference_vs_onnxruntime": measured.difference,
+        "mismatched": measured.mismatched,
+        "errors": measured.errors,
+    }
+
+
+def parse_arguments() -> argparse.Namespace:
+    """The command line."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    subset = parser.add_mutually_exclusive_group()
+    subset.add_argument("--quick", action="store_true", help="a small subset (the default)")
+    subset.add_argument("--full", action="store_true", help="the whole grid (hours)")
+    parser.add_argument("--only", metavar="TEXT", help="the rows whose name contains TEXT")
+    parser.add_argument("--rounds", type=int, default=10, help="timed rounds per row")
+    parser.add_argument("--warmup", type=int, default=2, help="untimed runs per column first")
+    parser.add_argument("--conversion-rounds", type=int, default=3, help="timed conversions")
+    parser.add_argument("--json", type=Path, metavar="OUT", help="also write the results here")
+    return parser.parse_args()
+
+
+def main() -> int:
+    args = parse_arguments()
+    rows = full_rows() if args.full else quick_rows()
+    rows = [row for row in rows if args.only is None or args.only in row.name]
+    print(
+        f"{len(rows)} loops; CPU, f32, 1 thread, 1 stream; {args.rounds} rounds after "
+        f"{args.warmup} warm-up runs; OpenVINO {ov.get_version()}, onnxruntime {ort.__version__}",
+        flush=True,
+    )
+    started, results = time.perf_counter(), []
+    with tempfile.TemporaryDirectory(prefix="ov-loops-bench-") as scratch:
+        for row in rows:
+            results.append(measure_row(row, args, Path(scratch)))
+            differences = ", ".join(
+                f"{name} {value:.1e}" for name, value in results[-1].difference.items()
+            )
+            print(f"  {row.name}: max |diff| vs onnxruntime: {differences}", flush=True)
+    elapsed = time.perf_counter() - started
+    print()
+    print(table(results))
+    mismatches = sum(len(measured.mismatched) for measured in results)
+    print(f"\n{len(rows)} loops in {elapsed:.0f} s; {mismatches} mismatch(es) with onnxruntime")
+    if args.json:
+        document = {"config": CONFIG, "rounds": args.rounds, "seconds": elapsed}
+        document["rows"] = [as_json(measured) for measured in results]
+        args.json.write_text(json.dumps(document, indent=1))
+    return 1 if mismatches else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,68 @@
+"""The loops of benchmarks/loops.py, tiny: valid ONNX, and ov-loops agrees with onnxruntime.
+
+No timing: this keeps the model builders (benchmarks/loop_models.py) and the benchmark's
+plumbing honest.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+
+import ov_loops
+from benchmarks import loops
+from benchmarks.loop_models import CELLS, FORMS, loop_feeds, loop_model
+
+HIDDEN, BATCH, STEPS = 4, 2, 3
+
+
+@pytest.mark.parametrize("form", sorted(FORMS))
+@pytest.mark.parametrize("cell", sorted(CELLS))
+def test_loop_matches_onnxruntime_at_every_level(cell: str, form: str) -> None:
+    model = loop_model(cell, form, HIDDEN, BATCH)
+    onnx.checker.check_model(model, full_check=True)
+    feeds = loop_feeds(cell, HIDDEN, BATCH, STEPS)
+    outputs = [output.name for output in model.graph.output]
+    expected = loops.onnxruntime_runner(model, outputs, feeds)()
+    assert expected[-1].shape == (STEPS, BATCH, HIDDEN)
+    for level in loops.LEVELS:
+        got = loops.openvino_runner(ov_loops.convert(model, optimize=level), outputs, feeds)()
+        for name, want, have in zip(outputs, expected, got):
+            np.testing.assert_allclose(
+                have, want, rtol=loops.RTOL, atol=loops.ATOL, err_msg=f"{level} {name}"
+            )
+
+
+def test_every_form_and_cell_is_a_row() -> None:
+    for rows in (loops.quick_rows(), loops.full_rows()):
+        assert {row.form for row in rows} == set(FORMS)
+        assert {row.cell for row in rows} == set(CELLS)
+
+
+def test_a_measured_row_fills_every_column(tmp_path: Path) -> None:
+    settings = argparse.Namespace(conversion_rounds=1, warmup=0, rounds=2)
+    measured = loops.measure_row(
+        loops.Row("gru", "tf_concat", HIDDEN, BATCH, STEPS), settings, tmp_path
+    )
+    assert measured.errors == {} and measured.mismatched == []
+    assert {name: len(times) for name, times in measured.latency.items()} == dict.fromkeys(
+        loops.COLUMNS, 2
+    )
+    text = loops.table([measured])
+    assert "gru tf_concat H=4 B=2 T=3" in text and "MISMATCH" not in text
+
+
+def test_a_wrong_column_is_marked_as_a_mismatch(capsys: pytest.CaptureFixture) -> None:
+    measured = loops.Measured(loops.Row("rnn", "loop", HIDDEN, BATCH, STEPS))
+    calls = {
+        "onnxruntime": lambda: [np.zeros(3, np.float32)],
+        "max": lambda: [np.full(3, 1e-3, np.float32)],
+        "none": lambda: [np.full(3, 1e-6, np.float32)],
+    }
+    loops.check_outputs(calls, measured)
+    assert measured.mismatched == ["max"]
+    assert "MISMATCH rnn loop" in capsys.readouterr().err
