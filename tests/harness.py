@@ -92,6 +92,7 @@ def assert_matches_onnxruntime(
     rtol: float = 1e-5,
     atol: float = 1e-6,
     oracle=onnxruntime_oracle,
+    translate=ov_loops.translate,
 ) -> ov_loops.Conversion:
     """Convert, save, reload, compile (CPU, f32) and run every run in order against the oracle
     (onnxruntime unless told otherwise).
@@ -99,8 +100,9 @@ def assert_matches_onnxruntime(
     A run is a feeds dict, or (feeds, expected outputs) where onnxruntime cannot compute them
     (it fails, or crashes with SIGFPE, on zero-length Scan inputs). The runs share one compiled
     model, so a zero-iteration run after a run with iterations exercises the stale-output pitfall.
+    `translate` converts the model (ov_loops.translate at its default level unless told).
     """
-    conversion = ov_loops.translate(model)
+    conversion = translate(model)
     reloaded, _ = save_and_reload(conversion.model, directory, conversion)
     compiled = compile_f32(reloaded)
     compute = oracle(model)

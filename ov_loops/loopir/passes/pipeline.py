@@ -34,15 +34,19 @@ PIPELINE: tuple[type[LoopPass], ...] = (
 
 @dataclass(frozen=True)
 class TargetProfile:
-    """A target's name and the names of the workaround passes it runs."""
+    """A target's name, the names of the workaround passes it runs, and optimisations it
+    `skips` whatever the level (e.g. to test passes switched on at random)."""
 
     name: str
     passes: frozenset[str]
+    skips: frozenset[str] = frozenset()
 
     def runs(self, kind: type[LoopPass], optimize: str) -> bool:
         """Whether pass `kind` runs for this target at optimisation level `optimize`."""
         if kind.level is None:
             return kind.name in self.passes
+        if kind.name in self.skips:
+            return False
         return OPTIMIZE_LEVELS.index(kind.level) <= OPTIMIZE_LEVELS.index(optimize)
 
     def run(self, loop: LoopIR, optimize: str = "none") -> LoopIR:
