@@ -29,7 +29,7 @@ def test_an_unchanged_carried_value_becomes_an_invariant_input():
     loop, parameters, _ = pass_through_carried(3)
     acc0, c0 = (parameter.output(0) for parameter in parameters[:2])
     after = RemoveDeadValues()(loop)
-    assert after.applied == ("1 unchanged carried values made invariant",)
+    assert after.applied == ("made 1 unchanged carried value(s) invariant",)
     assert after.spec.merged_inputs == (MergedInput(2, 0, 0),)
     assert after.spec.invariant_inputs == (InvariantInput(3, 1),)
     assert after.outer[2] == acc0 and after.outer[3] == c0
@@ -57,7 +57,7 @@ def test_inputs_nothing_reads_are_dropped():
     loop, parameters, _ = unread_capture_and_slice()
     xs, _, x, _, _ = (parameter.output(0) for parameter in parameters)
     after = RemoveDeadValues()(loop)
-    assert after.applied == ("dropped 2 unread inputs",)
+    assert after.applied == ("dropped 2 unread input(s)",)
     assert after.spec.sliced_inputs == (SlicedInput(3, 1, 0),)
     assert after.spec.invariant_inputs == (InvariantInput(4, 2),)
     assert after.outer[3] == xs and after.outer[4] == x and len(after.outer) == 3
@@ -138,7 +138,7 @@ def test_an_onnx_pass_through_runs_on_the_cpu(tmp_path):
     runs = [feeds(3, 0.0), (empty[0], expected_empty), feeds(4, 1.0)]
     conversion = harness.assert_matches_onnxruntime(_pass_through_model(), runs, tmp_path)
     (loop,) = conversion.loops
-    assert "1 unchanged carried values made invariant" in loop.optimizations
+    assert "made 1 unchanged carried value(s) invariant" in loop.optimizations
     assert len(loop.spec.merged_inputs) == 1 and len(loop.spec.invariant_inputs) == 1
     (node,) = [op for op in conversion.model.get_ordered_ops() if op.get_type_name() == "Loop"]
     kinds = [type(d).__name__ for d in node.get_input_descriptions()]

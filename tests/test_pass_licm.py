@@ -5,13 +5,12 @@ CPU plugin against onnxruntime)."""
 from __future__ import annotations
 
 import numpy as np
-import onnx
 import openvino as ov
 import openvino.opset15 as ops
 import pytest
-from onnx import TensorProto, helper
 
 import ov_loops
+from benchmarks.invariant_product import invariant_product_model
 from ov_loops.contract.ports import UNNUMBERED
 from ov_loops.contract.spec import InvariantInput, LastValueOutput, MergedInput
 from ov_loops.loopir.loop import LoopIR
@@ -157,46 +156,8 @@ def test_the_cpu_profile_at_default_keeps_what_the_loop_computes(scenario: str, 
     _assert_keeps_results(lambda loop: CPU.run(loop, "default"), scenario, tmp_path)
 
 
-def _invariant_product_model(hidden: int) -> onnx.ModelProto:
-    """An ONNX Loop: h = tanh(h @ (W1 @ W2)) with W1, W2 graph inputs, M iterations."""
-    f32 = TensorProto.FLOAT
-    body = helper.make_graph(
-        [
-            helper.make_node("MatMul", ["W1", "W2"], ["P"]),
-            helper.make_node("MatMul", ["h_in", "P"], ["hp"]),
-            helper.make_node("Tanh", ["hp"], ["h_out"]),
-            helper.make_node("Identity", ["cond_in"], ["keep"]),
-        ],
-        "body",
-        [
-            helper.make_tensor_value_info("i", TensorProto.INT64, []),
-            helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
-            helper.make_tensor_value_info("h_in", f32, [1, hidden]),
-        ],
-        [
-            helper.make_tensor_value_info("keep", TensorProto.BOOL, []),
-            helper.make_tensor_value_info("h_out", f32, [1, hidden]),
-        ],
-    )
-    square = [hidden, hidden]
-    graph = helper.make_graph(
-        [helper.make_node("Loop", ["M", "", "h0"], ["h_last"], body=body)],
-        "invariant_product",
-        [
-            helper.make_tensor_value_info("M", TensorProto.INT64, []),
-            helper.make_tensor_value_info("h0", f32, [1, hidden]),
-            helper.make_tensor_value_info("W1", f32, square),
-            helper.make_tensor_value_info("W2", f32, square),
-        ],
-        [helper.make_tensor_value_info("h_last", f32, [1, hidden])],
-    )
-    made = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    made.ir_version = 10
-    return made
-
-
 def test_an_onnx_loop_computes_the_product_once_on_the_cpu(tmp_path):
-    model = _invariant_product_model(8)
+    model = invariant_product_model(8)
     generator = np.random.default_rng(3)
 
     def feeds(count: int) -> dict:

@@ -48,9 +48,9 @@ class RemoveDeadValues(LoopPass):
         if unread:
             after = after.without_parameters(unread)
         if unchanged:
-            after = after.noting(f"{len(unchanged)} unchanged carried values made invariant")
+            after = after.noting(f"made {len(unchanged)} unchanged carried value(s) invariant")
         if unread:
-            after = after.noting(f"dropped {len(unread)} unread inputs")
+            after = after.noting(f"dropped {len(unread)} unread input(s)")
         return after
 
 
