@@ -281,3 +281,145 @@ def condition_stops_early() -> Scenario:
         execution_condition=2,
     )
     return loop, [s0, go], {"s0": np.array([1.5], np.float32), "go": np.array(True)}
+
+
+@scenario
+def invariant_matmul_chain() -> Scenario:
+    """h = tanh(h @ P) with P = (W1 @ W2) * 0.5 (W1, W2 outer Parameters: P is the same in
+    every iteration, a constant scales it); P is also a last value; a constant trip count."""
+    w1, w2, h0 = _parameter("W1", [3, 4]), _parameter("W2", [4, 3]), _parameter("h0", [2, 3])
+    h, w1_in, w2_in = _parameter("h", [2, 3]), _parameter("w1", [3, 4]), _parameter("w2", [4, 3])
+    product = ops.multiply(ops.matmul(w1_in, w2_in, False, False), ops.constant(np.float32(0.5)))
+    h_next = ops.tanh(ops.matmul(h, product, False, False))
+    results = [ops.result(h_next), _stacked(h_next), ops.result(product), _always()]
+    loop = _loop(
+        "invariant_chain",
+        results,
+        [h, w1_in, w2_in],
+        [
+            MergedInput(UNNUMBERED, 0, 0),
+            InvariantInput(UNNUMBERED, 1),
+            InvariantInput(UNNUMBERED, 2),
+        ],
+        [
+            LastValueOutput(UNNUMBERED, 0),
+            ConcatenatedOutput(UNNUMBERED, 1, 0),
+            LastValueOutput(UNNUMBERED, 2),
+        ],
+        [h0.output(0), w1.output(0), w2.output(0)],
+        trip_count(ops.constant(np.int64(3)).output(0)),
+        initial_condition(None),
+        execution_condition=3,
+    )
+    generator = np.random.default_rng(11)
+    feeds = {
+        "W1": generator.standard_normal((3, 4)).astype(np.float32),
+        "W2": generator.standard_normal((4, 3)).astype(np.float32),
+        "h0": generator.standard_normal((2, 3)).astype(np.float32),
+    }
+    return loop, [w1, w2, h0], feeds
+
+
+@scenario
+def constant_subgraph_and_direct_capture() -> Scenario:
+    """y = y * (c1 * c2) + x: a subgraph of constants alone and a capture x read directly by a
+    node that changes every iteration; a constant trip count."""
+    x, y0 = _parameter("x", [2]), _parameter("y0", [2])
+    y, x_in = _parameter("y", [2]), _parameter("x_in", [2])
+    scale = ops.multiply(
+        ops.constant(np.array([0.5, 2.0], np.float32)), ops.constant(np.float32(0.75))
+    )
+    y_next = ops.add(ops.multiply(y, scale), x_in)
+    loop = _loop(
+        "constant_subgraph",
+        [ops.result(y_next), _stacked(y_next), _always()],
+        [y, x_in],
+        [MergedInput(UNNUMBERED, 0, 0), InvariantInput(UNNUMBERED, 1)],
+        [LastValueOutput(UNNUMBERED, 0), ConcatenatedOutput(UNNUMBERED, 1, 0)],
+        [y0.output(0), x.output(0)],
+        trip_count(ops.constant(np.int64(3)).output(0)),
+        initial_condition(None),
+        execution_condition=2,
+    )
+    feeds = {"x": np.array([1.0, -1.0], np.float32), "y0": np.array([0.25, 4.0], np.float32)}
+    return loop, [x, y0], feeds
+
+
+def pass_through_carried(count: int) -> Scenario:
+    """acc = acc + c with c carried unchanged (its back edge returns its Parameter): last values
+    of both, the stack of c; a runtime trip count `count`."""
+    acc0, c0 = _parameter("acc0", [2]), _parameter("c0", [2])
+    acc, c = _parameter("acc", [2]), _parameter("c", [2])
+    results = [ops.result(ops.add(acc, c)), ops.result(c), _stacked(c), _always()]
+    parameters = [acc0, c0]
+    feeds = {"acc0": np.array([1.0, 2.0], np.float32), "c0": np.array([0.5, -3.0], np.float32)}
+    loop = _loop(
+        "pass_through",
+        results,
+        [acc, c],
+        [MergedInput(UNNUMBERED, 0, 0), MergedInput(UNNUMBERED, 1, 1)],
+        [
+            LastValueOutput(UNNUMBERED, 0),
+            LastValueOutput(UNNUMBERED, 1),
+            ConcatenatedOutput(UNNUMBERED, 2, 0),
+        ],
+        [acc0.output(0), c0.output(0)],
+        _trip(count, True, parameters, feeds),
+        initial_condition(None),
+        execution_condition=3,
+    )
+    return loop, parameters, feeds
+
+
+@scenario_as("pass_through_carried_three")
+def _pass_through_carried_three() -> Scenario:
+    return pass_through_carried(3)
+
+
+@scenario_as("pass_through_carried_zero")
+def _pass_through_carried_zero() -> Scenario:
+    return pass_through_carried(0)
+
+
+@scenario
+def unread_capture_and_slice() -> Scenario:
+    """acc = acc + x + x_t over xs, with a capture u and a sliced input zs the body never reads;
+    the trip count is the inputs' length."""
+    xs, zs, x, u = (
+        _parameter(name, shape)
+        for name, shape in (("xs", [4, 2]), ("zs", [4, 2]), ("x", [2]), ("u", [3]))
+    )
+    acc0 = _parameter("acc0", [2])
+    acc, x_part, z_part = (
+        _parameter("acc", [2]),
+        _parameter("x_t", [1, 2]),
+        _parameter("z_t", [1, 2]),
+    )
+    x_in, u_in = _parameter("x_in", [2]), _parameter("u_in", [3])
+    acc_next = ops.add(ops.add(acc, x_in), ops.squeeze(x_part, _i64(0)))
+    loop = _loop(
+        "unread",
+        [ops.result(acc_next), _stacked(acc_next), _always()],
+        [acc, x_part, z_part, x_in, u_in],
+        [
+            MergedInput(UNNUMBERED, 0, 0),
+            SlicedInput(UNNUMBERED, 1, 0),
+            SlicedInput(UNNUMBERED, 2, 0),
+            InvariantInput(UNNUMBERED, 3),
+            InvariantInput(UNNUMBERED, 4),
+        ],
+        [LastValueOutput(UNNUMBERED, 0), ConcatenatedOutput(UNNUMBERED, 1, 0)],
+        [acc0.output(0), xs.output(0), zs.output(0), x.output(0), u.output(0)],
+        trip_count(None, [xs.output(0), zs.output(0)], [0, 0]),
+        initial_condition(None),
+        execution_condition=2,
+    )
+    rows = np.arange(8, dtype=np.float32).reshape(4, 2)
+    feeds = {
+        "xs": rows,
+        "zs": -rows,
+        "x": np.array([0.5, 1.5], np.float32),
+        "u": np.ones(3, np.float32),
+        "acc0": np.zeros(2, np.float32),
+    }
+    return loop, [xs, zs, x, u, acc0], feeds

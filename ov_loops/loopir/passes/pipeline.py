@@ -16,7 +16,9 @@ from ov_loops.loopir.passes.base import LoopPass
 from ov_loops.loopir.passes.concat_copies import CopyCapturesIntoConcats
 from ov_loops.loopir.passes.constants import InlineConstantCaptures
 from ov_loops.loopir.passes.cpu_guards import GuardZeroIterationRuns
+from ov_loops.loopir.passes.dead_values import RemoveDeadValues
 from ov_loops.loopir.passes.levels import OPTIMIZE_LEVELS
+from ov_loops.loopir.passes.licm import HoistInvariantComputation
 from ov_loops.loopir.passes.port_rank import FlattenHighRankStacks
 from ov_loops.loopir.passes.simplify import SimplifyBody
 from ov_loops.loopir.passes.zero_run_carry import RefuseZeroRunReshapedCarry
@@ -24,6 +26,8 @@ from ov_loops.loopir.passes.zero_run_carry import RefuseZeroRunReshapedCarry
 PIPELINE: tuple[type[LoopPass], ...] = (
     InlineConstantCaptures,
     SimplifyBody,
+    HoistInvariantComputation,
+    RemoveDeadValues,
     CopyCapturesIntoConcats,
     CopyBackEdges,
     RefuseZeroRunReshapedCarry,

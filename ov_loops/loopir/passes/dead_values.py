@@ -1,0 +1,149 @@
+"""Pass: loop values that need no port of their own: carried values that never change, inputs
+nothing reads."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import ClassVar
+
+import openvino as ov
+
+from ov_loops import ovgraph
+from ov_loops.contract import ports
+from ov_loops.contract.spec import InvariantInput, MergedInput, SlicedInput
+from ov_loops.loopir.loop import LoopIR, LoopResult
+from ov_loops.loopir.passes.base import LoopPass
+from ov_loops.loopir.steps import AfterLoop
+
+
+class RemoveDeadValues(LoopPass):
+    """Give unchanged carried values invariant inputs and drop inputs nothing reads::
+
+        for carried value whose back edges all return their own Parameter unchanged
+                (directly or through Identity ops and Converts to the same type):
+            its merged inputs -> invariant inputs (same outer value, same Parameter)
+            a last-value output that returns such a Parameter -> its outer value (OuterValue)
+        for invariant and sliced inputs: if nothing reads the Parameter: drop the input
+
+    An invariant input has no back edge: nothing is copied between iterations. The Loop-5
+    output of an unchanged value stays (its Result reads the invariant Parameter, which Loop-5
+    allows) but the graph reads the outer value itself, which is right after any number of
+    iterations, zero included, and does not wait for the Loop.
+
+    Not done: carried values whose cycle feeds nothing but itself. Their last-value outputs may
+    be read by the graph, and a LoopIR does not know which of its results the graph reads.
+    A sliced input that is dropped no longer makes a Scan whose inputs differ in length fail.
+    """
+
+    name = "remove-dead-values"
+    level = "default"
+
+    def run(self, loop: LoopIR) -> LoopIR:
+        unchanged = _unchanged_carried(loop)
+        after = _as_invariants(loop, unchanged) if unchanged else loop
+        spec = after.spec
+        unread = unread_parameters(after, (*spec.invariant_inputs, *spec.sliced_inputs))
+        if unread:
+            after = after.without_parameters(unread)
+        if unchanged:
+            after = after.noting(f"made {len(unchanged)} unchanged carried value(s) invariant")
+        if unread:
+            after = after.noting(f"dropped {len(unread)} unread input(s)")
+        return after
+
+
+@dataclass(frozen=True)
+class OuterValue:
+    """The result is `value`, an outer value (a carried value that never changes)::
+
+    value = outer value
+    """
+
+    value: ov.Output
+    phase: ClassVar[int] = 0
+
+    @classmethod
+    def apply_all(cls, items, after: AfterLoop) -> list[ov.Output]:
+        return [ovgraph.passthrough(step.value) for _, step in items]
+
+
+def unread_parameters(
+    loop: LoopIR, entries: Iterable[InvariantInput | SlicedInput | MergedInput]
+) -> set[int]:
+    """The body Parameters of `entries` that no node of the body reads."""
+    in_body = {node.get_instance_id() for node in loop.body.get_ordered_ops()}
+    parameters = loop.body.get_parameters()
+    return {
+        entry.body_parameter
+        for entry in entries
+        if not any(
+            reader.get_node().get_instance_id() in in_body
+            for reader in parameters[entry.body_parameter].output(0).get_target_inputs()
+        )
+    }
+
+
+def _unchanged(value: ov.Output) -> ov.Node:
+    """The node whose output `value` is, through Identity ops and Converts to the same type."""
+    node = value.get_node()
+    while node.get_type_name() == "Identity" or (
+        node.get_type_name() == "Convert"
+        and node.get_input_element_type(0) == node.get_output_element_type(0)
+    ):
+        node = node.input_value(0).get_node()
+    return node
+
+
+def _unchanged_carried(loop: LoopIR) -> set[int]:
+    """The positions in merged_inputs of back edges that return their own Parameter unchanged,
+    whole carried values only."""
+    parameters = loop.body.get_parameters()
+    unchanged = {
+        index
+        for index, entry in enumerate(loop.spec.merged_inputs)
+        if _unchanged(loop.body_value(entry.body_result)) == parameters[entry.body_parameter]
+    }
+    for value in loop.carried:
+        if not unchanged.issuperset(value.merged):
+            unchanged -= set(value.merged)
+    return unchanged
+
+
+def _as_invariants(loop: LoopIR, unchanged: set[int]) -> LoopIR:
+    """`loop` with the merged inputs at `unchanged` as invariant inputs (ports kept), their
+    carried values gone and last-value outputs of their Parameters read from outside."""
+    merged = loop.spec.merged_inputs
+    made_invariant = {merged[index].external_port for index in unchanged}
+    inputs = [
+        InvariantInput(entry.external_port, entry.body_parameter)
+        if entry.external_port in made_invariant
+        else entry
+        for entry in loop.spec.inputs()
+    ]
+    spec = ports.renumbered(loop.spec, inputs, loop.spec.outputs())
+    kept = [index for index in range(len(merged)) if index not in unchanged]
+    moved = {old: new for new, old in enumerate(kept)}
+    carried = tuple(
+        dataclasses.replace(value, merged=tuple(moved[index] for index in value.merged))
+        for value in loop.carried
+        if unchanged.isdisjoint(value.merged)
+    )
+    results = tuple(_read_outside(loop, unchanged, result) for result in loop.results)
+    return loop.replace(spec=spec, carried=carried, results=results)
+
+
+def _read_outside(loop: LoopIR, unchanged: set[int], result: LoopResult) -> LoopResult:
+    """`result` read from outside the Loop (OuterValue) when it is the last value of a Parameter
+    of the merged inputs at `unchanged`."""
+    last_values = {entry.external_port: entry.body_result for entry in loop.spec.last_value_outputs}
+    if result.port not in last_values:
+        return result
+    returned = _unchanged(loop.body_value(last_values[result.port]))
+    parameters = loop.body.get_parameters()
+    for index in unchanged:
+        entry = loop.spec.merged_inputs[index]
+        if returned == parameters[entry.body_parameter]:
+            return result.with_step(OuterValue(loop.outer[entry.external_port]))
+    return result
