@@ -14,7 +14,7 @@ intra- and one inter-op thread.
 Row by row: the model is converted by each converter (timed, --conversion-rounds interleaved
 rounds), every column's outputs are checked once against onnxruntime (a mismatch beyond f32
 tolerance is printed loudly and marked in the table), each column is warmed up, then each
-round runs every column once, in an order rotated by one each round (--rounds, or as many as
+round runs every column once, in an order shuffled each round (seeded; --rounds, or as many as
 fit in --budget seconds per row at the warm-up's pace, 5 to 60). A cell is the median
 latency of one inference, the median of the per-round ratios to the openvino column and their
 spread (lowest-highest). The "convert" column is the ratio of median conversion times
@@ -27,6 +27,7 @@ import argparse
 import gc
 import itertools
 import json
+import random
 import statistics
 import sys
 import tempfile
@@ -115,17 +116,22 @@ def converters(path: Path) -> dict[str, Callable[[], ov.Model]]:
     return made
 
 
-def rotated(names: list[str], turn: int) -> list[str]:
-    """`names` rotated left by `turn`, so that no name always follows the same one."""
-    shift = turn % len(names) if names else 0
-    return names[shift:] + names[:shift]
+def shuffled(names: list[str], turn: int) -> list[str]:
+    """`names` in round `turn`'s order: a permutation seeded by `turn`.
+
+    Rotating the order would leave each name after the same neighbour (cyclically) in every
+    round, and what ran just before (onnxruntime's memory traffic, say) shows in a latency.
+    """
+    order = list(names)
+    random.Random(turn).shuffle(order)
+    return order
 
 
 def convert_all(path: Path, rounds: int, measured: Measured) -> dict[str, ov.Model]:
     """Each converter's model of `path`, its times in measured.conversion, failures in errors."""
     models, ways = {}, converters(path)
     for turn in range(rounds):
-        for name in rotated([name for name in ways if name not in measured.errors], turn):
+        for name in shuffled([name for name in ways if name not in measured.errors], turn):
             start = time.perf_counter()
             try:
                 models[name] = ways[name]()
@@ -215,7 +221,7 @@ def check_outputs(calls: dict[str, Callable], measured: Measured) -> None:
 def time_rounds(
     calls: dict[str, Callable], warmup: int, rounds: int | None, budget: float
 ) -> dict[str, list[float]]:
-    """Warm every call up, then per round time each once, in an order rotated every round.
+    """Warm every call up, then per round time each once, in an order shuffled every round.
 
     Without `rounds`, as many rounds as fit in `budget` seconds at the pace of the last warm-up
     round, at least MIN_ROUNDS and at most MAX_ROUNDS.
@@ -230,7 +236,7 @@ def time_rounds(
         rounds = min(MAX_ROUNDS, max(MIN_ROUNDS, int(budget / max(pace, 1e-9))))
     samples: dict[str, list[float]] = {name: [] for name in calls}
     for turn in range(rounds):
-        for name in rotated(list(calls), turn):
+        for name in shuffled(list(calls), turn):
             start = time.perf_counter()
             calls[name]()
             samples[name].append(time.perf_counter() - start)
