@@ -18,7 +18,9 @@ round runs every column once, in an order shuffled each round (seeded; --rounds,
 fit in --budget seconds per row at the warm-up's pace, 5 to 60). A cell is the median
 latency of one inference, the median of the per-round ratios to the openvino column and their
 spread (lowest-highest). The "convert" column is the ratio of the fastest conversion times
-ov_loops.convert / openvino.convert_model for max, default, none.
+ov_loops.convert / openvino.convert_model for max, default, none, then the same ratios to
+openvino.Core.read_model (the ONNX frontend without convert_model's own Python work: argument
+handling, telemetry, MOC transformations).
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from benchmarks.loop_models import loop_feeds, loop_model  # noqa: E402
 CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": 1, "NUM_STREAMS": 1}
 LEVELS = ("max", "default", "none")
 BASELINE = "openvino"
+FRONTEND = "read_model"  # OpenVINO's ONNX frontend alone: conversion times only
 COLUMNS = (*LEVELS, BASELINE, "onnxruntime")
 HEADINGS = {level: f"ov-loops {level}" for level in LEVELS} | {
     BASELINE: "openvino.convert_model",
@@ -108,11 +111,12 @@ class Measured:
 
 
 def converters(path: Path) -> dict[str, Callable[[], ov.Model]]:
-    """The four ways to an openvino.Model of the ONNX file at `path`."""
+    """The ways to an openvino.Model of the ONNX file at `path` (read_model for timing only)."""
     made: dict[str, Callable[[], ov.Model]] = {
         level: lambda level=level: ov_loops.convert(path, optimize=level) for level in LEVELS
     }
     made[BASELINE] = lambda: ov.convert_model(str(path))
+    made[FRONTEND] = lambda: CORE.read_model(str(path))
     return made
 
 
@@ -266,14 +270,14 @@ def ratios(measured: Measured, name: str, baseline: str = BASELINE) -> list[floa
     return [a / b for a, b in zip(mine, theirs)] if mine and theirs else []
 
 
-def conversion_ratio(measured: Measured, level: str) -> float | None:
+def conversion_ratio(measured: Measured, level: str, baseline: str = BASELINE) -> float | None:
     """Fastest conversion of ov_loops at `level` over openvino's fastest, if both converted.
 
     The fastest, not the median: a few conversions on a shared machine are mostly noise above
     the fastest.
     """
-    mine, theirs = measured.conversion.get(level), measured.conversion.get(BASELINE)
-    if level in measured.errors or BASELINE in measured.errors or not mine or not theirs:
+    mine, theirs = measured.conversion.get(level), measured.conversion.get(baseline)
+    if level in measured.errors or baseline in measured.errors or not mine or not theirs:
         return None
     return min(mine) / min(theirs)
 
@@ -293,11 +297,20 @@ def cell_text(measured: Measured, name: str) -> str:
 
 def table(results: list[Measured]) -> str:
     """The markdown table of all rows."""
-    headings = ["loop", *(HEADINGS[name] for name in COLUMNS), "convert × max/default/none"]
+    headings = [
+        "loop",
+        *(HEADINGS[name] for name in COLUMNS),
+        "convert × max/default/none: convert_model; read_model",
+    ]
     lines = ["| " + " | ".join(headings) + " |", "|" + "---|" * len(headings)]
     for measured in results:
-        converted = [conversion_ratio(measured, level) for level in LEVELS]
-        conversion = "/".join("–" if value is None else f"{value:.2f}" for value in converted)
+        conversion = "; ".join(
+            "/".join(
+                "–" if value is None else f"{value:.2f}"
+                for value in (conversion_ratio(measured, level, baseline) for level in LEVELS)
+            )
+            for baseline in (BASELINE, FRONTEND)
+        )
         cells = [measured.row.name, *(cell_text(measured, name) for name in COLUMNS), conversion]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -321,7 +334,10 @@ def as_json(measured: Measured) -> dict:
         "median_latency_s": {k: statistics.median(v) for k, v in measured.latency.items()},
         "ratio_to_openvino": summary,
         "conversion_s": measured.conversion,
-        "conversion_ratio": {level: conversion_ratio(measured, level) for level in LEVELS},
+        "conversion_ratio": {
+            baseline: {level: conversion_ratio(measured, level, baseline) for level in LEVELS}
+            for baseline in (BASELINE, FRONTEND)
+        },
         "max_abs_difference_vs_onnxruntime": measured.difference,
         "mismatched": measured.mismatched,
         "errors": measured.errors,
