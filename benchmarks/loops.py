@@ -1,7 +1,7 @@
 """Latency of recurrent ONNX loops: ov-loops at each optimisation level vs OpenVINO vs onnxruntime.
 
-    python -m benchmarks.loops [--quick | --full] [--only TEXT] [--rounds 10] [--warmup 2]
-        [--conversion-rounds 3] [--json OUT]
+    python -m benchmarks.loops [--quick | --full] [--only TEXT] [--rounds N | --budget 3]
+        [--warmup 2] [--conversion-rounds 3] [--json OUT]
 
 Rows are loops (benchmarks/loop_models.py): RNN, GRU (linear_before_reset 0 and 1) and LSTM
 cells as Loop and Scan, and loops shaped like jax2onnx, tf2onnx and torch's exports, for H, B
@@ -14,10 +14,13 @@ intra- and one inter-op thread.
 Row by row: the model is converted by each converter (timed, --conversion-rounds interleaved
 rounds), every column's outputs are checked once against onnxruntime (a mismatch beyond f32
 tolerance is printed loudly and marked in the table), each column is warmed up, then each
-round runs every column once, in an order rotated by one each round. A cell is the median
+round runs every column once, in an order shuffled each round (seeded; --rounds, or as many as
+fit in --budget seconds per row at the warm-up's pace, 5 to 60). A cell is the median
 latency of one inference, the median of the per-round ratios to the openvino column and their
-spread (lowest-highest). The "convert" column is the ratio of median conversion times
-ov_loops.convert / openvino.convert_model for max, default, none.
+spread (lowest-highest). The "convert" column is the ratio of the fastest conversion times
+ov_loops.convert / openvino.convert_model for max, default, none, then the same ratios to
+openvino.Core.read_model (the ONNX frontend without convert_model's own Python work: argument
+handling, telemetry, MOC transformations).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import argparse
 import gc
 import itertools
 import json
+import random
 import statistics
 import sys
 import tempfile
@@ -47,12 +51,14 @@ from benchmarks.loop_models import loop_feeds, loop_model  # noqa: E402
 CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": 1, "NUM_STREAMS": 1}
 LEVELS = ("max", "default", "none")
 BASELINE = "openvino"
+FRONTEND = "read_model"  # OpenVINO's ONNX frontend alone: conversion times only
 COLUMNS = (*LEVELS, BASELINE, "onnxruntime")
 HEADINGS = {level: f"ov-loops {level}" for level in LEVELS} | {
     BASELINE: "openvino.convert_model",
     "onnxruntime": "onnxruntime",
 }
 CORE = ov.Core()
+MIN_ROUNDS, MAX_ROUNDS = 5, 60
 RTOL, ATOL = 1e-4, 1e-4  # f32 after up to a thousand recurrent steps
 EXPORTER_ROWS = (("jax", "gru_lbr"), ("tf", "lstm"), ("tf_concat", "lstm"), ("torch", "lstm"))
 
@@ -105,25 +111,31 @@ class Measured:
 
 
 def converters(path: Path) -> dict[str, Callable[[], ov.Model]]:
-    """The four ways to an openvino.Model of the ONNX file at `path`."""
+    """The ways to an openvino.Model of the ONNX file at `path` (read_model for timing only)."""
     made: dict[str, Callable[[], ov.Model]] = {
         level: lambda level=level: ov_loops.convert(path, optimize=level) for level in LEVELS
     }
     made[BASELINE] = lambda: ov.convert_model(str(path))
+    made[FRONTEND] = lambda: CORE.read_model(str(path))
     return made
 
 
-def rotated(names: list[str], turn: int) -> list[str]:
-    """`names` rotated left by `turn`, so that no name always follows the same one."""
-    shift = turn % len(names) if names else 0
-    return names[shift:] + names[:shift]
+def shuffled(names: list[str], turn: int) -> list[str]:
+    """`names` in round `turn`'s order: a permutation seeded by `turn`.
+
+    Rotating the order would leave each name after the same neighbour (cyclically) in every
+    round, and what ran just before (onnxruntime's memory traffic, say) shows in a latency.
+    """
+    order = list(names)
+    random.Random(turn).shuffle(order)
+    return order
 
 
 def convert_all(path: Path, rounds: int, measured: Measured) -> dict[str, ov.Model]:
     """Each converter's model of `path`, its times in measured.conversion, failures in errors."""
     models, ways = {}, converters(path)
     for turn in range(rounds):
-        for name in rotated([name for name in ways if name not in measured.errors], turn):
+        for name in shuffled([name for name in ways if name not in measured.errors], turn):
             start = time.perf_counter()
             try:
                 models[name] = ways[name]()
@@ -210,14 +222,25 @@ def check_outputs(calls: dict[str, Callable], measured: Measured) -> None:
         calls.pop(name, None)
 
 
-def time_rounds(calls: dict[str, Callable], warmup: int, rounds: int) -> dict[str, list[float]]:
-    """Warm every call up, then per round time each once, in an order rotated every round."""
-    for _ in range(warmup):
+def time_rounds(
+    calls: dict[str, Callable], warmup: int, rounds: int | None, budget: float
+) -> dict[str, list[float]]:
+    """Warm every call up, then per round time each once, in an order shuffled every round.
+
+    Without `rounds`, as many rounds as fit in `budget` seconds at the pace of the last warm-up
+    round, at least MIN_ROUNDS and at most MAX_ROUNDS.
+    """
+    pace = 0.0
+    for _ in range(max(warmup, 1 if rounds is None else 0)):
+        start = time.perf_counter()
         for call in calls.values():
             call()
+        pace = time.perf_counter() - start
+    if rounds is None:
+        rounds = min(MAX_ROUNDS, max(MIN_ROUNDS, int(budget / max(pace, 1e-9))))
     samples: dict[str, list[float]] = {name: [] for name in calls}
     for turn in range(rounds):
-        for name in rotated(list(calls), turn):
+        for name in shuffled(list(calls), turn):
             start = time.perf_counter()
             calls[name]()
             samples[name].append(time.perf_counter() - start)
@@ -235,7 +258,7 @@ def measure_row(row: Row, args: argparse.Namespace, scratch: Path) -> Measured:
     calls = runners(model, models, feeds, measured)
     del models
     check_outputs(calls, measured)
-    measured.latency = time_rounds(calls, args.warmup, args.rounds)
+    measured.latency = time_rounds(calls, args.warmup, args.rounds, args.budget)
     del calls
     gc.collect()
     return measured
@@ -247,12 +270,16 @@ def ratios(measured: Measured, name: str, baseline: str = BASELINE) -> list[floa
     return [a / b for a, b in zip(mine, theirs)] if mine and theirs else []
 
 
-def conversion_ratio(measured: Measured, level: str) -> float | None:
-    """Median conversion time of ov_loops at `level` over openvino's, if both converted."""
-    mine, theirs = measured.conversion.get(level), measured.conversion.get(BASELINE)
-    if level in measured.errors or BASELINE in measured.errors or not mine or not theirs:
+def conversion_ratio(measured: Measured, level: str, baseline: str = BASELINE) -> float | None:
+    """Fastest conversion of ov_loops at `level` over openvino's fastest, if both converted.
+
+    The fastest, not the median: a few conversions on a shared machine are mostly noise above
+    the fastest.
+    """
+    mine, theirs = measured.conversion.get(level), measured.conversion.get(baseline)
+    if level in measured.errors or baseline in measured.errors or not mine or not theirs:
         return None
-    return statistics.median(mine) / statistics.median(theirs)
+    return min(mine) / min(theirs)
 
 
 def cell_text(measured: Measured, name: str) -> str:
@@ -270,11 +297,20 @@ def cell_text(measured: Measured, name: str) -> str:
 
 def table(results: list[Measured]) -> str:
     """The markdown table of all rows."""
-    headings = ["loop", *(HEADINGS[name] for name in COLUMNS), "convert × max/default/none"]
+    headings = [
+        "loop",
+        *(HEADINGS[name] for name in COLUMNS),
+        "convert × max/default/none: convert_model; read_model",
+    ]
     lines = ["| " + " | ".join(headings) + " |", "|" + "---|" * len(headings)]
     for measured in results:
-        converted = [conversion_ratio(measured, level) for level in LEVELS]
-        conversion = "/".join("–" if value is None else f"{value:.2f}" for value in converted)
+        conversion = "; ".join(
+            "/".join(
+                "–" if value is None else f"{value:.2f}"
+                for value in (conversion_ratio(measured, level, baseline) for level in LEVELS)
+            )
+            for baseline in (BASELINE, FRONTEND)
+        )
         cells = [measured.row.name, *(cell_text(measured, name) for name in COLUMNS), conversion]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -298,7 +334,10 @@ def as_json(measured: Measured) -> dict:
         "median_latency_s": {k: statistics.median(v) for k, v in measured.latency.items()},
         "ratio_to_openvino": summary,
         "conversion_s": measured.conversion,
-        "conversion_ratio": {level: conversion_ratio(measured, level) for level in LEVELS},
+        "conversion_ratio": {
+            baseline: {level: conversion_ratio(measured, level, baseline) for level in LEVELS}
+            for baseline in (BASELINE, FRONTEND)
+        },
         "max_abs_difference_vs_onnxruntime": measured.difference,
         "mismatched": measured.mismatched,
         "errors": measured.errors,
@@ -312,7 +351,13 @@ def parse_arguments() -> argparse.Namespace:
     subset.add_argument("--quick", action="store_true", help="a small subset (the default)")
     subset.add_argument("--full", action="store_true", help="the whole grid (hours)")
     parser.add_argument("--only", metavar="TEXT", help="the rows whose name contains TEXT")
-    parser.add_argument("--rounds", type=int, default=10, help="timed rounds per row")
+    parser.add_argument("--rounds", type=int, help="timed rounds per row (default: --budget)")
+    parser.add_argument(
+        "--budget",
+        type=float,
+        default=3.0,
+        help=f"seconds of timed rounds per row, {MIN_ROUNDS} to {MAX_ROUNDS} rounds (default 3)",
+    )
     parser.add_argument("--warmup", type=int, default=2, help="untimed runs per column first")
     parser.add_argument("--conversion-rounds", type=int, default=3, help="timed conversions")
     parser.add_argument("--json", type=Path, metavar="OUT", help="also write the results here")
@@ -323,9 +368,10 @@ def main() -> int:
     args = parse_arguments()
     rows = full_rows() if args.full else quick_rows()
     rows = [row for row in rows if args.only is None or args.only in row.name]
+    rounds = args.rounds or f"{args.budget:g} s of"
     print(
-        f"{len(rows)} loops; CPU, f32, 1 thread, 1 stream; {args.rounds} rounds after "
-        f"{args.warmup} warm-up runs; OpenVINO {ov.get_version()}, onnxruntime {ort.__version__}",
+        f"{len(rows)} loops; CPU, f32, 1 thread, 1 stream; {rounds} rounds after {args.warmup} "
+        f"warm-up runs; OpenVINO {ov.get_version()}, onnxruntime {ort.__version__}",
         flush=True,
     )
     started, results = time.perf_counter(), []
@@ -335,14 +381,18 @@ def main() -> int:
             differences = ", ".join(
                 f"{name} {value:.1e}" for name, value in results[-1].difference.items()
             )
-            print(f"  {row.name}: max |diff| vs onnxruntime: {differences}", flush=True)
+            done = max(map(len, results[-1].latency.values()), default=0)
+            print(
+                f"  {row.name}: {done} rounds; max |diff| vs onnxruntime: {differences}", flush=True
+            )
     elapsed = time.perf_counter() - started
     print()
     print(table(results))
     mismatches = sum(len(measured.mismatched) for measured in results)
     print(f"\n{len(rows)} loops in {elapsed:.0f} s; {mismatches} mismatch(es) with onnxruntime")
     if args.json:
-        document = {"config": CONFIG, "rounds": args.rounds, "seconds": elapsed}
+        document = {"config": CONFIG, "arguments": {**vars(args), "json": str(args.json)}}
+        document["seconds"] = elapsed
         document["rows"] = [as_json(measured) for measured in results]
         args.json.write_text(json.dumps(document, indent=1))
     return 1 if mismatches else 0

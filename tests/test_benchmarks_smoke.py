@@ -44,7 +44,7 @@ def test_every_form_and_cell_is_a_row() -> None:
 
 
 def test_a_measured_row_fills_every_column(tmp_path: Path) -> None:
-    settings = argparse.Namespace(conversion_rounds=1, warmup=0, rounds=2)
+    settings = argparse.Namespace(conversion_rounds=1, warmup=0, rounds=2, budget=0.0)
     measured = loops.measure_row(
         loops.Row("gru", "tf_concat", HIDDEN, BATCH, STEPS), settings, tmp_path
     )
@@ -66,3 +66,15 @@ def test_a_wrong_column_is_marked_as_a_mismatch(capsys: pytest.CaptureFixture) -
     loops.check_outputs(calls, measured)
     assert measured.mismatched == ["max"]
     assert "MISMATCH rnn loop" in capsys.readouterr().err
+
+
+def test_rounds_fill_the_budget_within_bounds() -> None:
+    order: list[str] = []
+    calls = {name: lambda name=name: order.append(name) for name in ("a", "b", "c")}
+    few = loops.time_rounds(calls, warmup=0, rounds=None, budget=0.0)
+    assert [len(times) for times in few.values()] == [loops.MIN_ROUNDS] * 3
+    rounds = [order[start : start + 3] for start in range(3, len(order), 3)]  # after warm-up
+    assert all(sorted(names) == ["a", "b", "c"] for names in rounds)
+    assert len({tuple(names) for names in rounds}) > 1
+    many = loops.time_rounds(calls, warmup=1, rounds=None, budget=60.0)
+    assert [len(times) for times in many.values()] == [loops.MAX_ROUNDS] * 3
