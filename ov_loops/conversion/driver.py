@@ -194,7 +194,7 @@ class Converter:
             lowered.spec,
             lowered.folded,
             tuple(layout.node.output),
-            tuple(value.name for value in loop.carried),
+            lowered.carried,
             lowered.applied,
         )
         return lowered.values, [report] if lowered.folded else [report, *nested]

@@ -22,12 +22,15 @@ class Lowered:
     spec: LoopSpec | None
     folded: str | None = None
     applied: tuple[str, ...] = ()
+    carried: tuple[str, ...] = ()  # the names of the carried values the Loop-5 carries
 
 
 def lower(loop: LoopIR, target: TargetProfile, optimize: str = "none") -> Lowered:
     """Fold a loop that provably runs no iteration; otherwise run the passes of the target at
     the optimisation level `optimize` and emit a Loop-5."""
+    names = tuple(value.name for value in loop.carried)
     if loop.runs_zero_times:
-        return Lowered(fold(loop), None, f"runs zero times: {fold_reason(loop)}")
+        return Lowered(fold(loop), None, f"runs zero times: {fold_reason(loop)}", (), names)
     loop = target.run(loop, optimize)
-    return Lowered(lower_to_loop5(loop), loop.spec, None, loop.applied)
+    names = tuple(value.name for value in loop.carried)
+    return Lowered(lower_to_loop5(loop), loop.spec, None, loop.applied, names)

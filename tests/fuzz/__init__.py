@@ -52,8 +52,9 @@ def merge(total: dict, part: dict) -> dict:
     for key, value in part.items():
         if isinstance(value, int):
             total[key] = total.get(key, 0) + value
-    kept = {_example_key(e): e for e in total.setdefault("examples", [])}
-    for example in part.get("examples", []):
+    total["examples"] = [_as_record(e) for e in total.get("examples", [])]
+    kept = {_example_key(e): e for e in total["examples"]}
+    for example in map(_as_record, part.get("examples", [])):
         same = kept.get(_example_key(example))
         if same is None:
             kept[_example_key(example)] = example
@@ -61,6 +62,11 @@ def merge(total: dict, part: dict) -> dict:
         else:
             same["count"] = same.get("count", 1) + example.get("count", 1)
     return total
+
+
+def _as_record(example) -> dict:
+    """An example as a dict (the differential campaign keeps its examples as lines of text)."""
+    return example if isinstance(example, dict) else {"detail": str(example)}
 
 
 def _example_key(example: dict) -> tuple[str, str, str]:

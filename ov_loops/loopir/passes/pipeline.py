@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ov_loops.loopir.loop import LoopIR
+from ov_loops.loopir.passes.accumulators import StackAccumulators
 from ov_loops.loopir.passes.back_edges import CopyBackEdges
 from ov_loops.loopir.passes.base import LoopPass
 from ov_loops.loopir.passes.concat_copies import CopyCapturesIntoConcats
@@ -26,8 +27,9 @@ from ov_loops.loopir.passes.zero_run_carry import RefuseZeroRunReshapedCarry
 PIPELINE: tuple[type[LoopPass], ...] = (
     InlineConstantCaptures,
     SimplifyBody,
-    HoistInvariantComputation,
     RemoveDeadValues,
+    HoistInvariantComputation,
+    StackAccumulators,
     CopyCapturesIntoConcats,
     CopyBackEdges,
     RefuseZeroRunReshapedCarry,

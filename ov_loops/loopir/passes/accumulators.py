@@ -1,0 +1,169 @@
+"""Pass: carried values that only grow by appending become concatenated outputs."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+import openvino as ov
+import openvino.opset15 as ops
+
+from ov_loops.contract.ports import UNNUMBERED, renumbered
+from ov_loops.contract.spec import ConcatenatedOutput, LastValueOutput
+from ov_loops.loopir.loop import LoopIR, LoopResult
+from ov_loops.loopir.passes.base import LoopPass
+from ov_loops.loopir.steps import AfterLoop
+
+
+@dataclass(frozen=True)
+class _Append:
+    """A carried value (merged input `merged`) the body extends by `part` along `axis`."""
+
+    merged: int
+    axis: int
+    part: ov.Output
+    length: int
+
+
+class StackAccumulators(LoopPass):
+    """A carried value the body only extends, acc = Concat(acc, part) along `axis`, with no
+    other body node reading acc, leaves the loop as a concatenated output of its parts; the
+    initial value is prepended after the loop (`PrependInitial`)::
+
+        acc = concat(acc, part, axis)  each iteration   ->   parts += [part]
+        result: acc                                      ->   concat(initial, *parts, axis)
+
+    Appending copies the whole accumulator every iteration (quadratic in the trip count, and
+    the CPU plugin's back-edge copy doubles it); a concatenated output writes each part once.
+    The part's length along `axis` must be static (it is Loop-5's part_size), the Concat have
+    two inputs, the carried value be a tensor.
+    """
+
+    name = "stack-accumulators"
+    level = "default"
+
+    def run(self, loop: LoopIR) -> LoopIR:
+        appends = _appends(loop)
+        if not appends:
+            return loop
+        merged = loop.spec.merged_inputs
+        results = list(loop.body.get_results())
+        grown = {merged[a.merged].body_result: a for a in appends}
+        for result, append in grown.items():
+            results[result] = ops.result(append.part)
+        outputs, moved, stacked = [], {}, {}
+        for entry in loop.spec.outputs():
+            if isinstance(entry, LastValueOutput) and entry.body_result in grown:
+                stacked[entry.external_port] = grown[entry.body_result]
+            else:
+                moved[entry.external_port] = len(outputs)
+                outputs.append(entry)
+        ports_of = {}
+        for result, append in grown.items():
+            ports_of[append.merged] = len(outputs)
+            k = append.length
+            outputs.append(ConcatenatedOutput(UNNUMBERED, result, append.axis, 0, k, k, -1))
+        spec = renumbered(loop.spec, loop.spec.inputs(), outputs)
+        dropped = {merged[a.merged].body_parameter for a in appends}
+        changed = loop.with_body(results, list(loop.body.get_parameters()), spec)
+        changed = changed.replace(
+            carried=_without_merged(loop, {a.merged for a in appends}),
+            results=tuple(_result(r, moved, stacked, ports_of) for r in loop.results),
+        )
+        return changed.without_parameters(dropped).noting(
+            f"stacked {len(appends)} appended carried value(s)"
+        )
+
+
+@dataclass(frozen=True)
+class PrependInitial:
+    """value = concat(initial, value, axis): the initial value of an accumulator."""
+
+    initial: ov.Output
+    axis: int
+    phase: ClassVar[int] = 2
+
+    @classmethod
+    def apply_all(cls, items, after: AfterLoop) -> list[ov.Output]:
+        return [ops.concat([step.initial, value], step.axis).output(0) for value, step in items]
+
+
+def _appends(loop: LoopIR) -> list[_Append]:
+    """The carried values that qualify (see StackAccumulators)."""
+    live = {node.get_instance_id() for node in loop.body.get_ordered_ops()}
+    parameters = loop.body.get_parameters()
+    whole = {value.merged[0] for value in loop.carried if len(value.merged) == 1}
+    found = []
+    for index, entry in enumerate(loop.spec.merged_inputs):
+        parameter = parameters[entry.body_parameter]
+        value = loop.body_value(entry.body_result)
+        concat = value.get_node()
+        readers = [
+            reader
+            for reader in parameter.output(0).get_target_inputs()
+            if reader.get_node().get_instance_id() in live
+        ]
+        if (
+            index not in whole
+            or concat.get_type_name() != "Concat"
+            or concat.get_input_size() != 2
+            or concat.input_value(0).get_node() != parameter
+            or len(readers) != 1
+            or _used_elsewhere(loop, entry.body_result)
+        ):
+            continue
+        append = _append(index, concat)
+        if append is not None:
+            found.append(append)
+    return found
+
+
+def _append(index: int, concat: ov.Node) -> _Append | None:
+    shape = concat.output(0).get_partial_shape()
+    part = concat.input_value(1)
+    if shape.rank.is_dynamic:
+        return None
+    axis = concat.get_attributes()["axis"] % shape.rank.get_length()
+    dims = part.get_partial_shape()
+    if dims.rank.is_dynamic or dims[axis].is_dynamic or dims[axis].get_length() == 0:
+        return None
+    return _Append(index, axis, part, dims[axis].get_length())
+
+
+def _used_elsewhere(loop: LoopIR, result: int) -> bool:
+    """Whether body Result `result` is a concatenated output or the execution condition."""
+    spec = loop.spec
+    return spec.execution_condition == result or any(
+        entry.body_result == result for entry in spec.concatenated_outputs
+    )
+
+
+def _without_merged(loop: LoopIR, gone: set[int]):
+    kept = [index for index in range(len(loop.spec.merged_inputs)) if index not in gone]
+    moved = {old: new for new, old in enumerate(kept)}
+    return tuple(
+        dataclasses.replace(value, merged=tuple(moved[index] for index in value.merged))
+        for value in loop.carried
+        if gone.isdisjoint(value.merged)
+    )
+
+
+def _result(result: LoopResult, moved: dict, stacked: dict, ports_of: dict) -> LoopResult:
+    """`result` reading its output's new port; an accumulator's reads its concatenated output,
+    with the initial value prepended (and shaping the output after zero iterations)."""
+    if result.port not in stacked:
+        return dataclasses.replace(result, port=moved[result.port])
+    append = stacked[result.port]
+    initial = result.initial
+    rank = initial.get_partial_shape().rank.get_length()
+    keep = np.ones(rank, np.int64)
+    keep[append.axis] = 0
+    empty = ops.multiply(ops.shape_of(initial, ov.Type.i64), ops.constant(keep)).output(0)
+    return LoopResult(
+        ports_of[append.merged],
+        initial=initial,
+        empty_shape=empty,
+        after=(PrependInitial(initial, append.axis),),
+    )
