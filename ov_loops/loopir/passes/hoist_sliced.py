@@ -122,7 +122,7 @@ def _broadcast_inputs(inputs, ranks, axes, axis: int, result_rank: int) -> list[
 @batching_rule(
     "Tanh", "Sigmoid", "Relu", "Exp", "Log", "Negative", "Abs", "Sqrt", "Convert", "Clamp",
     "Erf", "Floor", "Ceiling", "Sin", "Cos", "Sign", "Elu", "Gelu", "SoftPlus", "HSigmoid",
-    "HSwish", "Mish", "LogicalNot",
+    "HSwish", "Mish", "LogicalNot", "Identity",
 )  # fmt: skip
 def _unary(node: ov.Node, axes: list[int | None]) -> Batching | None:
     """An elementwise op of one input: the extra axis stays where it is."""
@@ -344,18 +344,23 @@ class HoistSlicedComputation(LoopPass):
             return loop
         cone = _cone(hoisted, region, live)
         outer = _built(cone, region)
-        batched = [node for node in cone if _is_batched_op(region[node.get_instance_id()])]
+        heavy = [node for node in cone if _is_heavy_op(node, region)]
         loop = _with_sliced_parts(loop, hoisted, region, outer)
         loop = loop.without_parameters(_unread_inputs(loop))
-        counts = Counter(node.get_type_name() for node in batched)
+        counts = Counter(node.get_type_name() for node in heavy)
         for op_type, count in sorted(counts.items()):
             loop = loop.noting(f"hoisted {count} {op_type}")
         return loop
 
 
-def _is_batched_op(value: _Value) -> bool:
-    """Whether the value is computed by a batched op (not a sliced part or a fixed value)."""
-    return value.axis is not None and bool(value.reads)
+def _is_heavy_op(node: ov.Node, region: dict[int, _Value]) -> bool:
+    """Whether `node` is a heavy op batched over the parts (what the loop's note counts)."""
+    registered = RULES.get(node.get_type_name())
+    return (
+        registered is not None
+        and registered.heavy
+        and region[node.get_instance_id()].axis is not None
+    )
 
 
 def _worth_hoisting(key: int, region: dict[int, _Value], live: dict[int, ov.Node]) -> bool:
