@@ -330,7 +330,7 @@ class HoistSlicedComputation(LoopPass):
     for v in hoisted:  V = v batched on the whole sliced tensors (before the loop)
                        sliced input V (v's extra axis, the parts' start/stride/end)
                        body: v <- squeeze(part of V)
-    drop the sliced inputs nobody reads any more
+    drop the sliced and invariant inputs nobody reads any more
     """
 
     name = "hoist-sliced-computation"
