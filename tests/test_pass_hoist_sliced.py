@@ -20,7 +20,7 @@ from ov_loops.contract.spec import SlicedInput
 from ov_loops.loopir.loop import LoopIR
 from ov_loops.loopir.passes.concat_copies import CopyCapturesIntoConcats
 from ov_loops.loopir.passes.constants import InlineConstantCaptures
-from ov_loops.loopir.passes.hoist_sliced import RULES, HoistSlicedComputation
+from ov_loops.loopir.passes.hoist_sliced import MAX_ROWS_PER_PART, RULES, HoistSlicedComputation
 from ov_loops.loopir.passes.pipeline import CPU, PIPELINE
 from ov_loops.reference.ir_reference import run_ir
 from tests.harness import assert_matches_onnxruntime, compile_f32
@@ -127,6 +127,18 @@ REFUSED = {
 def test_a_rule_refuses_what_it_cannot_batch(make, shapes, axes):
     node = make(_parameters(shapes))
     assert RULES[node.get_type_name()].batch(node, axes) is None
+
+
+@pytest.mark.parametrize(
+    "rows, heavy",
+    [([], True), ([8], True), ([2, 4], True), ([16], False), ([2, 8], False), ([-1], False)],
+)
+def test_a_matmul_is_heavy_with_few_static_rows_per_iteration(rows, heavy):
+    """MAX_ROWS_PER_PART: hoisting a product of 16 rows measured slower, a dynamic count may be."""
+    assert MAX_ROWS_PER_PART == 8
+    left, weight = _parameters([[*rows, 3], [3, 4]])
+    assert RULES["MatMul"].heavy(ops.matmul(left, weight, False, False)) is heavy
+    assert not RULES["Add"].heavy(ops.add(left, left))
 
 
 def test_integer_divide_is_not_batched():
