@@ -17,9 +17,9 @@ cut like the parts it came from; its part (squeezed) replaces it in the body. He
 at most MAX_ROWS_PER_PART rows per iteration (static), which the loop would run as a small,
 weight-bound product; measured on the bench RNN (H 256, T 1000, CPU f32, one thread, 2026.4.1),
 the loop's time by rows per iteration: 1: 0.86-0.89, 2: 0.90-0.99, 4: 0.98-1.04, 8: 0.93-0.98,
-16: 1.03-1.06 (the batched product does the same work, and writes a tensor as large as the
+16: 1.01-1.06 (the batched product does the same work, and writes a tensor as large as the
 sliced input). Elementwise work alone is not hoisted: forced, it made the same RNN with x_t * b
-for x_t W 1.02 (1 row) and 1.05-1.07 (16 rows) times slower (benchmarks/hoist_rnn.py). The body
+for x_t W 1.02-1.03 (1 row) and 1.04-1.07 (16 rows) times slower (benchmarks/hoist_rnn.py). The body
 nodes it replaces are left unreachable; sliced and invariant inputs nobody reads any more are
 dropped.
 
