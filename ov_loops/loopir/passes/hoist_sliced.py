@@ -19,9 +19,9 @@ weight-bound product; measured on the bench RNN (H 256, T 1000, CPU f32, one thr
 the loop's time by rows per iteration: 1: 0.86-0.89, 2: 0.90-0.99, 4: 0.98-1.04, 8: 0.93-0.98,
 16: 1.01-1.06 (the batched product does the same work, and writes a tensor as large as the
 sliced input). Elementwise work alone is not hoisted: forced, it made the same RNN with x_t * b
-for x_t W 1.02-1.03 (1 row) and 1.04-1.07 (16 rows) times slower (benchmarks/hoist_rnn.py). The body
-nodes it replaces are left unreachable; sliced and invariant inputs nobody reads any more are
-dropped.
+for x_t W 1.02-1.03 (1 row) and 1.04-1.07 (16 rows) times slower (benchmarks/hoist_rnn.py).
+The body nodes it replaces are left unreachable; sliced and invariant inputs nobody reads any
+more are dropped.
 
 Extra rows: the batched values cover the whole sliced tensors even when the loop runs fewer
 iterations (a trip count below their length, an early exit, no iteration at all); the rows no
