@@ -31,7 +31,8 @@ from benchmarks.rnn_cell import rnn_cell_nodes, rnn_weights  # noqa: E402
 CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": 1, "NUM_STREAMS": 1}
 
 
-def rnn_loop_model(hidden: int, seed: int = 0) -> onnx.ModelProto:
+def rnn_loop_model(hidden: int, seed: int = 0, batch: int = 1) -> onnx.ModelProto:
+    """The RNN over X [T, batch, hidden] from h0 [batch, hidden]: (h_last, hs)."""
     body = helper.make_graph(
         [
             helper.make_node("Gather", ["X", "i"], ["x_t"], axis=0),
@@ -42,12 +43,12 @@ def rnn_loop_model(hidden: int, seed: int = 0) -> onnx.ModelProto:
         [
             helper.make_tensor_value_info("i", T.INT64, []),
             helper.make_tensor_value_info("cond_in", T.BOOL, []),
-            helper.make_tensor_value_info("h_in", T.FLOAT, [1, hidden]),
+            helper.make_tensor_value_info("h_in", T.FLOAT, [batch, hidden]),
         ],
         [
             helper.make_tensor_value_info("keep", T.BOOL, []),
-            helper.make_tensor_value_info("h_out", T.FLOAT, [1, hidden]),
-            helper.make_tensor_value_info("h_out", T.FLOAT, [1, hidden]),
+            helper.make_tensor_value_info("h_out", T.FLOAT, [batch, hidden]),
+            helper.make_tensor_value_info("h_out", T.FLOAT, [batch, hidden]),
         ],
     )
     main = helper.make_graph(
@@ -58,12 +59,12 @@ def rnn_loop_model(hidden: int, seed: int = 0) -> onnx.ModelProto:
         ],
         "rnn",
         [
-            helper.make_tensor_value_info("X", T.FLOAT, ["T", 1, hidden]),
-            helper.make_tensor_value_info("h0", T.FLOAT, [1, hidden]),
+            helper.make_tensor_value_info("X", T.FLOAT, ["T", batch, hidden]),
+            helper.make_tensor_value_info("h0", T.FLOAT, [batch, hidden]),
         ],
         [
-            helper.make_tensor_value_info("h_last", T.FLOAT, [1, hidden]),
-            helper.make_tensor_value_info("hs", T.FLOAT, ["T", 1, hidden]),
+            helper.make_tensor_value_info("h_last", T.FLOAT, [batch, hidden]),
+            helper.make_tensor_value_info("hs", T.FLOAT, ["T", batch, hidden]),
         ],
         rnn_weights(hidden, seed),
     )

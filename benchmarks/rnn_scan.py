@@ -32,7 +32,8 @@ from benchmarks.rnn_cell import rnn_cell_nodes, rnn_weights  # noqa: E402
 CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": 1, "NUM_STREAMS": 1}
 
 
-def rnn_scan_model(hidden: int, seed: int = 0) -> onnx.ModelProto:
+def rnn_scan_model(hidden: int, seed: int = 0, batch: int = 1) -> onnx.ModelProto:
+    """The RNN over X [T, batch, hidden] from h0 [batch, hidden]: (h_last, hs)."""
     body = helper.make_graph(
         [
             *rnn_cell_nodes("x_t", "h_in", "h_out"),
@@ -40,24 +41,24 @@ def rnn_scan_model(hidden: int, seed: int = 0) -> onnx.ModelProto:
         ],
         "rnn_cell",
         [
-            helper.make_tensor_value_info("h_in", T.FLOAT, [1, hidden]),
-            helper.make_tensor_value_info("x_t", T.FLOAT, [1, hidden]),
+            helper.make_tensor_value_info("h_in", T.FLOAT, [batch, hidden]),
+            helper.make_tensor_value_info("x_t", T.FLOAT, [batch, hidden]),
         ],
         [
-            helper.make_tensor_value_info("h_out", T.FLOAT, [1, hidden]),
-            helper.make_tensor_value_info("y_t", T.FLOAT, [1, hidden]),
+            helper.make_tensor_value_info("h_out", T.FLOAT, [batch, hidden]),
+            helper.make_tensor_value_info("y_t", T.FLOAT, [batch, hidden]),
         ],
     )
     main = helper.make_graph(
         [helper.make_node("Scan", ["h0", "X"], ["h_last", "hs"], body=body, num_scan_inputs=1)],
         "rnn_scan",
         [
-            helper.make_tensor_value_info("h0", T.FLOAT, [1, hidden]),
-            helper.make_tensor_value_info("X", T.FLOAT, ["T", 1, hidden]),
+            helper.make_tensor_value_info("h0", T.FLOAT, [batch, hidden]),
+            helper.make_tensor_value_info("X", T.FLOAT, ["T", batch, hidden]),
         ],
         [
-            helper.make_tensor_value_info("h_last", T.FLOAT, [1, hidden]),
-            helper.make_tensor_value_info("hs", T.FLOAT, ["T", 1, hidden]),
+            helper.make_tensor_value_info("h_last", T.FLOAT, [batch, hidden]),
+            helper.make_tensor_value_info("hs", T.FLOAT, ["T", batch, hidden]),
         ],
         rnn_weights(hidden, seed),
     )

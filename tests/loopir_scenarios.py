@@ -423,3 +423,223 @@ def unread_capture_and_slice() -> Scenario:
         "acc0": np.zeros(2, np.float32),
     }
     return loop, [xs, zs, x, u, acc0], feeds
+
+
+# -- sliced parts (HoistSlicedComputation) ------------------------------------------------------
+def _weights(rows: int, columns: int, seed: int) -> ov.Output:
+    values = np.random.default_rng(seed).standard_normal((rows, columns)).astype(np.float32)
+    return ops.constant(values / np.float32(np.sqrt(rows))).output(0)
+
+
+def _part(name: str, shape: list[int], axis: int) -> tuple[ov.Node, ov.Output]:
+    """A sliced input's body Parameter (`shape` with a length-1 axis at `axis`) and its part
+    squeezed, as the frontends read it."""
+    part = _parameter(name, [*shape[:axis], 1, *shape[axis:]])
+    return part, ops.squeeze(part, _i64(axis)).output(0)
+
+
+def _sequence(shape: list[int], seed: int) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+def _rnn_over(xs: ov.Node, axis: int, x_shape, feeds: dict, path: str) -> Scenario:
+    """h = tanh(x_t W + b + h R) (W, R body Constants, b an invariant input) over the parts of
+    xs along `axis`; h and the stack of h; the trip count is xs' length along the axis."""
+    hidden = 4
+    h0, bias = _parameter("h0", [2, hidden]), _parameter("b", [hidden])
+    h, b_in = _parameter("h", [2, hidden]), _parameter("b_in", [hidden])
+    part, x_t = _part("x_t", x_shape, axis)
+    projected = ops.add(ops.matmul(x_t, _weights(x_shape[-1], hidden, 1), False, False), b_in)
+    recurrent = ops.matmul(h, _weights(hidden, hidden, 2), False, False)
+    h_next = ops.tanh(ops.add(projected, recurrent))
+    results = [ops.result(h_next), _stacked(h_next), _always()]
+    loop = _loop(
+        path,
+        results,
+        [h, b_in, part],
+        [
+            MergedInput(UNNUMBERED, 0, 0),
+            InvariantInput(UNNUMBERED, 1),
+            SlicedInput(UNNUMBERED, 2, axis),
+        ],
+        [LastValueOutput(UNNUMBERED, 0), ConcatenatedOutput(UNNUMBERED, 1, 0)],
+        [h0.output(0), bias.output(0), xs.output(0)],
+        trip_count(None, [xs.output(0)], [axis]),
+        initial_condition(None),
+        execution_condition=2,
+    )
+    feeds |= {"h0": _sequence([2, hidden], 3), "b": _sequence([hidden], 4)}
+    return loop, [xs, h0, bias], feeds
+
+
+@scenario
+def rnn_step_input_projection() -> Scenario:
+    """h = tanh(x_t W + b + h R), x_t [2, 3] the parts of xs [5, 2, 3] along axis 0: x_t W + b
+    can be computed for every step at once before the loop."""
+    xs = _parameter("xs", [5, 2, 3])
+    return _rnn_over(xs, 0, [2, 3], {"xs": _sequence([5, 2, 3], 0)}, "rnn_step")
+
+
+@scenario
+def rnn_step_batch_first() -> Scenario:
+    """The RNN step over xs [2, 5, 3] sliced along axis 1 (batch first): x_t [2, 3]."""
+    xs = _parameter("xs", [2, 5, 3])
+    return _rnn_over(xs, 1, [2, 3], {"xs": _sequence([2, 5, 3], 0)}, "rnn_batch_first")
+
+
+@scenario
+def reversed_vector_projection_runtime_trip_count() -> Scenario:
+    """acc = acc / 2 + x_t W, x_t [3] the parts of xs [4, 3] read from its end, stopped after
+    M = 2 iterations (the parts of xs[1] and xs[0] are never read)."""
+    xs, acc0 = _parameter("xs", [4, 3]), _parameter("acc0", [2])
+    acc = _parameter("acc", [2])
+    part, x_t = _part("x_t", [3], 0)
+    projected = ops.matmul(x_t, _weights(3, 2, 5), False, False)
+    acc_next = ops.add(ops.multiply(acc, ops.constant(np.float32(0.5))), projected)
+    results = [ops.result(acc_next), _stacked(acc_next), _always()]
+    parameters = [xs, acc0]
+    feeds = {"xs": _sequence([4, 3], 6), "acc0": np.array([1.0, -1.0], np.float32)}
+    loop = _loop(
+        "reversed_projection",
+        results,
+        [acc, part],
+        [MergedInput(UNNUMBERED, 0, 0), SlicedInput(UNNUMBERED, 1, 0, start=-1, stride=-1, end=0)],
+        [LastValueOutput(UNNUMBERED, 0), ConcatenatedOutput(UNNUMBERED, 1, 0)],
+        [acc0.output(0), xs.output(0)],
+        _trip(2, True, parameters, feeds),
+        initial_condition(None),
+        execution_condition=2,
+    )
+    return loop, parameters, feeds
+
+
+def _sum_of(name: str, value: ov.Output, shape: list[int], parts: list, inputs, outer) -> tuple:
+    """A body accumulating `value` (of `shape`) from zeros: its results and the loop pieces."""
+    total = _parameter(name, shape)
+    total_next = ops.add(total, value)
+    parts.insert(0, total)
+    inputs.insert(0, MergedInput(UNNUMBERED, 0, 0))
+    outer.insert(0, ops.constant(np.zeros(shape, np.float32)).output(0))
+    return [ops.result(total_next), _stacked(value), _always()]
+
+
+@scenario
+def sliced_operand_on_the_right() -> Scenario:
+    """s = s + W x_t, x_t [3, 2] the parts of xs [4, 3, 2]; the stack of W x_t."""
+    xs = _parameter("xs", [4, 3, 2])
+    part, x_t = _part("x_t", [3, 2], 0)
+    product = ops.matmul(_weights(5, 3, 7), x_t, False, False).output(0)
+    body, inputs, outer = [part], [SlicedInput(UNNUMBERED, 1, 0)], [xs.output(0)]
+    results = _sum_of("s", product, [5, 2], body, inputs, outer)
+    loop = _loop(
+        "right_operand",
+        results,
+        body,
+        inputs,
+        [LastValueOutput(UNNUMBERED, 0), ConcatenatedOutput(UNNUMBERED, 1, 0)],
+        outer,
+        trip_count(ops.constant(np.int64(4)).output(0)),
+        initial_condition(None),
+        execution_condition=2,
+    )
+    return loop, [xs], {"xs": _sequence([4, 3, 2], 8)}
+
+
+@scenario
+def carried_value_feeds_the_matmul() -> Scenario:
+    """h = tanh((x_t + h) W): the MatMul reads the carried h, so it stays in the body; x_t * 2
+    (stacked) is elementwise work alone."""
+    xs, h0 = _parameter("xs", [3, 2]), _parameter("h0", [2])
+    h = _parameter("h", [2])
+    part, x_t = _part("x_t", [2], 0)
+    h_next = ops.tanh(ops.matmul(ops.add(x_t, h), _weights(2, 2, 9), False, False))
+    doubled = ops.multiply(x_t, ops.constant(np.float32(2.0)))
+    results = [ops.result(h_next), _stacked(doubled), _always()]
+    loop = _loop(
+        "carried_matmul",
+        results,
+        [h, part],
+        [MergedInput(UNNUMBERED, 0, 0), SlicedInput(UNNUMBERED, 1, 0)],
+        [LastValueOutput(UNNUMBERED, 0), ConcatenatedOutput(UNNUMBERED, 1, 0)],
+        [h0.output(0), xs.output(0)],
+        trip_count(None, [xs.output(0)], [0]),
+        initial_condition(None),
+        execution_condition=2,
+    )
+    feeds = {"xs": _sequence([3, 2], 10), "h0": np.array([0.5, -0.5], np.float32)}
+    return loop, [xs, h0], feeds
+
+
+@scenario
+def parts_cut_in_opposite_directions() -> Scenario:
+    """s = s + (x_t + z_t) W with z read from its end: the parts combine row i with row 2 - i,
+    which no batched Add of xs and zs computes, so nothing is hoisted."""
+    xs, zs = _parameter("xs", [3, 2]), _parameter("zs", [3, 2])
+    x_part, x_t = _part("x_t", [2], 0)
+    z_part, z_t = _part("z_t", [2], 0)
+    product = ops.matmul(ops.add(x_t, z_t), _weights(2, 2, 11), False, False).output(0)
+    body = [x_part, z_part]
+    inputs = [SlicedInput(UNNUMBERED, 1, 0), SlicedInput(UNNUMBERED, 2, 0, -1, -1, 1, 0)]
+    outer = [xs.output(0), zs.output(0)]
+    results = _sum_of("s", product, [2], body, inputs, outer)
+    loop = _loop(
+        "opposite_directions",
+        results,
+        body,
+        inputs,
+        [LastValueOutput(UNNUMBERED, 0), ConcatenatedOutput(UNNUMBERED, 1, 0)],
+        outer,
+        trip_count(ops.constant(np.int64(3)).output(0)),
+        initial_condition(None),
+        execution_condition=2,
+    )
+    feeds = {"xs": _sequence([3, 2], 12), "zs": _sequence([3, 2], 13)}
+    return loop, [xs, zs], feeds
+
+
+# -- accumulators (StackAccumulators) -------------------------------------------------------------
+def _accumulator(path: str, trips: int, read_in_body: bool) -> Scenario:
+    """acc = Concat(acc, [x * i]) along 0 with a runtime trip count, x a [2] carried value that
+    doubles; acc starts non-empty. With `read_in_body`, x also adds acc's sum (so acc is read
+    by another body node and must stay carried)."""
+    count = _parameter("M", [], ov.Type.i64)
+    acc0, x0 = _parameter("acc0", [-1, 2]), _parameter("x0", [2])
+    i, acc, x = _parameter("i", [], ov.Type.i64), _parameter("acc", [-1, 2]), _parameter("x", [2])
+    row = ops.unsqueeze(ops.multiply(x, ops.convert(i, ov.Type.f32)), _i64(0))
+    x_next = ops.multiply(x, ops.constant(np.float32(2)))
+    if read_in_body:
+        x_next = ops.add(x_next, ops.reduce_sum(acc, _i64(0, 1)))
+    results = [ops.result(ops.concat([acc, row], 0)), ops.result(x_next), _always()]
+    loop = _loop(
+        path,
+        results,
+        [i, acc, x],
+        [MergedInput(UNNUMBERED, 1, 0), MergedInput(UNNUMBERED, 2, 1)],
+        [LastValueOutput(UNNUMBERED, 0), LastValueOutput(UNNUMBERED, 1)],
+        [acc0.output(0), x0.output(0)],
+        trip_count(count.output(0)),
+        initial_condition(None),
+        current_iteration=0,
+        execution_condition=2,
+    )
+    feeds = {
+        "M": np.array(trips, np.int64),
+        "acc0": np.array([[9.0, 8.0]], np.float32),
+        "x0": np.array([1.0, -0.5], np.float32),
+    }
+    return loop, [count, acc0, x0], feeds
+
+
+@scenario
+def accumulator_grown_by_concat() -> Scenario:
+    return _accumulator("accumulator", 3, read_in_body=False)
+
+
+@scenario
+def accumulator_grown_by_concat_zero_runs() -> Scenario:
+    return _accumulator("accumulator_zero", 0, read_in_body=False)
+
+
+@scenario
+def accumulator_also_read_in_the_body() -> Scenario:
+    return _accumulator("accumulator_read", 3, read_in_body=True)

@@ -18,6 +18,7 @@ from ov_loops.loopir.passes.concat_copies import CopyCapturesIntoConcats
 from ov_loops.loopir.passes.constants import InlineConstantCaptures
 from ov_loops.loopir.passes.cpu_guards import GuardZeroIterationRuns
 from ov_loops.loopir.passes.dead_values import RemoveDeadValues
+from ov_loops.loopir.passes.hoist_sliced import HoistSlicedComputation
 from ov_loops.loopir.passes.levels import OPTIMIZE_LEVELS
 from ov_loops.loopir.passes.licm import HoistInvariantComputation
 from ov_loops.loopir.passes.port_rank import FlattenHighRankStacks
@@ -30,6 +31,7 @@ PIPELINE: tuple[type[LoopPass], ...] = (
     RemoveDeadValues,
     HoistInvariantComputation,
     StackAccumulators,
+    HoistSlicedComputation,
     CopyCapturesIntoConcats,
     CopyBackEdges,
     RefuseZeroRunReshapedCarry,

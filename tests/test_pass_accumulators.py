@@ -1,0 +1,57 @@
+"""StackAccumulators: a carried value only extended by Concat becomes a concatenated output
+(the IR-reference oracle of every pass is in test_passes.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import ov_loops
+from ov_loops.contract.spec import ConcatenatedOutput
+from ov_loops.loopir.passes.accumulators import PrependInitial, StackAccumulators
+from tests.harness import assert_matches_onnxruntime
+from tests.loopir_scenarios import (
+    accumulator_also_read_in_the_body,
+    accumulator_grown_by_concat,
+)
+
+
+def test_an_appended_carried_value_becomes_a_concatenated_output():
+    loop, _, _ = accumulator_grown_by_concat()
+    after = StackAccumulators()(loop)
+    assert len(after.spec.merged_inputs) == 1 and len(loop.spec.merged_inputs) == 2
+    (stacked,) = after.spec.concatenated_outputs
+    assert (stacked.axis, stacked.part_size, stacked.stride) == (0, 1, 1)
+    (result,) = [r for r in after.results if r.port == stacked.external_port]
+    assert [type(step) for step in result.after] == [PrependInitial]
+    assert [value.name for value in after.carried] == ["carried1"]
+    assert after.applied == ("stacked 1 appended carried value(s)",)
+
+
+def test_an_accumulator_read_by_the_body_stays_carried():
+    loop, _, _ = accumulator_also_read_in_the_body()
+    assert StackAccumulators()(loop) is loop
+
+
+def _while_loop_collecting_rows():
+    """A tf2onnx-style while loop collecting h in a Concat accumulator (benchmarks/loop_models)."""
+    from benchmarks.loop_models import loop_model
+
+    return loop_model("rnn", "tf_concat", 4, 2)
+
+
+def test_a_while_loop_collecting_rows_matches_onnxruntime_with_zero_runs(tmp_path):
+    from benchmarks.loop_models import loop_feeds
+
+    made = _while_loop_collecting_rows()
+    made = made[0] if isinstance(made, tuple) else made
+    runs = []
+    for steps in (3, 0, 5):
+        feeds = loop_feeds("rnn", 4, 2, max(steps, 1))
+        feeds["X"] = feeds["X"][:steps]
+        runs.append(feeds)
+    conversion = assert_matches_onnxruntime(made, runs, tmp_path)
+    (loop,) = conversion.loops
+    assert "stacked 1 appended carried value(s)" in loop.optimizations
+    assert any(isinstance(e, ConcatenatedOutput) for e in loop.spec.concatenated_outputs)
+    plain = ov_loops.translate(made, optimize="none").loops[0]
+    assert not plain.spec.concatenated_outputs and np.size(plain.spec.merged_inputs) == 3
