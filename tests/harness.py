@@ -92,6 +92,7 @@ def assert_matches_onnxruntime(
     rtol: float = 1e-5,
     atol: float = 1e-6,
     oracle=onnxruntime_oracle,
+    optimize: str = "default",
 ) -> ov_loops.Conversion:
     """Convert, save, reload, compile (CPU, f32) and run every run in order against the oracle
     (onnxruntime unless told otherwise).
@@ -99,8 +100,9 @@ def assert_matches_onnxruntime(
     A run is a feeds dict, or (feeds, expected outputs) where onnxruntime cannot compute them
     (it fails, or crashes with SIGFPE, on zero-length Scan inputs). The runs share one compiled
     model, so a zero-iteration run after a run with iterations exercises the stale-output pitfall.
+    `optimize` is the optimisation level it converts with.
     """
-    conversion = ov_loops.translate(model)
+    conversion = ov_loops.translate(model, optimize=optimize)
     reloaded, _ = save_and_reload(conversion.model, directory, conversion)
     compiled = compile_f32(reloaded)
     compute = oracle(model)

@@ -18,10 +18,12 @@ from ov_loops.loopir.passes.constants import InlineConstantCaptures
 from ov_loops.loopir.passes.cpu_guards import GuardZeroIterationRuns
 from ov_loops.loopir.passes.levels import OPTIMIZE_LEVELS
 from ov_loops.loopir.passes.port_rank import FlattenHighRankStacks
+from ov_loops.loopir.passes.unroll import UnrollIterations
 from ov_loops.loopir.passes.zero_run_carry import RefuseZeroRunReshapedCarry
 
 PIPELINE: tuple[type[LoopPass], ...] = (
     InlineConstantCaptures,
+    UnrollIterations,
     CopyCapturesIntoConcats,
     CopyBackEdges,
     RefuseZeroRunReshapedCarry,
