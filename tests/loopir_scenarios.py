@@ -364,3 +364,41 @@ def unroll_reversed_runtime_trip_count() -> Scenario:
 @scenario
 def unroll_reversed_constant_trip_count() -> Scenario:
     return unrolling_loop(14, False, backward=True)
+
+
+def batch_loop(grows: bool = False) -> Scenario:
+    """acc = tanh(acc + x_t) with acc [N, 2], N dynamic, over xs [7, 2], a runtime trip count
+    5; with `grows`, acc = concat(acc, x_t) along 0 instead (a carried value whose shape
+    changes every iteration). The stack of the column sums of acc."""
+    xs, acc0 = _parameter("xs", [7, 2]), _parameter("acc0", [-1, 2])
+    acc, x_t = _parameter("acc", [-1, 2]), _parameter("x_t", [1, 2])
+    acc_next = ops.concat([acc, x_t], 0) if grows else ops.tanh(ops.add(acc, x_t))
+    results = [ops.result(acc_next), _stacked(ops.reduce_sum(acc_next, _i64(0))), _always()]
+    parameters = [xs, acc0]
+    feeds = {
+        "xs": np.linspace(-2, 2, 14, dtype=np.float32).reshape(7, 2),
+        "acc0": np.full((3, 2), 0.25, np.float32),
+    }
+    trip = _trip(5, True, parameters, feeds).value
+    loop = _loop(
+        "batch",
+        results,
+        [acc, x_t],
+        [MergedInput(UNNUMBERED, 0, 0), SlicedInput(UNNUMBERED, 1, 0)],
+        [LastValueOutput(UNNUMBERED, 0), ConcatenatedOutput(UNNUMBERED, 1, 0)],
+        [acc0.output(0), xs.output(0)],
+        trip_count(trip, [xs.output(0)], [0]),
+        initial_condition(None),
+        execution_condition=2,
+    )
+    return loop, parameters, feeds
+
+
+@scenario
+def unroll_dynamic_batch() -> Scenario:
+    return batch_loop()
+
+
+@scenario
+def unroll_carried_shape_grows() -> Scenario:
+    return batch_loop(grows=True)

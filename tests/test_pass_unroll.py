@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import openvino.opset15 as ops
 import pytest
+from hypothesis import given, settings
 
 import ov_loops
 from ov_loops.loopir.loop import LoopIR
@@ -18,22 +19,31 @@ from ov_loops.loopir.passes.pipeline import CPU
 from ov_loops.loopir.passes.unroll import Unchunk, UnrollIterations, chosen_factor
 from ov_loops.lower.loop5 import lower_to_loop5
 from ov_loops.lower.select import lower
-from tests.harness import assert_close, assert_matches_onnxruntime, compile_f32, run
+from tests.harness import (
+    assert_close,
+    assert_matches_onnxruntime,
+    compile_f32,
+    reference_oracle,
+    run,
+)
 from tests.loop_scenarios import SCENARIOS as LOOP_SCENARIOS
 from tests.loopir_scenarios import (
     SCENARIOS,
     accumulating_loop,
+    batch_loop,
     captures_constant_and_parameter,
     rank13_stack_static,
     unrolling_loop,
 )
 from tests.scan_scenarios import SCENARIOS as SCAN_SCENARIOS
+from tests.test_conformance import PASSING, assert_backend_case_passes
 from tests.test_passes import (  # noqa: F401 (any_port_rank is a fixture)
     _assert_keeps_results,
     _reference_outputs,
     _saved,
     any_port_rank,
 )
+from tests.test_random_bodies import _feeds, _loop_model, _scan_model, bodies
 
 FACTORS = [None, 2, 3, 4]
 
@@ -54,6 +64,30 @@ ONNX_SCENARIOS = {f"loop-{name}": LOOP_SCENARIOS[name] for name in sorted(LOOP_S
 def test_scenario_at_optimize_max_matches_onnxruntime(name: str, tmp_path):
     model, runs = ONNX_SCENARIOS[name]()
     assert_matches_onnxruntime(model, runs, tmp_path, optimize="max")
+
+
+@pytest.mark.parametrize("name", PASSING)
+def test_backend_case_at_optimize_max_passes(name: str, tmp_path):
+    assert_backend_case_passes(name, tmp_path, optimize="max")
+
+
+@settings(max_examples=30, deadline=None)
+@given(body=bodies())
+def test_random_loop_bodies_at_optimize_max(body, tmp_path_factory):
+    """Runs of 3, 0, 17 and 5 iterations: 17 = 16 + 1 with the factor 16 of these bodies."""
+    rng = np.random.default_rng(0)
+    runs = [_feeds(body[0], n, rng, loop=True) for n in (3, 0, 17, 5)]
+    made, directory = _loop_model(*body), tmp_path_factory.mktemp("loop")
+    assert_matches_onnxruntime(made, runs, directory, oracle=reference_oracle, optimize="max")
+
+
+@settings(max_examples=30, deadline=None)
+@given(body=bodies())
+def test_random_scan_bodies_at_optimize_max(body, tmp_path_factory):
+    rng = np.random.default_rng(1)
+    runs = [_feeds(body[0], n, rng, loop=False) for n in (3, 17, 1)]
+    made, directory = _scan_model(*body), tmp_path_factory.mktemp("scan")
+    assert_matches_onnxruntime(made, runs, directory, oracle=reference_oracle, optimize="max")
 
 
 def test_the_corpus_loops_are_unrolled_at_optimize_max():
@@ -139,6 +173,7 @@ def test_a_runtime_trip_count_masks_and_counts_the_copies_that_ran():
         pytest.param(rank13_stack_static, id="a stacked part of rank 13"),
         pytest.param(lambda: accumulating_loop(1, runtime=False), id="constant trip count 1"),
         pytest.param(lambda: accumulating_loop(3, carried_shape=(-1,)), id="carried shape open"),
+        pytest.param(lambda: batch_loop(grows=True), id="carried shape grows"),
     ],
 )
 def test_loops_it_leaves_alone(build):
@@ -146,22 +181,36 @@ def test_loops_it_leaves_alone(build):
     assert UnrollIterations()(loop) is loop
 
 
+def test_a_dynamic_dim_the_body_keeps_is_masked():
+    """acc [N, 2] keeps its N (the symbols of OpenVINO's shape inference say so)."""
+    loop, _, _ = batch_loop()
+    after = UnrollIterations(4)(loop)
+    assert after.applied == ("unrolled x4",) and "Select" in _op_types(after)
+
+
 # -- on the CPU -----------------------------------------------------------------------------------
-@pytest.mark.parametrize("backward", [False, True], ids=["forward", "backward"])
-def test_runtime_trip_counts_on_the_cpu_match_the_reference(backward: bool, tmp_path):
+CPU_BUILDERS = {
+    "forward": lambda: unrolling_loop(14, runtime=True),
+    "backward": lambda: unrolling_loop(14, runtime=True, backward=True),
+    "dynamic batch": batch_loop,
+}
+
+
+@pytest.mark.parametrize("builder", list(CPU_BUILDERS))
+def test_runtime_trip_counts_on_the_cpu_match_the_reference(builder: str, tmp_path):
     """One compiled model at optimize max, runs of 14, 0, 5, 1, 4, 3, 0 iterations in turn (a
-    zero run after others: the stale-output pitfall), against the IR reference of the loop as
-    it is."""
-    loop, parameters, feeds = unrolling_loop(14, runtime=True, backward=backward)
+    zero run after others: the stale-output pitfall; at most the sliced input's length), against
+    the IR reference of the loop as it is."""
+    build = CPU_BUILDERS[builder]
+    loop, parameters, feeds = build()
     lowered = lower(loop, CPU, "max")
     assert lowered.applied == ("unrolled x16",)
     compiled = compile_f32(_saved(lowered.values, parameters, tmp_path / "max.xml"))
+    names = [parameter.get_friendly_name() for parameter in parameters]
     for count in (14, 0, 5, 1, 4, 3, 0):
         feeds["M"] = np.array(count, np.int64)
-        plain, parameters, _ = unrolling_loop(14, runtime=True, backward=backward)
+        plain, parameters, _ = build()
         expected = _reference_outputs(lower_to_loop5(plain), parameters, feeds, tmp_path / "a.xml")
-        got = run(
-            compiled, {p.get_friendly_name(): feeds[p.get_friendly_name()] for p in parameters}
-        )
+        got = run(compiled, {name: feeds[name] for name in names})
         for index, (want, have) in enumerate(zip(expected, got)):
             assert_close(want, have, f"M={count} output {index}", 1e-5, 1e-5)

@@ -120,16 +120,64 @@ def _backward(entry: SlicedInput) -> bool:
 
 
 def shapes_kept(loop: LoopIR) -> bool:
-    """Whether every carried value enters and leaves with one static shape and every last
-    value has a static shape (so a Select may keep the previous copy's value)."""
-    parameters = loop.body.get_parameters()
+    """Whether every carried value leaves the body with the shape it entered with and every
+    last value's shape depends on the body's input shapes alone (so a Select may keep the
+    previous copy's value): dims static, or, on a copy of the body whose Parameters' dynamic
+    dims carry symbols of their own, the symbol of the Parameter's dim (OpenVINO's shape
+    inference propagates symbols only through dims it proves equal: a dim broadcast with
+    another dynamic dim loses its symbol, and such a loop is left alone)."""
+    body = loop.body.clone()
+    parameters = body.get_parameters()
+    if any(p.get_partial_shape().rank.is_dynamic for p in parameters):
+        return False
+    for parameter in parameters:
+        parameter.set_partial_shape(_with_symbols(parameter.get_partial_shape()))
+    body.validate_nodes_and_infer_types()
+    results = body.get_results()
     for merged in loop.spec.merged_inputs:
         declared = parameters[merged.body_parameter].get_partial_shape()
-        produced = loop.body_value(merged.body_result).get_partial_shape()
-        if not declared.is_static or declared != produced:
+        produced = results[merged.body_result].get_input_partial_shape(0)
+        if not _same_dims(declared, produced):
             return False
-    last = (loop.body_value(e.body_result) for e in loop.spec.last_value_outputs)
-    return all(value.get_partial_shape().is_static for value in last)
+    known = [
+        dim.get_symbol()
+        for parameter in parameters
+        for dim in parameter.get_partial_shape()
+        if dim.is_dynamic
+    ]
+    for entry in loop.spec.last_value_outputs:
+        shape = results[entry.body_result].get_input_partial_shape(0)
+        if shape.rank.is_dynamic or not all(_known(dim, known) for dim in shape):
+            return False
+    return True
+
+
+def _with_symbols(shape: ov.PartialShape) -> ov.PartialShape:
+    dims = []
+    for dim in shape:
+        if dim.is_dynamic:
+            dim.set_symbol(ov.Symbol())
+        dims.append(dim)
+    return ov.PartialShape(dims)
+
+
+def _same_dims(declared: ov.PartialShape, produced: ov.PartialShape) -> bool:
+    if produced.rank.is_dynamic or produced.rank != declared.rank:
+        return False
+    return all(
+        mine.is_static
+        and theirs.is_static
+        and mine == theirs
+        or mine.is_dynamic
+        and theirs.has_symbol()
+        and theirs.get_symbol() == mine.get_symbol()
+        for mine, theirs in zip(declared, produced)
+    )
+
+
+def _known(dim: ov.Dimension, symbols: list) -> bool:
+    """Static, or one of `symbols` (Symbols compare by equality, not by hash)."""
+    return dim.is_static or (dim.has_symbol() and any(dim.get_symbol() == s for s in symbols))
 
 
 def always_true(value: ov.Output) -> bool:
