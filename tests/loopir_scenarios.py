@@ -366,10 +366,10 @@ def unroll_reversed_constant_trip_count() -> Scenario:
     return unrolling_loop(14, False, backward=True)
 
 
-def batch_loop(grows: bool = False) -> Scenario:
-    """acc = tanh(acc + x_t) with acc [N, 2], N dynamic, over xs [7, 2], a runtime trip count
-    5; with `grows`, acc = concat(acc, x_t) along 0 instead (a carried value whose shape
-    changes every iteration). The stack of the column sums of acc."""
+def batch_loop(grows: bool = False, runtime: bool = True) -> Scenario:
+    """acc = tanh(acc + x_t) with acc [N, 2], N dynamic, over xs [7, 2], a trip count 6 (a
+    runtime M, or a constant); with `grows`, acc = concat(acc, x_t) along 0 instead (a carried
+    value whose shape changes every iteration). The stack of the column sums of acc."""
     xs, acc0 = _parameter("xs", [7, 2]), _parameter("acc0", [-1, 2])
     acc, x_t = _parameter("acc", [-1, 2]), _parameter("x_t", [1, 2])
     acc_next = ops.concat([acc, x_t], 0) if grows else ops.tanh(ops.add(acc, x_t))
@@ -379,7 +379,7 @@ def batch_loop(grows: bool = False) -> Scenario:
         "xs": np.linspace(-2, 2, 14, dtype=np.float32).reshape(7, 2),
         "acc0": np.full((3, 2), 0.25, np.float32),
     }
-    trip = _trip(5, True, parameters, feeds).value
+    trip = _trip(6, runtime, parameters, feeds).value
     loop = _loop(
         "batch",
         results,
@@ -400,5 +400,38 @@ def unroll_dynamic_batch() -> Scenario:
 
 
 @scenario
+def unroll_dynamic_batch_constant_trip_count() -> Scenario:
+    return batch_loop(runtime=False)
+
+
+@scenario
 def unroll_carried_shape_grows() -> Scenario:
     return batch_loop(grows=True)
+
+
+@scenario
+def unroll_reads_capture_at_iteration_number() -> Scenario:
+    """y = y + reshape(x[i : i + 1], [1]) with x [5] captured and a runtime trip count 5: a copy
+    masked for being past the trip count must still read inside x (reshaping an empty slice
+    fails)."""
+    x, y0 = _parameter("x", [5]), _parameter("y0", [1])
+    i, y, x_in = _parameter("i", [], ov.Type.i64), _parameter("y", [1]), _parameter("x_in", [5])
+    start = ops.unsqueeze(i, _i64(0))
+    piece = ops.slice(x_in, start, ops.add(start, _i64(1)), _i64(1))
+    y_next = ops.add(y, ops.reshape(piece, _i64(1), False))
+    results = [ops.result(y_next), _stacked(y_next), _always()]
+    parameters = [x, y0]
+    feeds = {"x": np.arange(5, dtype=np.float32) + 1, "y0": np.array([0.5], np.float32)}
+    loop = _loop(
+        "reads_capture",
+        results,
+        [i, y, x_in],
+        [MergedInput(UNNUMBERED, 1, 0), InvariantInput(UNNUMBERED, 2)],
+        [LastValueOutput(UNNUMBERED, 0), ConcatenatedOutput(UNNUMBERED, 1, 0)],
+        [y0.output(0), x.output(0)],
+        _trip(5, True, parameters, feeds),
+        initial_condition(None),
+        current_iteration=0,
+        execution_condition=2,
+    )
+    return loop, parameters, feeds

@@ -54,8 +54,8 @@ class UnrollIterations(LoopPass):
     TensorIterator, or a single copy as large as the target; a stacked part of rank
     MAX_PORT_RANK or more (a chunk of parts has one axis more); a body Result both stacked and
     read as a last value or back edge; a sliced input other than forward (start 0, end -1) or
-    backward (start -1, end 0) by one; and, when masked, a carried value or last value without
-    one static shape on every iteration.
+    backward (start -1, end 0) by one; and, when masked, a carried value, last value or stacked
+    part without one static shape on every iteration (`shapes_kept`).
     """
 
     name = "unroll-iterations"
@@ -120,64 +120,23 @@ def _backward(entry: SlicedInput) -> bool:
 
 
 def shapes_kept(loop: LoopIR) -> bool:
-    """Whether every carried value leaves the body with the shape it entered with and every
-    last value's shape depends on the body's input shapes alone (so a Select may keep the
-    previous copy's value): dims static, or, on a copy of the body whose Parameters' dynamic
-    dims carry symbols of their own, the symbol of the Parameter's dim (OpenVINO's shape
-    inference propagates symbols only through dims it proves equal: a dim broadcast with
-    another dynamic dim loses its symbol, and such a loop is left alone)."""
-    body = loop.body.clone()
-    parameters = body.get_parameters()
-    if any(p.get_partial_shape().rank.is_dynamic for p in parameters):
-        return False
-    for parameter in parameters:
-        parameter.set_partial_shape(_with_symbols(parameter.get_partial_shape()))
-    body.validate_nodes_and_infer_types()
-    results = body.get_results()
+    """Whether every carried value enters and leaves the body with one static shape and every
+    last value and stacked part has a static shape: a masked copy runs on values no iteration
+    of the loop sees (an iteration number past the trip count, zeros of the padding), and its
+    Select and the Concat of parts need the shapes every copy has.
+
+    (Dynamic dims that OpenVINO's shape-inference symbols called kept were not enough: ONNX's
+    test_loop11 slices x[i:i+1], empty past x's end, and the masked copies' parts had another
+    shape than the running ones.)"""
+    parameters = loop.body.get_parameters()
     for merged in loop.spec.merged_inputs:
         declared = parameters[merged.body_parameter].get_partial_shape()
-        produced = results[merged.body_result].get_input_partial_shape(0)
-        if not _same_dims(declared, produced):
+        produced = loop.body_value(merged.body_result).get_partial_shape()
+        if not declared.is_static or declared != produced:
             return False
-    known = [
-        dim.get_symbol()
-        for parameter in parameters
-        for dim in parameter.get_partial_shape()
-        if dim.is_dynamic
-    ]
-    for entry in loop.spec.last_value_outputs:
-        shape = results[entry.body_result].get_input_partial_shape(0)
-        if shape.rank.is_dynamic or not all(_known(dim, known) for dim in shape):
-            return False
-    return True
-
-
-def _with_symbols(shape: ov.PartialShape) -> ov.PartialShape:
-    dims = []
-    for dim in shape:
-        if dim.is_dynamic:
-            dim.set_symbol(ov.Symbol())
-        dims.append(dim)
-    return ov.PartialShape(dims)
-
-
-def _same_dims(declared: ov.PartialShape, produced: ov.PartialShape) -> bool:
-    if produced.rank.is_dynamic or produced.rank != declared.rank:
-        return False
-    return all(
-        mine.is_static
-        and theirs.is_static
-        and mine == theirs
-        or mine.is_dynamic
-        and theirs.has_symbol()
-        and theirs.get_symbol() == mine.get_symbol()
-        for mine, theirs in zip(declared, produced)
-    )
-
-
-def _known(dim: ov.Dimension, symbols: list) -> bool:
-    """Static, or one of `symbols` (Symbols compare by equality, not by hash)."""
-    return dim.is_static or (dim.has_symbol() and any(dim.get_symbol() == s for s in symbols))
+    spec = loop.spec
+    read = (entry.body_result for entry in (*spec.last_value_outputs, *spec.concatenated_outputs))
+    return all(loop.body_value(index).get_partial_shape().is_static for index in read)
 
 
 def always_true(value: ov.Output) -> bool:
@@ -357,13 +316,21 @@ class UnrolledBody:
         first = ops.multiply(self.iteration, ops.constant(np.int64(self.plan.factor)))
         return ops.add(first, ops.constant(np.int64(copy))).output(0)
 
+    def _clamped(self, current: ov.Output) -> ov.Output:
+        """The iteration number a copy sees: at most n - 1, so a copy masked for being past the
+        trip count reads inputs at an index the loop reads (an x[i:i+1] is not empty)."""
+        if self.limit is None:
+            return current
+        last = ops.subtract(self.limit, ops.constant(np.int64(1)))
+        return ops.minimum(current, last).output(0)
+
     def _active(self, active, condition, current) -> ov.Output | None:
-        """Whether a copy runs: the one before it ran, its condition held, it is below n."""
-        if self.plan.conditional:
-            active = _both(active, condition)
-        if self.limit is not None:
-            active = _both(active, ops.less(current, self.limit).output(0))
-        return active
+        """Whether a copy runs: the one before it ran and its condition held, and it is below n
+        (which alone says the copies before it ran, when no condition stops the loop)."""
+        below = None if self.limit is None else ops.less(current, self.limit).output(0)
+        if not self.plan.conditional:
+            return below
+        return _both(_both(active, condition), below)
 
     def _feeds(self, copy: int, current, pieces: dict, finals) -> dict[int, ov.Output]:
         """What each body Parameter of copy `copy` receives."""
@@ -376,7 +343,7 @@ class UnrolledBody:
                 feeds[merged.body_parameter] = finals[merged.body_result]
         if spec.current_iteration is not None:
             old = self.source.body.get_parameters()[spec.current_iteration]
-            feeds[spec.current_iteration] = _as_type_of(current, old)
+            feeds[spec.current_iteration] = _as_type_of(self._clamped(current), old)
         return feeds
 
     def _iteration_index(self) -> int | None:
