@@ -411,14 +411,12 @@ def unroll_carried_shape_grows() -> Scenario:
 
 @scenario
 def unroll_reads_capture_at_iteration_number() -> Scenario:
-    """y = y + reshape(x[i : i + 1], [1]) with x [5] captured and a runtime trip count 5: a copy
-    masked for being past the trip count must still read inside x (reshaping an empty slice
-    fails)."""
+    """y = y + x[[i]] (a Gather) with x [5] captured and a runtime trip count 5: a copy masked
+    for being past the trip count must still read inside x (the IR reference refuses an index
+    past the end)."""
     x, y0 = _parameter("x", [5]), _parameter("y0", [1])
     i, y, x_in = _parameter("i", [], ov.Type.i64), _parameter("y", [1]), _parameter("x_in", [5])
-    start = ops.unsqueeze(i, _i64(0))
-    piece = ops.slice(x_in, start, ops.add(start, _i64(1)), _i64(1))
-    y_next = ops.add(y, ops.reshape(piece, _i64(1), False))
+    y_next = ops.add(y, ops.gather(x_in, ops.unsqueeze(i, _i64(0)), _i64(0)))
     results = [ops.result(y_next), _stacked(y_next), _always()]
     parameters = [x, y0]
     feeds = {"x": np.arange(5, dtype=np.float32) + 1, "y0": np.array([0.5], np.float32)}

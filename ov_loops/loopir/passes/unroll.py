@@ -54,8 +54,8 @@ class UnrollIterations(LoopPass):
     TensorIterator, or a single copy as large as the target; a stacked part of rank
     MAX_PORT_RANK or more (a chunk of parts has one axis more); a body Result both stacked and
     read as a last value or back edge; a sliced input other than forward (start 0, end -1) or
-    backward (start -1, end 0) by one; and, when masked, a carried value, last value or stacked
-    part without one static shape on every iteration (`shapes_kept`).
+    backward (start -1, end 0) by one; and, when masked, a body with a value of dynamic shape
+    or a carried value whose shape changes (`shapes_kept`).
     """
 
     name = "unroll-iterations"
@@ -120,23 +120,24 @@ def _backward(entry: SlicedInput) -> bool:
 
 
 def shapes_kept(loop: LoopIR) -> bool:
-    """Whether every carried value enters and leaves the body with one static shape and every
-    last value and stacked part has a static shape: a masked copy runs on values no iteration
-    of the loop sees (an iteration number past the trip count, zeros of the padding), and its
-    Select and the Concat of parts need the shapes every copy has.
+    """Whether every value in the body has a static shape and every carried value leaves with
+    the shape it entered with. A masked copy runs on values no iteration of the loop sees (one
+    iteration past a false condition, zeros of the padding): with static shapes it cannot fail
+    on a shape (reshaping an empty slice past an input's end), and its Select and the Concat
+    of parts get the shapes every copy has.
 
     (Dynamic dims that OpenVINO's shape-inference symbols called kept were not enough: ONNX's
     test_loop11 slices x[i:i+1], empty past x's end, and the masked copies' parts had another
     shape than the running ones.)"""
-    parameters = loop.body.get_parameters()
-    for merged in loop.spec.merged_inputs:
-        declared = parameters[merged.body_parameter].get_partial_shape()
-        produced = loop.body_value(merged.body_result).get_partial_shape()
-        if not declared.is_static or declared != produced:
+    for op in loop.body.get_ordered_ops():
+        if any(not output.get_partial_shape().is_static for output in op.outputs()):
             return False
-    spec = loop.spec
-    read = (entry.body_result for entry in (*spec.last_value_outputs, *spec.concatenated_outputs))
-    return all(loop.body_value(index).get_partial_shape().is_static for index in read)
+    parameters = loop.body.get_parameters()
+    return all(
+        parameters[merged.body_parameter].get_partial_shape()
+        == loop.body_value(merged.body_result).get_partial_shape()
+        for merged in loop.spec.merged_inputs
+    )
 
 
 def always_true(value: ov.Output) -> bool:
@@ -318,7 +319,8 @@ class UnrolledBody:
 
     def _clamped(self, current: ov.Output) -> ov.Output:
         """The iteration number a copy sees: at most n - 1, so a copy masked for being past the
-        trip count reads inputs at an index the loop reads (an x[i:i+1] is not empty)."""
+        trip count reads inputs at an index the loop reads (OpenVINO's CPU plugin reads zeros
+        past an input's end, the IR reference refuses such an index)."""
         if self.limit is None:
             return current
         last = ops.subtract(self.limit, ops.constant(np.int64(1)))
