@@ -53,9 +53,9 @@ class UnrollIterations(LoopPass):
     Loops left unchanged: a constant trip count below 2; a body with a nested Loop, If or
     TensorIterator, or a single copy as large as the target; a stacked part of rank
     MAX_PORT_RANK or more (a chunk of parts has one axis more); a body Result both stacked and
-    read as a last value or back edge; a sliced input other than forward (start 0, end -1) or
-    backward (start -1, end 0) by one; and, when masked, a body with a value of dynamic shape
-    or a carried value whose shape changes (`shapes_kept`).
+    read as a last value or back edge; a sliced input of dynamic rank or other than forward
+    (start 0, end -1) or backward (start -1, end 0) by one; and, when masked, a body with a
+    value of dynamic shape or a carried value whose shape changes (`shapes_kept`).
     """
 
     name = "unroll-iterations"
@@ -103,7 +103,11 @@ def unrollable(loop: LoopIR) -> bool:
         return False
     if any(_rank(loop.body_value(index)) >= MAX_PORT_RANK for index in stacked):
         return False
-    return all(_forward(entry) or _backward(entry) for entry in spec.sliced_inputs)
+    return all(
+        (_forward(entry) or _backward(entry))
+        and loop.outer[entry.external_port].get_partial_shape().rank.is_static
+        for entry in spec.sliced_inputs
+    )
 
 
 def _rank(value: ov.Output) -> int:
@@ -421,18 +425,21 @@ def _both(first: ov.Output | None, second: ov.Output | None) -> ov.Output | None
 
 
 def _scalar(value: ov.Output) -> ov.Output:
-    """A boolean of shape [] from one of shape [] or [1]."""
-    if value.get_partial_shape().rank.get_length() == 0:
+    """A boolean of shape [] from one of one element."""
+    rank = value.get_partial_shape().rank
+    if rank.is_static and rank.get_length() == 0:
         return value
     return ops.reshape(value, _i64(), False).output(0)
 
 
 def _as_type_of(value: ov.Output, parameter: ov.Node) -> ov.Output:
-    """The iteration number in the element type and rank the body's Parameter declares."""
+    """The iteration number in the element type and rank the body's Parameter declares (a
+    scalar when its rank is dynamic)."""
     if parameter.get_element_type() != value.get_element_type():
         value = ops.convert(value, parameter.get_element_type()).output(0)
-    if parameter.get_partial_shape().rank.get_length() != 0:
-        value = ops.reshape(value, _i64(1), False).output(0)
+    rank = parameter.get_partial_shape().rank
+    if rank.is_static and rank.get_length() > 0:
+        value = ops.reshape(value, _i64(*[1] * rank.get_length()), False).output(0)
     return value
 
 
