@@ -92,7 +92,8 @@ def assert_matches_onnxruntime(
     rtol: float = 1e-5,
     atol: float = 1e-6,
     oracle=onnxruntime_oracle,
-    translate=ov_loops.translate,
+    optimize: str = "default",
+    translate=None,
 ) -> ov_loops.Conversion:
     """Convert, save, reload, compile (CPU, f32) and run every run in order against the oracle
     (onnxruntime unless told otherwise).
@@ -100,9 +101,13 @@ def assert_matches_onnxruntime(
     A run is a feeds dict, or (feeds, expected outputs) where onnxruntime cannot compute them
     (it fails, or crashes with SIGFPE, on zero-length Scan inputs). The runs share one compiled
     model, so a zero-iteration run after a run with iterations exercises the stale-output pitfall.
-    `translate` converts the model (ov_loops.translate at its default level unless told).
+    `optimize` is the optimisation level it converts with, unless `translate` (a function of
+    the model) converts it.
     """
-    conversion = translate(model)
+    if translate is None:
+        conversion = ov_loops.translate(model, optimize=optimize)
+    else:
+        conversion = translate(model)
     reloaded, _ = save_and_reload(conversion.model, directory, conversion)
     compiled = compile_f32(reloaded)
     compute = oracle(model)

@@ -643,3 +643,155 @@ def accumulator_grown_by_concat_zero_runs() -> Scenario:
 @scenario
 def accumulator_also_read_in_the_body() -> Scenario:
     return _accumulator("accumulator_read", 3, read_in_body=True)
+
+
+UNROLL_COUNTS = (0, 1, 3, 4, 5, 14)  # around multiples of 4: 0, 1, k-1, k, k+1, 3k+2
+
+
+def unrolling_loop(
+    count: int | None, runtime: bool, stop_after: int | None = None, backward: bool = False
+) -> Scenario:
+    """acc = acc / 2 + x_t + i over xs [count + 3, 2] read forward or from its end, `count`
+    times (a constant or a runtime M; None: xs' length), stopped after iteration `stop_after`
+    by the body's condition when given; the last acc, the stack of acc along axis 0 and the
+    stack of 2 * x_t along axis 1."""
+    steps = 14 if count is None else count + 3
+    xs, acc0 = _parameter("xs", [steps, 2]), _parameter("acc0", [2])
+    i, acc, part = (
+        _parameter("i", [], ov.Type.i64),
+        _parameter("acc", [2]),
+        _parameter("x_t", [1, 2]),
+    )
+    x_t = ops.squeeze(part, _i64(0))
+    half = ops.multiply(acc, ops.constant(np.float32(0.5)))
+    acc_next = ops.add(ops.add(half, x_t), ops.convert(i, ov.Type.f32))
+    doubled = ops.multiply(x_t, ops.constant(np.float32(2.0)))
+    keep_going = _always()
+    if stop_after is not None:
+        keep_going = ops.result(ops.less(i, ops.constant(np.int64(stop_after))))
+    results = [ops.result(acc_next), _stacked(acc_next), _stacked(doubled, 1), keep_going]
+    parameters = [xs, acc0]
+    feeds = {
+        "xs": np.arange(steps * 2, dtype=np.float32).reshape(steps, 2) - 5,
+        "acc0": np.array([1.0, -1.0], np.float32),
+    }
+    limit = None if count is None else _trip(count, runtime, parameters, feeds).value
+    reading = dict(start=-1, stride=-1, end=0) if backward else {}
+    loop = _loop(
+        "unrolling",
+        results,
+        [i, acc, part],
+        [MergedInput(UNNUMBERED, 1, 0), SlicedInput(UNNUMBERED, 2, 0, **reading)],
+        [
+            LastValueOutput(UNNUMBERED, 0),
+            ConcatenatedOutput(UNNUMBERED, 1, 0),
+            ConcatenatedOutput(UNNUMBERED, 2, 1),
+        ],
+        [acc0.output(0), xs.output(0)],
+        trip_count(limit, [xs.output(0)], [0]),
+        initial_condition(None),
+        current_iteration=0,
+        execution_condition=3,
+    )
+    return loop, parameters, feeds
+
+
+def _unrolling_variant(count: int, runtime: bool):
+    """The builder of unrolling_loop(count, runtime), registered under its trip count."""
+    kind = "runtime" if runtime else "constant"
+    return scenario_as(f"unroll_trip_count_{count}_{kind}")(lambda: unrolling_loop(count, runtime))
+
+
+for _count in UNROLL_COUNTS:
+    for _runtime in (False, True):
+        _unrolling_variant(_count, _runtime)
+
+
+@scenario
+def unroll_early_exit_mid_chunk() -> Scenario:
+    """No trip count but xs' length 14; the condition stops it after iteration 5."""
+    return unrolling_loop(None, False, stop_after=5)
+
+
+@scenario
+def unroll_early_exit_and_runtime_trip_count() -> Scenario:
+    return unrolling_loop(9, True, stop_after=6)
+
+
+@scenario
+def unroll_reversed_runtime_trip_count() -> Scenario:
+    return unrolling_loop(5, True, backward=True)
+
+
+@scenario
+def unroll_reversed_constant_trip_count() -> Scenario:
+    return unrolling_loop(14, False, backward=True)
+
+
+def batch_loop(grows: bool = False, runtime: bool = True) -> Scenario:
+    """acc = tanh(acc + x_t) with acc [N, 2], N dynamic, over xs [7, 2], a trip count 6 (a
+    runtime M, or a constant); with `grows`, acc = concat(acc, x_t) along 0 instead (a carried
+    value whose shape changes every iteration). The stack of the column sums of acc."""
+    xs, acc0 = _parameter("xs", [7, 2]), _parameter("acc0", [-1, 2])
+    acc, x_t = _parameter("acc", [-1, 2]), _parameter("x_t", [1, 2])
+    acc_next = ops.concat([acc, x_t], 0) if grows else ops.tanh(ops.add(acc, x_t))
+    results = [ops.result(acc_next), _stacked(ops.reduce_sum(acc_next, _i64(0))), _always()]
+    parameters = [xs, acc0]
+    feeds = {
+        "xs": np.linspace(-2, 2, 14, dtype=np.float32).reshape(7, 2),
+        "acc0": np.full((3, 2), 0.25, np.float32),
+    }
+    trip = _trip(6, runtime, parameters, feeds).value
+    loop = _loop(
+        "batch",
+        results,
+        [acc, x_t],
+        [MergedInput(UNNUMBERED, 0, 0), SlicedInput(UNNUMBERED, 1, 0)],
+        [LastValueOutput(UNNUMBERED, 0), ConcatenatedOutput(UNNUMBERED, 1, 0)],
+        [acc0.output(0), xs.output(0)],
+        trip_count(trip, [xs.output(0)], [0]),
+        initial_condition(None),
+        execution_condition=2,
+    )
+    return loop, parameters, feeds
+
+
+@scenario
+def unroll_dynamic_batch() -> Scenario:
+    return batch_loop()
+
+
+@scenario
+def unroll_dynamic_batch_constant_trip_count() -> Scenario:
+    return batch_loop(runtime=False)
+
+
+@scenario
+def unroll_carried_shape_grows() -> Scenario:
+    return batch_loop(grows=True)
+
+
+@scenario
+def unroll_reads_capture_at_iteration_number() -> Scenario:
+    """y = y + x[[i]] (a Gather) with x [5] captured and a runtime trip count 5: a copy masked
+    for being past the trip count must still read inside x (the IR reference refuses an index
+    past the end)."""
+    x, y0 = _parameter("x", [5]), _parameter("y0", [1])
+    i, y, x_in = _parameter("i", [], ov.Type.i64), _parameter("y", [1]), _parameter("x_in", [5])
+    y_next = ops.add(y, ops.gather(x_in, ops.unsqueeze(i, _i64(0)), _i64(0)))
+    results = [ops.result(y_next), _stacked(y_next), _always()]
+    parameters = [x, y0]
+    feeds = {"x": np.arange(5, dtype=np.float32) + 1, "y0": np.array([0.5], np.float32)}
+    loop = _loop(
+        "reads_capture",
+        results,
+        [i, y, x_in],
+        [MergedInput(UNNUMBERED, 1, 0), InvariantInput(UNNUMBERED, 2)],
+        [LastValueOutput(UNNUMBERED, 0), ConcatenatedOutput(UNNUMBERED, 1, 0)],
+        [y0.output(0), x.output(0)],
+        _trip(5, True, parameters, feeds),
+        initial_condition(None),
+        current_iteration=0,
+        execution_condition=2,
+    )
+    return loop, parameters, feeds

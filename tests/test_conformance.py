@@ -60,10 +60,18 @@ def test_the_loop_and_scan_cases_were_found():
     assert len(LOOP_CASES) == 31, sorted(LOOP_CASES)
 
 
-@pytest.mark.parametrize("name", sorted(set(LOOP_CASES) - set(EXPECTED_FAILURES)))
+PASSING = sorted(set(LOOP_CASES) - set(EXPECTED_FAILURES))
+
+
+@pytest.mark.parametrize("name", PASSING)
 def test_backend_case_passes(name, tmp_path):
+    assert_backend_case_passes(name, tmp_path)
+
+
+def assert_backend_case_passes(name: str, tmp_path, optimize: str = "default") -> None:
+    """Case `name`, converted at the optimisation level `optimize`, gives its outputs."""
     case = LOOP_CASES[name]
-    conversion = ov_loops.translate(case.model)
+    conversion = ov_loops.translate(case.model, optimize=optimize)
     reloaded, _ = save_and_reload(conversion.model, tmp_path, conversion)
     compiled = compile_f32(reloaded)
     for inputs, expected_outputs in case.data_sets:

@@ -23,6 +23,7 @@ from ov_loops.loopir.passes.levels import OPTIMIZE_LEVELS
 from ov_loops.loopir.passes.licm import HoistInvariantComputation
 from ov_loops.loopir.passes.port_rank import FlattenHighRankStacks
 from ov_loops.loopir.passes.simplify import SimplifyBody
+from ov_loops.loopir.passes.unroll import UnrollIterations
 from ov_loops.loopir.passes.zero_run_carry import RefuseZeroRunReshapedCarry
 
 PIPELINE: tuple[type[LoopPass], ...] = (
@@ -32,6 +33,7 @@ PIPELINE: tuple[type[LoopPass], ...] = (
     HoistInvariantComputation,
     StackAccumulators,
     HoistSlicedComputation,
+    UnrollIterations,
     CopyCapturesIntoConcats,
     CopyBackEdges,
     RefuseZeroRunReshapedCarry,
