@@ -139,7 +139,8 @@ def test_an_onnx_pass_through_runs_on_the_cpu(tmp_path):
     conversion = harness.assert_matches_onnxruntime(_pass_through_model(), runs, tmp_path)
     (loop,) = conversion.loops
     assert "made 1 unchanged carried value(s) invariant" in loop.optimizations
-    assert len(loop.spec.merged_inputs) == 1 and len(loop.spec.invariant_inputs) == 1
+    # (work on the now-invariant value may leave the body too: more invariant inputs)
+    assert len(loop.spec.merged_inputs) == 1 and len(loop.spec.invariant_inputs) >= 1
     (node,) = [op for op in conversion.model.get_ordered_ops() if op.get_type_name() == "Loop"]
-    kinds = [type(d).__name__ for d in node.get_input_descriptions()]
-    assert sorted(kinds) == ["InvariantInputDescription", "MergedInputDescription"]
+    kinds = {type(d).__name__ for d in node.get_input_descriptions()}
+    assert kinds == {"InvariantInputDescription", "MergedInputDescription"}

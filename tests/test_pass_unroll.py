@@ -103,9 +103,9 @@ def test_the_corpus_loops_are_unrolled_at_optimize_max():
     for name in names:
         model, _ = ONNX_SCENARIOS[name]()
         (loop,) = ov_loops.translate(model, optimize="max").loops
-        assert loop.optimizations == ("unrolled x16",), name
+        assert "unrolled x16" in loop.optimizations, name
         (plain,) = ov_loops.translate(model, optimize="default").loops
-        assert plain.optimizations == (), name
+        assert not any(done.startswith("unrolled") for done in plain.optimizations), name
 
 
 # -- what the pass does ---------------------------------------------------------------------------
@@ -205,7 +205,7 @@ def test_runtime_trip_counts_on_the_cpu_match_the_reference(builder: str, tmp_pa
     build = CPU_BUILDERS[builder]
     loop, parameters, feeds = build()
     lowered = lower(loop, CPU, "max")
-    assert lowered.applied == ("unrolled x16",)
+    assert "unrolled x16" in lowered.applied
     compiled = compile_f32(_saved(lowered.values, parameters, tmp_path / "max.xml"))
     names = [parameter.get_friendly_name() for parameter in parameters]
     for count in (14, 0, 5, 1, 4, 3, 0):

@@ -45,7 +45,7 @@ from ov_loops.loopir.loop import LoopIR
 from ov_loops.loopir.passes.concat_copies import copy_loop_outputs_into_concats
 from ov_loops.loopir.passes.levels import check_optimize_level
 from ov_loops.loopir.passes.pipeline import CPU, TargetProfile
-from ov_loops.loopir.passes.simplify import simplify_model
+from ov_loops.loopir.passes.simplify import simplified
 from ov_loops.lower.select import lower
 
 MAX_SHAPE_RELAXATIONS = 8
@@ -95,7 +95,7 @@ class Converter:
         # whole model; it may prune or renumber Loop ports, so every spec is read again after it.
         self._frontend.normalize(model)
         if self._optimize != "none":
-            simplify_model(model)
+            model = simplified(model) or model
             loops = rederived(model, loops)
         copy_loop_outputs_into_concats(model)
         return Conversion(types_of.with_declared_inputs(model, self._model.graph), loops)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 import openvino as ov
 
 from ov_loops.contract.spec import LoopSpec
-from ov_loops.lower.loop5 import spec_of
+from ov_loops.ovgraph import loop_nodes, spec_of
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,9 @@ def rederived(model: ov.Model, loops: list[ConvertedLoop]) -> list[ConvertedLoop
     `ov_loops_path`, in nesting order), after transformations of the whole model that may prune
     or renumber ports; a loop whose node is gone is reported as removed."""
     nodes: dict[str, list[ov.Node]] = {}
-    for node in _loop_nodes(model):
+    for node in loop_nodes(model):
+        if "ov_loops_path" not in node.get_rt_info():
+            continue
         path = node.get_rt_info()["ov_loops_path"].astype(str)
         nodes.setdefault(path, []).append(node)
     updated = []
@@ -65,15 +67,3 @@ def rederived(model: ov.Model, loops: list[ConvertedLoop]) -> list[ConvertedLoop
                 loop = replace(loop, spec=None, folded="removed: nothing reads its outputs")
         updated.append(loop)
     return updated
-
-
-def _loop_nodes(model: ov.Model):
-    """The Loop nodes ov-loops made, in `model` and every body, outer before inner."""
-    for op in model.get_ordered_ops():
-        kind = op.get_type_name()
-        if kind == "Loop" and "ov_loops_path" in op.get_rt_info():
-            yield op
-            yield from _loop_nodes(op.get_function())
-        elif kind == "If":
-            yield from _loop_nodes(op.get_then_body())
-            yield from _loop_nodes(op.get_else_body())

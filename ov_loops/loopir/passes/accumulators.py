@@ -100,17 +100,13 @@ def _appends(loop: LoopIR) -> list[_Append]:
         parameter = parameters[entry.body_parameter]
         value = loop.body_value(entry.body_result)
         concat = value.get_node()
-        readers = [
-            reader
-            for reader in parameter.output(0).get_target_inputs()
-            if reader.get_node().get_instance_id() in live
-        ]
         if (
             index not in whole
             or concat.get_type_name() != "Concat"
             or concat.get_input_size() != 2
             or concat.input_value(0).get_node() != parameter
-            or len(readers) != 1
+            or len(_live_readers(parameter.output(0), live)) != 1
+            or len(_live_readers(value, live)) != 1  # the back edge's Result alone
             or _used_elsewhere(loop, entry.body_result)
         ):
             continue
@@ -118,6 +114,11 @@ def _appends(loop: LoopIR) -> list[_Append]:
         if append is not None:
             found.append(append)
     return found
+
+
+def _live_readers(value: ov.Output, live: set[int]) -> list:
+    """The inputs reading `value` in nodes of the body (`live`: their instance ids)."""
+    return [r for r in value.get_target_inputs() if r.get_node().get_instance_id() in live]
 
 
 def _append(index: int, concat: ov.Node) -> _Append | None:

@@ -103,6 +103,10 @@ def unrollable(loop: LoopIR) -> bool:
         return False
     if any(_rank(loop.body_value(index)) >= MAX_PORT_RANK for index in stacked):
         return False
+    # A stacked Result reading a body Parameter itself (an invariant moved out of the body by
+    # HoistInvariantComputation) came out one part long unrolled: left alone.
+    if any(loop.body_value(index).get_node().get_type_name() == "Parameter" for index in stacked):
+        return False
     return all(
         (_forward(entry) or _backward(entry))
         and loop.outer[entry.external_port].get_partial_shape().rank.is_static
