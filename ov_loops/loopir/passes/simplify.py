@@ -43,12 +43,15 @@ class SimplifyBody(LoopPass):
 
 
 def simplified(model: ov.Model) -> ov.Model | None:
-    """A copy of `model` with Identity ops bypassed (MOC keeps Identity-16, which the ONNX
-    frontend makes of ONNX Identity) after OpenVINO's MOC transformations with constant
-    folding; None when a Loop in it no longer has a consistent port map."""
+    """A copy of `model` with Identity ops that feed no Result bypassed (MOC keeps Identity-16,
+    which the ONNX frontend makes of ONNX Identity), then OpenVINO's MOC transformations with
+    constant folding; None when a Loop in it no longer has a consistent port map."""
     copy = model.clone()
     for op in copy.get_ordered_ops():
-        if op.get_type_name() == "Identity":
+        readers = op.output(0).get_target_inputs() if op.get_output_size() == 1 else ()
+        if op.get_type_name() == "Identity" and not any(
+            reader.get_node().get_type_name() == "Result" for reader in readers
+        ):  # a Result keeps its Identity: the model's output keeps its own tensor name
             op.output(0).replace(op.input_value(0))
     apply_moc_transformations(copy, cf=True)
     try:
