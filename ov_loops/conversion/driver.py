@@ -45,7 +45,6 @@ from ov_loops.loopir.loop import LoopIR
 from ov_loops.loopir.passes.concat_copies import copy_loop_outputs_into_concats
 from ov_loops.loopir.passes.levels import check_optimize_level
 from ov_loops.loopir.passes.pipeline import CPU, TargetProfile
-from ov_loops.loopir.passes.simplify import simplified
 from ov_loops.lower.select import lower
 
 MAX_SHAPE_RELAXATIONS = 8
@@ -91,11 +90,11 @@ class Converter:
             raise UnsupportedError(self._unsupported)
         if error is not None:
             raise error
-        # Optimising, OpenVINO's MOC pass (as openvino.convert_model runs it) simplifies the
-        # whole model; it may prune or renumber Loop ports, so every spec is read again after it.
+        # No MOC pass on the whole model (openvino.convert_model runs one): it turned a model
+        # input passed through to an output into a Parameter read by its Result, losing the
+        # input's name (test_check's loop_body_passthrough_outputs); bodies get it (simplify.py).
         self._frontend.normalize(model)
-        if self._optimize != "none":
-            model = simplified(model) or model
+        if self._optimize != "none":  # MOC on a body may prune its nested Loops' ports
             loops = rederived(model, loops)
         copy_loop_outputs_into_concats(model)
         return Conversion(types_of.with_declared_inputs(model, self._model.graph), loops)

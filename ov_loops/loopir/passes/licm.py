@@ -154,7 +154,10 @@ def _computed_outside(loop: LoopIR, values: list[ov.Output]) -> list[ov.Output]:
     copy = subgraph.clone()
     nodes = [node for node in copy.get_ordered_ops() if node.get_type_name() != "Parameter"]
     for parameter, entry in zip(copy.get_parameters(), entries):
-        parameter.output(0).replace(loop.outer[entry.external_port])
+        outer = loop.outer[entry.external_port]
+        names = outer.get_names()
+        parameter.output(0).replace(outer)
+        outer.set_names(names)  # replace() gave it the body Parameter's names too
     for node in nodes:
         if node.get_type_name() != "Result":
             node.set_friendly_name(f"{loop.path}/{node.get_friendly_name()}")
