@@ -20,9 +20,7 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"ov-loops: error: {message} (see ov-loops --help)\n")
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="ov-loops", description=__doc__.splitlines()[0])
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+def _add_convert(commands) -> None:
     convert = commands.add_parser("convert", help="convert an ONNX model to OpenVINO IR")
     convert.add_argument("model", help="the ONNX model (.onnx)")
     convert.add_argument(
@@ -38,6 +36,12 @@ def _parser() -> argparse.ArgumentParser:
         help="loop optimisations: none (workarounds only), default, max (default: default)",
     )
     convert.set_defaults(run=_convert)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="ov-loops", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    _add_convert(commands)
 
     validate = commands.add_parser(
         "validate", help="check the Loop / TensorIterator layers of an OpenVINO IR"
