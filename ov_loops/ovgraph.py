@@ -87,11 +87,11 @@ def copy(value: ov.Output) -> ov.Output:
     """A computed copy of `value` that the CPU plugin keeps (it optimises Identity, Convert,
     x*1, x+0, Broadcast, Gather and Slice copies into views).
 
-    Every back edge gets one (CPU plugin, 2026.4.1): without it, a back edge whose value is a
-    view of a sliced input received the *next* slice, and a small elementwise body such as
-    acc + x_t * w computed wrong values (any extra op in the body hid the fault, so the
-    plugin's in-place memory reuse is the suspect). One elementwise op per carried value and
-    iteration.
+    Back edges that may share memory with a sliced part, or be a view of a Parameter, get one
+    (CPU plugin, 2026.4.1; `CopyBackEdges` states the rule): without it, a back edge whose
+    value is a view of a sliced input received the *next* slice, a small elementwise body such
+    as acc + x_t * w computed wrong values, and swapped carried values came out unchanged. One
+    elementwise op per copied carried value and iteration.
     """
     if value.get_element_type() == ov.Type.boolean:
         return ops.logical_or(value, value).output(0)
