@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import time
 from pathlib import Path
 from unittest import mock
 
@@ -21,6 +20,7 @@ import ov_loops
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
 from benchmarks.rnn_loop import CONFIG, rnn_loop_model  # noqa: E402
+from benchmarks.timing import interleaved_seconds  # noqa: E402
 from ov_loops.loopir.passes.back_edges import CopyBackEdges  # noqa: E402
 
 
@@ -66,13 +66,7 @@ def main() -> int:
     difference = max(
         float(np.max(np.abs(results["every"][i] - results["needed"][i]))) for i in range(2)
     )
-    latency: dict[str, list[float]] = {name: [] for name in requests}
-    order = list(requests)
-    for repeat in range(args.repeats):  # interleaved: A B B A ...
-        for name in order[repeat % 2 :] + order[: repeat % 2]:
-            start = time.perf_counter()
-            requests[name].infer(feeds)
-            latency[name].append(time.perf_counter() - start)
+    latency = interleaved_seconds(requests, feeds, args.repeats)  # A B, B A, ...
 
     print(
         f"RNN Loop H={args.hidden} T={args.steps}; CPU, f32, 1 thread; {args.repeats} repeats; "

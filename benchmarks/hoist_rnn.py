@@ -22,7 +22,6 @@ import argparse
 import dataclasses
 import io
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -34,6 +33,7 @@ from ov_loops.loopir.passes import hoist_sliced
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
 from benchmarks.rnn_loop import rnn_loop_model  # noqa: E402
 from benchmarks.rnn_scan import rnn_scan_model  # noqa: E402
+from benchmarks.timing import interleaved_seconds  # noqa: E402
 
 CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": 1, "NUM_STREAMS": 1}
 
@@ -89,19 +89,6 @@ def compiled_requests(core: ov.Core, data: bytes, names) -> dict[str, ov.InferRe
         name: core.compile_model(CONVERSIONS[name](data), "CPU", CONFIG).create_infer_request()
         for name in names
     }
-
-
-def interleaved_seconds(requests: dict, feeds: dict, rounds: int) -> dict[str, np.ndarray]:
-    """Latency samples of each request, one per round, the order rotated every round."""
-    samples = {name: [] for name in requests}
-    order = list(requests)
-    for round_ in range(rounds):
-        shift = round_ % len(order)
-        for name in order[shift:] + order[:shift]:
-            start = time.perf_counter()
-            requests[name].infer(feeds)
-            samples[name].append(time.perf_counter() - start)
-    return {name: np.array(values) for name, values in samples.items()}
 
 
 def largest_difference(requests: dict, feeds: dict) -> float:

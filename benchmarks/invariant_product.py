@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +26,7 @@ import ov_loops
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
 from benchmarks.rnn_loop import CONFIG  # noqa: E402
+from benchmarks.timing import interleaved_seconds  # noqa: E402
 
 LEVELS = ("none", "default")
 
@@ -103,12 +103,7 @@ def main() -> int:
     outputs = {level: request.infer(feeds)[0].copy() for level, request in requests.items()}
     difference = float(np.max(np.abs(outputs["none"] - outputs["default"])))
 
-    latency: dict[str, list[float]] = {level: [] for level in LEVELS}
-    for round_ in range(args.rounds):  # A B, then B A: interleaved
-        for level in LEVELS if round_ % 2 == 0 else LEVELS[::-1]:
-            start = time.perf_counter()
-            requests[level].infer(feeds)
-            latency[level].append(time.perf_counter() - start)
+    latency = interleaved_seconds(requests, feeds, args.rounds)  # A B, then B A
 
     print(
         f"h = tanh(h @ (W1 @ W2)), H={args.hidden}, T={args.steps}; CPU, f32, 1 thread; "
