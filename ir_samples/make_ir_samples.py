@@ -357,6 +357,37 @@ WARNINGS = {
 }
 
 
+def iteration_after_an_output_only_parameter() -> ov.Model:
+    """acc += i, 5 times; body Parameters (w_in, acc_in, i): w_in feeds only output 0
+    (max(w, w)), which the graph does not read (WR006)."""
+    w_in, acc_in = ops.parameter([2], np.float32, name="w_in"), ops.parameter([], np.int64)
+    i = ops.parameter([], np.int64, name="i")
+    acc_out = ops.add(acc_in, i)
+    only_for_output0 = ops.result(ops.maximum(w_in, w_in))
+    acc_result, keep = ops.result(acc_out), ops.result(ops.constant(True))
+    body = ov.Model([only_for_output0, keep, acc_result], [w_in, acc_in, i], "body")
+    w = ops.parameter([2], np.float32, name="w")
+    loop = ops.loop(ops.constant(np.int64(5)), ops.constant(True))
+    loop.set_friendly_name("sum_of_iterations")
+    loop.set_function(body)
+    loop.set_special_body_ports([2, 1])
+    loop.set_invariant_input(w_in, w.output(0))
+    loop.set_merged_input(acc_in, ops.constant(np.int64(0)).output(0), acc_result.output(0))
+    loop.get_iter_value(only_for_output0.output(0), -1)
+    total = loop.get_iter_value(acc_result.output(0), -1)
+    return ov.Model([total], [w], "iteration_after_an_output_only_parameter")
+
+
+# Samples built as models, not as mutations of loop_all_ports: (rule, defect, model).
+BUILT = {
+    "WR006": (
+        "body Parameter w_in, before current_iteration's, feeds only output 0, which the graph "
+        "does not read",
+        iteration_after_an_output_only_parameter,
+    ),
+}
+
+
 def _write_with_comment(xml: Path, comment: str) -> None:
     tree = etree.parse(str(xml), etree.XMLParser(remove_blank_text=False))
     tree.getroot().addprevious(etree.Comment(f" defect: {comment} "))
@@ -387,6 +418,10 @@ def main() -> None:
         target = invalid / f"{code}.xml"
         tree.write(str(target), xml_declaration=True, encoding="utf-8")
         target.with_suffix(".bin").write_bytes(data + bytes(8))
+        _write_with_comment(target, f"{defect} ({code}, a warning)")
+    for code, (defect, build) in BUILT.items():
+        target = invalid / f"{code}.xml"
+        ov.save_model(build(), str(target), compress_to_fp16=False)
         _write_with_comment(target, f"{defect} ({code}, a warning)")
     print(
         f"wrote {len(list(valid.glob('*.xml')))} valid and "

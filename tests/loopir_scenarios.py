@@ -795,3 +795,31 @@ def unroll_reads_capture_at_iteration_number() -> Scenario:
         execution_condition=2,
     )
     return loop, parameters, feeds
+
+
+@scenario
+def iteration_parameter_after_an_output_only_one() -> Scenario:
+    """acc += i over a constant 5 iterations; a Parameter before current_iteration's is read
+    only by the body Result of output 0 (max(w, w)). A graph that does not read output 0 makes
+    OpenVINO drop that Parameter, and (2026.4.1) the iteration goes to the wrong one."""
+    w, count = _parameter("w", [2]), 5
+    w_in, acc, i = (
+        _parameter("w_in", [2]),
+        _parameter("acc", [], ov.Type.i64),
+        _parameter("i", [], ov.Type.i64),
+    )
+    acc_next = ops.add(acc, i)
+    results = [ops.result(ops.maximum(w_in, w_in)), _always(), ops.result(acc_next)]
+    loop = _loop(
+        "iteration_after",
+        results,
+        [w_in, acc, i],
+        [MergedInput(UNNUMBERED, 1, 2), InvariantInput(UNNUMBERED, 0)],
+        [LastValueOutput(UNNUMBERED, 0), LastValueOutput(UNNUMBERED, 2)],
+        [ops.constant(np.int64(0)).output(0), w.output(0)],
+        trip_count(ops.constant(np.int64(count)).output(0)),
+        initial_condition(None),
+        current_iteration=2,
+        execution_condition=1,
+    )
+    return loop, [w], {"w": np.array([1.0, -2.0], np.float32)}

@@ -447,3 +447,27 @@ def scan_swapped_states_and_unread_input():
         [typed("a", T.FLOAT, [2]), typed("b", T.FLOAT, [2]), typed("ys", T.FLOAT, ["T", 2])],
     )
     return model(main), [{"a0": _f32(2), "b0": _f32(2), "x": _f32(t, 2)} for t in (3, 4, 1)]
+
+
+@scenario
+def scan_state_overwritten_by_an_unchanged_one():
+    """b <- a, a unchanged, ys = a + x_t (hypothesis found it). Optimised, a becomes invariant,
+    b's Parameter is read by nothing and the unrolled body's iteration Parameter came last:
+    OpenVINO dropped the unread Parameter without moving current_iteration's index and the
+    unrolled loop stopped after 1 of its 3 iterations (`IterationParameterFirst`)."""
+    body = graph(
+        [
+            node("Add", ["a_in", "x_t"], ["y"]),
+            node("Identity", ["a_in"], ["a_out"]),
+            node("Identity", ["a_in"], ["b_out"]),
+        ],
+        [typed("a_in", T.FLOAT, [2]), typed("b_in", T.FLOAT, [2]), typed("x_t", T.FLOAT, [2])],
+        [typed("a_out", T.FLOAT, [2]), typed("b_out", T.FLOAT, [2]), typed("y", T.FLOAT, [2])],
+        name="body",
+    )
+    main = graph(
+        [_scan(["a0", "b0", "x"], ["a", "b", "ys"], body, num_scan_inputs=1)],
+        [typed("a0", T.FLOAT, [2]), typed("b0", T.FLOAT, [2]), typed("x", T.FLOAT, ["T", 2])],
+        [typed("a", T.FLOAT, [2]), typed("b", T.FLOAT, [2]), typed("ys", T.FLOAT, ["T", 2])],
+    )
+    return model(main), [{"a0": _f32(2), "b0": _f32(2), "x": _f32(t, 2)} for t in (3, 17, 1)]

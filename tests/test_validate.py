@@ -14,6 +14,7 @@ from lxml import etree
 import ov_loops
 from ov_loops.ir.rules import RULES, WARNING
 from ov_loops.ir.validate import BIN_CODE, show
+from tests import scan_scenarios
 from tests.harness import F32, assert_one_line_error, run_cli
 
 SAMPLES = Path(__file__).resolve().parents[1] / "ir_samples"
@@ -413,3 +414,17 @@ def test_cli_validate_runs_with_lxml_alone(args):
     expected = run_cli(*argv)
     assert (result.returncode, result.stdout) == (expected.returncode, expected.stdout)
     assert result.stdout and not result.stderr
+
+
+def test_wr006_sample_fails_in_openvino_and_the_converter_never_writes_it(tmp_path):
+    """The sample (a Parameter read only for an unread output, before the iteration's) does not
+    compile on OpenVINO 2026.4.1; the unrolled loop that showed the fault, converted at max,
+    has its iteration Parameter first and no WR006."""
+    sample = SAMPLES / "invalid" / "WR006.xml"
+    assert _run_in_openvino([sample]) == {str(sample): "refused"}
+    model, _ = scan_scenarios.scan_state_overwritten_by_an_unchanged_one()
+    conversion = ov_loops.translate(model, optimize="max")
+    assert any("unrolled" in done for loop in conversion.loops for done in loop.optimizations)
+    path = tmp_path / "unrolled.xml"
+    ov_loops.save(conversion.model, path)
+    assert ov_loops.validate(path).findings == []

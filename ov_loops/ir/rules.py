@@ -783,3 +783,50 @@ def _high_rank_output(loop: LoopContext):
                 entry.describe(),
                 entry.line,
             )
+
+
+@rule("WR006", WARNING, "a body Parameter before current_iteration's feeds only unread outputs")
+def _parameter_dropped_before_iteration(loop: LoopContext):
+    """OpenVINO (2026.4.1) removes the body Results of Loop outputs nothing reads, then the
+    Parameters nothing reads any more, without moving `current_iteration`'s index down: the
+    iteration number goes to another Parameter (wrong results) or compile fails. Warned for a
+    Parameter before the iteration's whose every path leads to such Results only."""
+    counter = next(
+        (e for e in loop.inputs() if e.attrs.get("purpose") == "current_iteration"), None
+    )
+    order = list(loop.parameters)
+    iteration = counter.attrs.get("internal_layer_id") if counter is not None else None
+    if not loop.is_loop or iteration not in order:
+        return
+    live = _live_body_layers(loop)
+    read = {edge.from_layer for edge in loop.body.edges}
+    before = order[: order.index(iteration)]
+    for parameter in before:
+        if parameter in read and parameter not in live:
+            yield (
+                f"body Parameter {parameter} comes before the current_iteration Parameter and "
+                "feeds only outputs the graph does not read: OpenVINO drops it without moving "
+                "the iteration's index (wrong iteration numbers or a failed compile); put the "
+                "current_iteration Parameter first",
+                counter.describe(),
+                counter.line,
+            )
+
+
+def _live_body_layers(loop: LoopContext) -> set[str]:
+    """Body layers a read Loop output, a back edge or the execution condition depends on."""
+    read_ports = {e.from_port for e in loop.graph.edges if e.from_layer == loop.layer.id}
+    live = {edge.from_layer for edge in loop.edges}
+    for entry in loop.outputs():
+        if entry.attrs.get("purpose") or entry.int("external_port_id") in read_ports:
+            live.add(entry.attrs.get("internal_layer_id"))
+    producers: dict[str, list[str]] = {}
+    for edge in loop.body.edges:
+        producers.setdefault(edge.to_layer, []).append(edge.from_layer)
+    pending = list(live)
+    while pending:
+        for producer in producers.get(pending.pop(), ()):
+            if producer not in live:
+                live.add(producer)
+                pending.append(producer)
+    return live

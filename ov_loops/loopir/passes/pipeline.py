@@ -3,7 +3,8 @@
 Order: constants are inlined first (the copies below must not see their Parameters); copies
 inside the body next; then the refusal, which reads the body's final shapes; the zero-iteration
 guards read each concatenated output's per-iteration part, so they come before the parts of
-rank above 12 are flattened.
+rank above 12 are flattened. The iteration's Parameter moves first last of all, once no pass
+adds Parameters any more.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from ov_loops.loopir.passes.constants import InlineConstantCaptures
 from ov_loops.loopir.passes.cpu_guards import GuardZeroIterationRuns
 from ov_loops.loopir.passes.dead_values import RemoveDeadValues
 from ov_loops.loopir.passes.hoist_sliced import HoistSlicedComputation
+from ov_loops.loopir.passes.iteration_first import IterationParameterFirst
 from ov_loops.loopir.passes.levels import OPTIMIZE_LEVELS
 from ov_loops.loopir.passes.licm import HoistInvariantComputation
 from ov_loops.loopir.passes.port_rank import FlattenHighRankStacks
@@ -39,6 +41,7 @@ PIPELINE: tuple[type[LoopPass], ...] = (
     RefuseZeroRunReshapedCarry,
     GuardZeroIterationRuns,
     FlattenHighRankStacks,
+    IterationParameterFirst,
 )
 
 
