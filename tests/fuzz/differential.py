@@ -1,9 +1,10 @@
 """Differential campaign: random valid If/Loop/Scan models, ov-loops on the CPU against oracles.
 
 Each seed gives a model (tests/fuzz/random_models.py). A worker process converts it with
-ov-loops, saves and reloads the IR, compiles it on the CPU in f32 and runs every feed of the seed,
-comparing each output with onnxruntime and with the numpy ONNX reference: an output passes when
-it matches either (onnxruntime 1.31 zeroes Scan states passed through unchanged, so the two
+ov-loops at the optimisation level the seed picks (seed % 3: none, default, max), saves and
+reloads the IR, compiles it on the CPU in f32 and runs every feed of the seed, comparing
+each output with onnxruntime and with the numpy ONNX reference: an output passes when it
+matches either (onnxruntime 1.31 zeroes Scan states passed through unchanged, so the two
 oracles may split; such splits are counted apart). Outcomes per seed:
 
 - refusal: a one-line ConversionError (exit code 1 in the CLI);

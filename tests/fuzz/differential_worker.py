@@ -16,6 +16,7 @@ import openvino as ov
 import ov_loops
 from ov_loops.checking.device import run
 from ov_loops.errors import ConversionError
+from ov_loops.loopir.passes.levels import OPTIMIZE_LEVELS
 from ov_loops.reference.onnx_reference import run_onnx
 from tests.fuzz.differential import ATOL, RTOL
 from tests.fuzz.random_models import RandomModel, random_model
@@ -23,15 +24,17 @@ from tests.harness import assert_close, compile_f32
 
 
 def check_seed(seed: int) -> dict:
-    """Convert, compile and run the model of `seed`; the outcome as a JSON-ready dict."""
+    """Convert (at the optimisation level the seed picks), compile and run the model of `seed`;
+    the outcome as a JSON-ready dict."""
     made = random_model(seed)
-    answer = {"seed": seed, "description": made.description}
+    optimize = OPTIMIZE_LEVELS[seed % len(OPTIMIZE_LEVELS)]
+    answer = {"seed": seed, "description": f"{made.description}, optimize={optimize}"}
     try:
         onnx.checker.check_model(made.model, full_check=True)
     except Exception as exc:  # a generator bug, not an ov-loops one
         return {**answer, "outcome": "invalid", "detail": _first_line(exc)}
     try:
-        conversion = ov_loops.translate(made.model)
+        conversion = ov_loops.translate(made.model, optimize=optimize)
     except ConversionError as exc:
         text = str(exc)
         outcome = "refusal" if text and "\n" not in text and exc.exit_code == 1 else "traceback"
