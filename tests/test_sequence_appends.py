@@ -3,18 +3,22 @@ onnxruntime at every optimisation level; lists used otherwise are left alone."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import onnx
 import pytest
 
 import ov_loops
-from ov_loops.errors import UnsupportedError
+from ov_loops.errors import ConversionError, UnsupportedError
 from ov_loops.frontends.onnx.carried_shapes import CarriedShapes
 from ov_loops.frontends.onnx.rewrites import prepare
 from ov_loops.frontends.onnx.scopes import all_graphs
 from tests.harness import assert_matches_onnxruntime, compile_f32
 from tests.onnx_builders import T, graph, loop_body, model, node, typed
 from tests.sequence_append_scenarios import APPENDED, NOT_APPENDED, _runs
+
+TORCH_MODELS = Path(__file__).parent.parent / "benchmarks" / "models"
 
 
 def _sequence_ops(made: onnx.ModelProto) -> list[str]:
@@ -92,3 +96,45 @@ def test_a_growing_carried_value_is_not_fixed_whatever_it_declares():
     assert shapes.rank("s_in") == 2
     assert not shapes.is_fixed("s_in") and not shapes.is_fixed("s_out")
     assert shapes.shapes["s_out"][1] == 3
+
+
+def _torch_runs(with_k: bool) -> list[dict[str, np.ndarray]]:
+    rng = np.random.default_rng(7)
+    runs = []
+    for steps, batch, k in [(5, 2, 3), (2, 3, 1), (7, 1, 2)]:
+        run = {
+            "xs": rng.normal(size=(steps, batch, 8)).astype(np.float32),
+            "h": rng.normal(size=(batch, 8)).astype(np.float32),
+        }
+        if with_k:
+            run["k"] = np.array(k, np.int64)
+        runs.append(run)
+    return runs
+
+
+TORCH_NAMES = ["torch_rnn_stack", "torch_rnn_cat_dim1", "torch_nested_lists"]
+
+
+@pytest.mark.parametrize("name", TORCH_NAMES)
+def test_torchscript_list_appends_take_the_fast_path(name):
+    """Models torch.onnx.export (TorchScript, opset 17) wrote from list-appending loops
+    (benchmarks/models/export_torch_lists.py)."""
+    made = onnx.load(str(TORCH_MODELS / f"{name}.onnx"))
+    assert _sequence_ops(made) and _sequence_ops(_prepared(made)) == []
+
+
+_NESTED_REFUSED = pytest.mark.xfail(
+    raises=ConversionError,
+    strict=True,
+    reason="refuse-zero-run-reshaped-carry refuses the inner loop (the same nested torch "
+    "loop without lists too): its carried h enters less static than the [?,8] it returns",
+)
+
+
+@pytest.mark.parametrize(
+    "name", [*TORCH_NAMES[:2], pytest.param(TORCH_NAMES[2], marks=_NESTED_REFUSED)]
+)
+def test_torchscript_list_appends_match_onnxruntime(name, tmp_path):
+    made = onnx.load(str(TORCH_MODELS / f"{name}.onnx"))
+    runs = _torch_runs(with_k=len(made.graph.input) == 3)
+    assert_matches_onnxruntime(made, runs, tmp_path, optimize="max")
