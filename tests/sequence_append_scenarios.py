@@ -222,6 +222,56 @@ def list_appended_in_the_inner_loop_only():
     return made, _runs(2, K=4) + _runs(5, 3, K=1)
 
 
+def _threaded(trip_count_nodes, condition_nodes, after, outputs) -> onnx.ModelProto:
+    """for i in range(T): for j in range(K_i): h = cell(h, X[i]); out.append(h): the list is
+    carried through the inner loop. `trip_count_nodes` make K_i ("K_i"), `condition_nodes` the
+    inner body's condition ("go2")."""
+    inner = loop_body(
+        [
+            *_cell("g_in", "x", "g_out"),
+            node("SequenceInsert", ["inner_in", "g_out"], ["inner_out"]),
+            *condition_nodes,
+        ],
+        [typed("g_in", T.FLOAT, None), _list("inner_in")],
+        [typed("go2", T.BOOL, []), typed("g_out", T.FLOAT, None), _list("inner_out")],
+        iteration="j",
+        condition="c2",
+    )
+    body = [
+        *trip_count_nodes,
+        node("Loop", ["K_i", "true", "h_in", "list_in"], ["h_out", "list_out"], body=inner),
+    ]
+    made = _torch_loop(body, after, outputs, extra_inputs=[typed("K", T.INT64, [])])
+    made.graph.initializer.append(const("two", 2, np.int64))
+    return made
+
+
+_INNER_RUNS_ITS_TRIP_COUNT = [node("Identity", ["true"], ["go2"])]
+
+
+@appended
+def list_threaded_through_an_inner_loop():
+    """for i: for j in range(K): out.append(h); stack(out, 1) and len(out): [B, T * K, H]."""
+    after = [
+        node("ConcatFromSequence", ["list_final"], ["Y"], axis=1, new_axis=1),
+        node("SequenceLength", ["list_final"], ["n"]),
+    ]
+    outputs = [typed("Y", T.FLOAT, None), typed("n", T.INT64, [])]
+    trip_count = [node("Identity", ["K"], ["K_i"])]
+    made = _threaded(trip_count, _INNER_RUNS_ITS_TRIP_COUNT, after, outputs)
+    return made, _runs(3, 2, K=2) + _runs(4, K=3)
+
+
+@appended
+def list_threaded_through_an_inner_loop_of_constant_count():
+    """for i: for j in range(2): out.append(h); cat(out): [T * 2 * B, H]. The inner trip count
+    is a Constant in the outer body."""
+    after = [node("ConcatFromSequence", ["list_final"], ["Y"], axis=0, new_axis=0)]
+    trip_count = [node("Constant", [], ["K_i"], value=onnx.numpy_helper.from_array(np.array(2)))]
+    made = _threaded(trip_count, _INNER_RUNS_ITS_TRIP_COUNT, after, [typed("Y", T.FLOAT, None)])
+    return made, _runs(3, 1, K=0) + _runs(2, K=0)
+
+
 # -- outside the fast path -------------------------------------------------------------------
 def _stacked_after(body_nodes, after=None, extra_inputs=(), initializers=()):
     """A torch loop whose body runs the cell into h_out and then `body_nodes`; stack after."""
@@ -296,3 +346,22 @@ def elements_of_varying_length_concatenated():
         const("one", 1, np.int64),
     ]
     return _stacked_after(body, after, initializers=constants), _runs(3, 5)
+
+
+@not_appended
+def inner_trip_count_varying_per_outer_iteration():
+    """for i: for j in range(i + 2): out.append(h): the inner loops append different counts."""
+    after = [node("ConcatFromSequence", ["list_final"], ["Y"], axis=0, new_axis=1)]
+    trip_count = [node("Add", ["i", "two"], ["K_i"])]
+    made = _threaded(trip_count, _INNER_RUNS_ITS_TRIP_COUNT, after, [typed("Y", T.FLOAT, None)])
+    return made, _runs(3, 4, K=1)
+
+
+@not_appended
+def inner_loop_stopping_early():
+    """for i: for j in range(K): out.append(h); if j >= i: break: different counts again."""
+    after = [node("ConcatFromSequence", ["list_final"], ["Y"], axis=0, new_axis=1)]
+    condition = [node("Less", ["j", "i"], ["go2"])]
+    trip_count = [node("Identity", ["K"], ["K_i"])]
+    made = _threaded(trip_count, condition, after, [typed("Y", T.FLOAT, None)])
+    return made, _runs(3, 4, K=3)

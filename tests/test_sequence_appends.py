@@ -112,10 +112,11 @@ def _torch_runs(with_k: bool) -> list[dict[str, np.ndarray]]:
     return runs
 
 
-TORCH_NAMES = ["torch_rnn_stack", "torch_rnn_cat_dim1", "torch_nested_lists"]
+TORCH_NAMES = ["torch_rnn_stack", "torch_rnn_cat_dim1"]
+TORCH_NESTED = ["torch_nested_lists", "torch_list_through_inner_loop"]
 
 
-@pytest.mark.parametrize("name", TORCH_NAMES)
+@pytest.mark.parametrize("name", TORCH_NAMES + TORCH_NESTED)
 def test_torchscript_list_appends_take_the_fast_path(name):
     """Models torch.onnx.export (TorchScript, opset 17) wrote from list-appending loops
     (benchmarks/models/export_torch_lists.py)."""
@@ -132,7 +133,7 @@ _NESTED_REFUSED = pytest.mark.xfail(
 
 
 @pytest.mark.parametrize(
-    "name", [*TORCH_NAMES[:2], pytest.param(TORCH_NAMES[2], marks=_NESTED_REFUSED)]
+    "name", TORCH_NAMES + [pytest.param(name, marks=_NESTED_REFUSED) for name in TORCH_NESTED]
 )
 def test_torchscript_list_appends_match_onnxruntime(name, tmp_path):
     made = onnx.load(str(TORCH_MODELS / f"{name}.onnx"))

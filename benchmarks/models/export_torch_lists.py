@@ -5,8 +5,8 @@ Run with a Python that has torch (not a dependency of ov-loops or its tests):
 
     python benchmarks/models/export_torch_lists.py [OUT_DIR]
 
-Writes torch_rnn_stack.onnx, torch_rnn_cat_dim1.onnx and torch_nested_lists.onnx (default:
-this file's directory).
+Writes torch_rnn_stack.onnx, torch_rnn_cat_dim1.onnx, torch_nested_lists.onnx and
+torch_list_through_inner_loop.onnx (default: this file's directory).
 """
 
 from __future__ import annotations
@@ -60,6 +60,18 @@ class NestedLists(RnnStack):
         return torch.stack(steps)
 
 
+class ListThroughInnerLoop(RnnStack):
+    """One list appended in the inner loop of two: [T * K, B, H]."""
+
+    def forward(self, xs: torch.Tensor, h: torch.Tensor, k: int) -> torch.Tensor:
+        outs: list[torch.Tensor] = []
+        for t in range(xs.shape[0]):
+            for _ in range(k):
+                h = torch.tanh(self.cell(h) + xs[t])
+                outs.append(h)
+        return torch.stack(outs)
+
+
 def export(module: torch.nn.Module, args: tuple, names: list[str], path: Path) -> None:
     torch.manual_seed(0)
     scripted = torch.jit.script(module)
@@ -84,6 +96,9 @@ def main(out_dir: Path) -> None:
     export(RnnCatDim1(), (xs, h), ["xs", "h"], out_dir / "torch_rnn_cat_dim1.onnx")
     torch.manual_seed(0)
     export(NestedLists(), (xs, h, 3), ["xs", "h", "k"], out_dir / "torch_nested_lists.onnx")
+    torch.manual_seed(0)
+    inner = out_dir / "torch_list_through_inner_loop.onnx"
+    export(ListThroughInnerLoop(), (xs, h, 3), ["xs", "h", "k"], inner)
 
 
 if __name__ == "__main__":
