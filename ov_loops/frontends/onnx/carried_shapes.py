@@ -25,11 +25,13 @@ run.
 
 from __future__ import annotations
 
+import numpy as np
 import onnx
 
 from ov_loops.frontends.onnx.scopes import all_graphs, subgraphs
 
 _ROUNDS = 16  # guesses settle in (loop depth) rounds; each later round generalises a dim
+_KEPT = 64  # initializers up to this many elements keep their values for inference
 Shape = tuple[object, ...] | None  # per dim an int, a main-input symbol or None; None: no rank
 
 
@@ -47,6 +49,7 @@ class CarriedShapes:
         self.elem_types: dict[str, int] = {}
         copy = onnx.ModelProto()
         copy.CopyFrom(model)
+        _weights_as_inputs(copy.graph)
         loops = _carried_values(copy)
         assumed: list[Shape] = [None] * len(loops)
         guessing = True  # first assume the initial values' shapes, until they settle
@@ -120,6 +123,23 @@ class CarriedShapes:
         if dim.HasField("dim_value"):
             return dim.dim_value
         return dim.dim_param if dim.dim_param in self.symbols else None
+
+
+def _weights_as_inputs(graph: onnx.GraphProto) -> None:
+    """Turn the main graph's initializers of more than _KEPT elements into inputs of their
+    type and shape: inference then reads no weights (each round serialises the model), while
+    small ones (shapes, axes) keep their values for it."""
+    inputs = {value.name for value in graph.input}
+    kept = []
+    for tensor in graph.initializer:
+        if int(np.prod(tensor.dims)) <= _KEPT or tensor.name in inputs:
+            kept.append(tensor)
+        else:
+            graph.input.append(
+                onnx.helper.make_tensor_value_info(tensor.name, tensor.data_type, tensor.dims)
+            )
+    del graph.initializer[:]
+    graph.initializer.extend(kept)
 
 
 def _carried_values(model: onnx.ModelProto) -> list[tuple]:

@@ -116,9 +116,10 @@ def lists_appended_in_loops_become_scan_outputs(model: onnx.ModelProto) -> onnx.
     Why: OpenVINO has no sequences; a scan output is Loop-5's concatenated output, the fastest
     way to collect per-iteration tensors.
     """
-    if (opset_version(model) or 0) < 11 or not _has_sequence_inserts(model):
+    if (opset_version(model) or 0) < 13 or not _has_sequence_inserts(model):
+        # Loop carries sequences from Loop-13 on
         return model
-    shapes = CarriedShapes(model)
+    shapes: CarriedShapes | None = None  # inferred once, when a list is found
     taken = all_names(model.graph)
     trues = _true_constants(model)
     # Innermost graphs first, so no graph changes while one nested in it is being rewritten.
@@ -126,8 +127,11 @@ def lists_appended_in_loops_become_scan_outputs(model: onnx.ModelProto) -> onnx.
         for loop in [node for node in graph.node if _is_standard(node, "Loop")]:
             for index in reversed(range(len(loop.input) - 2)):
                 found = appended_list(graph, loop, index, trues)
-                if found is not None and is_exact(found, shapes):
-                    _ListRewrite(graph, found, shapes, taken, opset_version(model)).apply()
+                if found is None:
+                    continue
+                shapes = shapes or CarriedShapes(model)
+                if is_exact(found, shapes):
+                    _ListRewrite(graph, found, shapes, taken).apply()
     return model
 
 
@@ -321,10 +325,8 @@ class _ListRewrite:
         found: AppendedList,
         shapes: CarriedShapes,
         taken: set[str],
-        opset: int,
     ) -> None:
-        self.graph, self.found, self.shapes = graph, found, shapes
-        self.taken, self.opset = taken, opset
+        self.graph, self.found, self.shapes, self.taken = graph, found, shapes, taken
         self.made: list[onnx.NodeProto] = []
 
     def apply(self) -> None:
@@ -454,9 +456,7 @@ class _ListRewrite:
         return self._emit("Slice", [shape, self._constant([start]), self._constant([end])])
 
     def _unsqueeze_0(self, value: str) -> str:
-        if self.opset < 13:
-            return self._emit("Unsqueeze", [value], axes=[0])
-        return self._emit("Unsqueeze", [value, self._constant([0])])
+        return self._emit("Unsqueeze", [value, self._constant([0])])  # Unsqueeze-13's axes
 
     def _constant(self, value: int | list[int]) -> str:
         tensor = onnx.numpy_helper.from_array(np.array(value, np.int64))
