@@ -156,6 +156,31 @@ def list_never_read_after_the_loop():
     return _appending([], []), _runs(2, 4)
 
 
+@appended
+def two_lists_in_one_loop():
+    """hs.append(h); xs.append(x * h): two lists of one loop, stacked on 1 and cat on -1."""
+    body = [
+        *_cell("h_in", "x", "h_out"),
+        node("SequenceInsert", ["list_in", "h_out"], ["list_out"]),
+        node("Mul", ["x", "h_out"], ["xh"]),
+        node("SequenceInsert", ["other_in", "xh"], ["other_out"]),
+    ]
+    made = _torch_loop(
+        body,
+        [
+            node("ConcatFromSequence", ["list_final"], ["Y"], axis=1, new_axis=1),
+            node("ConcatFromSequence", ["other_final"], ["Z"], axis=-1, new_axis=0),
+        ],
+        [typed("Y", T.FLOAT, None), typed("Z", T.FLOAT, None)],
+    )
+    loop = next(each for each in made.graph.node if each.op_type == "Loop")
+    loop.input.append("list0")  # both lists start from the same SequenceEmpty
+    loop.output.append("other_final")
+    loop.attribute[0].g.input.append(_list("other_in"))
+    loop.attribute[0].g.output.append(_list("other_out"))
+    return made, _runs(2, 5)
+
+
 def _inner_loop(list_name: str, stacked: str, axis: int) -> list[onnx.NodeProto]:
     """A Loop of K steps inside a body: g = tanh(g @ W + x) appended to its own list, stacked
     on `axis` into `stacked`; g_final becomes h_out."""
