@@ -14,7 +14,13 @@ from ov_loops.errors import ConversionError, UnsupportedError
 from ov_loops.frontends.onnx.carried_shapes import CarriedShapes
 from ov_loops.frontends.onnx.rewrites import prepare
 from ov_loops.frontends.onnx.scopes import all_graphs
-from tests.harness import assert_matches_onnxruntime, compile_f32
+from tests.harness import (
+    assert_matches_onnxruntime,
+    assert_one_line_error,
+    compile_f32,
+    run_cli,
+    write,
+)
 from tests.onnx_builders import T, graph, loop_body, model, node, typed
 from tests.sequence_append_scenarios import APPENDED, NOT_APPENDED, _runs
 
@@ -56,6 +62,13 @@ def test_list_outside_the_fast_path_is_left_alone(name):
         ov_loops.translate(made)
     message = str(raised.value)
     assert "\n" not in message and "sequence" in message, message
+
+
+def test_cli_refuses_a_list_outside_the_fast_path_in_one_line(tmp_path):
+    made, _ = NOT_APPENDED["insert_at_a_position"]()
+    result = run_cli("convert", str(write(tmp_path, made)), "-o", str(tmp_path / "out.xml"))
+    assert_one_line_error(result, 1, "sequence-typed loop-carried value", "not supported")
+    assert not (tmp_path / "out.xml").exists()
 
 
 def test_zero_iterations_give_an_empty_stack():
