@@ -81,9 +81,22 @@ def _appending(after, outputs, initial=None):
     return _torch_loop(body, after, [typed("h_final", T.FLOAT, [B, H]), *outputs], initial)
 
 
-def _concat(axis: int, new_axis: int):
+_STARTING_WITH_TWO = [
+    node("Add", ["h0", "h0"], ["h0_twice"]),
+    node("SequenceConstruct", ["h0", "h0_twice"], ["list0"]),
+]
+
+
+def concatenated_list(axis: int, new_axis: int, prepended: bool = False) -> onnx.ModelProto:
+    """The list of h stacked (new_axis 1) or concatenated on `axis`; with `prepended`, the
+    list starts as [h0, h0 * 2]."""
     after = [node("ConcatFromSequence", ["list_final"], ["Y"], axis=axis, new_axis=new_axis)]
-    return _appending(after, [typed("Y", T.FLOAT, None)]), _runs(3, 5, 1)
+    initial = _STARTING_WITH_TWO if prepended else None
+    return _appending(after, [typed("Y", T.FLOAT, None)], initial)
+
+
+def _concat(axis: int, new_axis: int):
+    return concatenated_list(axis, new_axis), _runs(3, 5, 1)
 
 
 @appended
@@ -137,17 +150,13 @@ def stack_and_length_of_one_list():
 def list_starting_with_two_tensors_stacked_and_concatenated():
     """out = [h0, h0 * 2] before the loop: the prepended tensors come first. Zero iterations
     are defined here (the list is never empty), so a run with T = 0 is included."""
-    initial = [
-        node("Add", ["h0", "h0"], ["h0_twice"]),
-        node("SequenceConstruct", ["h0", "h0_twice"], ["list0"]),
-    ]
     after = [
         node("ConcatFromSequence", ["list_final"], ["S"], axis=-1, new_axis=1),
         node("ConcatFromSequence", ["list_final"], ["C"], axis=1, new_axis=0),
         node("SequenceLength", ["list_final"], ["n"]),
     ]
     outputs = [typed("S", T.FLOAT, None), typed("C", T.FLOAT, None), typed("n", T.INT64, [])]
-    return _appending(after, outputs, initial), _runs(3, 0, 6)
+    return _appending(after, outputs, _STARTING_WITH_TWO), _runs(3, 0, 6)
 
 
 @appended

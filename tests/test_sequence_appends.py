@@ -18,11 +18,12 @@ from tests.harness import (
     assert_matches_onnxruntime,
     assert_one_line_error,
     compile_f32,
+    onnxruntime_oracle,
     run_cli,
     write,
 )
 from tests.onnx_builders import T, graph, loop_body, model, node, typed
-from tests.sequence_append_scenarios import APPENDED, NOT_APPENDED, _runs
+from tests.sequence_append_scenarios import APPENDED, NOT_APPENDED, _runs, concatenated_list
 
 TORCH_MODELS = Path(__file__).parent.parent / "benchmarks" / "models"
 
@@ -62,6 +63,24 @@ def test_list_outside_the_fast_path_is_left_alone(name):
         ov_loops.translate(made)
     message = str(raised.value)
     assert "\n" not in message and "sequence" in message, message
+
+
+_EVERY_AXIS = [(axis, 1) for axis in range(-3, 3)] + [(axis, 0) for axis in range(-2, 2)]
+
+
+@pytest.mark.parametrize("prepended", [False, True])
+@pytest.mark.parametrize(("axis", "new_axis"), _EVERY_AXIS)
+def test_every_axis_computes_what_the_list_did(axis, new_axis, prepended):
+    """onnxruntime on the rewritten model agrees with onnxruntime on the model with the list,
+    for every axis ConcatFromSequence accepts on a rank-2 element (no OpenVINO involved)."""
+    made = concatenated_list(axis, new_axis, prepended)
+    rewritten = _prepared(made)
+    assert _sequence_ops(rewritten) == []
+    before, after = onnxruntime_oracle(made), onnxruntime_oracle(rewritten)
+    for feeds in _runs(4, 1, 3):
+        for want, have in zip(before(feeds), after(feeds)):
+            assert want.shape == have.shape
+            np.testing.assert_array_equal(have, want)
 
 
 def test_cli_refuses_a_list_outside_the_fast_path_in_one_line(tmp_path):
