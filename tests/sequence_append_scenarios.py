@@ -366,20 +366,23 @@ def insert_at_a_position():
 @not_appended
 def elements_of_varying_length_concatenated():
     """out.append(h.flatten()[: i + 1]); torch.cat(out): the element grows every iteration."""
-    body = [
-        node("Reshape", ["h_out", "minus_one_1d"], ["flat"]),
-        node("Add", ["i", "one"], ["i_plus_one"]),
-        node("Unsqueeze", ["i_plus_one", "zero_1d"], ["end"]),
-        node("Slice", ["flat", "zero_1d", "end"], ["piece"]),
-        node("SequenceInsert", ["list_in", "piece"], ["list_out"]),
-    ]
+    body = _APPEND_A_GROWING_PIECE
     after = [node("ConcatFromSequence", ["list_final"], ["Y"], axis=0, new_axis=0)]
-    constants = [
-        const("minus_one_1d", [-1], np.int64),
-        const("zero_1d", [0], np.int64),
-        const("one", 1, np.int64),
-    ]
-    return _stacked_after(body, after, initializers=constants), _runs(3, 5)
+    return _stacked_after(body, after, initializers=_SLICING_CONSTANTS), _runs(3, 5)
+
+
+_APPEND_A_GROWING_PIECE = [  # out.append(h.flatten()[: i + 1])
+    node("Reshape", ["h_out", "minus_one_1d"], ["flat"]),
+    node("Add", ["i", "one"], ["i_plus_one"]),
+    node("Unsqueeze", ["i_plus_one", "zero_1d"], ["end"]),
+    node("Slice", ["flat", "zero_1d", "end"], ["piece"]),
+    node("SequenceInsert", ["list_in", "piece"], ["list_out"]),
+]
+_SLICING_CONSTANTS = [
+    const("minus_one_1d", [-1], np.int64),
+    const("zero_1d", [0], np.int64),
+    const("one", 1, np.int64),
+]
 
 
 @not_appended
@@ -399,3 +402,11 @@ def inner_loop_stopping_early():
     trip_count = [node("Identity", ["K"], ["K_i"])]
     made = _threaded(trip_count, condition, after, [typed("Y", T.FLOAT, None)])
     return made, _runs(3, 4, K=3)
+
+
+@not_appended
+def length_of_a_list_of_varying_elements():
+    """out.append(h.flatten()[: i + 1]); len(out): no stack demands elements of one shape."""
+    body = _APPEND_A_GROWING_PIECE
+    after = [node("SequenceLength", ["list_final"], ["Y"])]
+    return _stacked_after(body, after, initializers=_SLICING_CONSTANTS), _runs(3, 5)

@@ -19,8 +19,10 @@ with no position that is a node of the body itself (so it runs exactly once per 
 inside an If); s_in is read by that SequenceInsert only; s_out by nothing but the Loop; s_final
 only by ConcatFromSequence and SequenceLength nodes of the Loop's graph (or by nothing). Then the
 sequence after iterations 1..n is [c_1, ..., c_k, x_1, ..., x_n], and the Loop gets a scan
-output X = x_1..x_n stacked on a new axis 0 (ONNX Loop: "scan_outputs ... concatenated ... along
-a new axis 0") instead of carrying s, and its readers become, with r = rank(x)::
+output X = stack(x_1, ..., x_n) on a new axis 0 (onnx.defs.get_schema("Loop").doc: "Scan_output
+variables are used to implicitly concatenate values computed across all the iterations";
+onnxruntime and ov-loops stack them on a new axis 0) instead of carrying s, and its readers
+become, with r = rank(x) (quotes from onnx.defs.get_schema(op).doc and its attributes)::
 
     ConcatFromSequence(new_axis=1, axis=a):  # spec: "similar to numpy.stack"; a in [-r-1, r]
         S = Concat(Unsqueeze(c_1, 0), ..., Unsqueeze(c_k, 0), X, axis=0)
@@ -46,8 +48,9 @@ passed through. Then L2 gets the scan output [m, *x], the outer Loop [n, m, *x],
 before the readers above.
 
 Exactness: a scan output needs every x_j of one shape. Stacking needs that as well (spec: "All
-input tensors must have the same shape"), so it is exact. Concatenation lets x_j vary along
-the axis, so it is rewritten only when x's shape is proven the same in every iteration: its
+input tensors must have the same shape"), so a list with a stacking reader is exact.
+Concatenation lets x_j vary along the axis, and SequenceLength reads no element, so without a
+stacking reader a list is rewritten only when x's shape is proven the same in every iteration: its
 dims are numbers or symbols of the main graph's inputs by ONNX shape inference with loop-carried
 shapes proven by induction (carried_shapes.py), trusting no declaration. A sequence of no
 element (zero iterations, k = 0) is an error for ConcatFromSequence in onnxruntime and in
@@ -296,18 +299,22 @@ def _readers(graph: onnx.GraphProto, name: str, outputs: int = 0) -> list[onnx.N
 
 
 def is_exact(found: AppendedList, shapes: CarriedShapes) -> bool:
-    """Whether each reader of `found` has a rewrite that is exact (module docstring)."""
+    """Whether each reader of `found` has a rewrite that is exact (module docstring): the
+    scan output needs x of one shape, which a stacking reader demands of a valid model
+    anyway; without one (concatenation, SequenceLength only), x's shape must be proven fixed."""
     rank = shapes.rank(found.element)
+    stacked = False
     for reader in found.readers:
         if reader.op_type == "SequenceLength":
             continue
         axis, new_axis = _concat_attributes(reader)
         if new_axis:
+            stacked = True
             if axis != 0 and (rank is None or not -rank - 1 <= axis <= rank):
                 return False
-        elif rank is None or not -rank <= axis < rank or not shapes.is_fixed(found.element):
+        elif rank is None or not -rank <= axis < rank:
             return False
-    return True
+    return stacked or not found.readers or shapes.is_fixed(found.element)
 
 
 def _concat_attributes(node: onnx.NodeProto) -> tuple[int, int]:
