@@ -54,9 +54,14 @@ def verdict(name: str, how: str) -> str:
 
 
 def all_scenarios() -> dict:
-    from tests import loop_scenarios, scan_scenarios
+    from tests import loop_scenarios, scan_scenarios, sequence_append_scenarios
 
-    return {**loop_scenarios.SCENARIOS, **scan_scenarios.SCENARIOS}
+    return {
+        **loop_scenarios.SCENARIOS,
+        **scan_scenarios.SCENARIOS,
+        **sequence_append_scenarios.APPENDED,
+        **sequence_append_scenarios.NOT_APPENDED,
+    }
 
 
 def main() -> int:

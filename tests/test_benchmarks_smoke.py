@@ -78,3 +78,20 @@ def test_rounds_fill_the_budget_within_bounds() -> None:
     assert len({tuple(names) for names in rounds}) > 1
     many = loops.time_rounds(calls, warmup=1, rounds=None, budget=60.0)
     assert [len(times) for times in many.values()] == [loops.MAX_ROUNDS] * 3
+
+
+def test_sequence_loops_benchmark_runs_and_prints_ratios(capsys: pytest.CaptureFixture) -> None:
+    """benchmarks/sequence_loops.py, tiny: every column agrees with onnxruntime, ratios print."""
+    from benchmarks import sequence_loops
+    from ov_loops.frontends.onnx.checker import check_model
+
+    for form in sequence_loops.FORMS:
+        check_model(sequence_loops.list_loop_model(HIDDEN, BATCH, form))
+    tiny = ["--hidden", "4", "--steps", "3", "--batch", "2", "--rounds", "2"]
+    assert sequence_loops.main(tiny) == 0
+    rows = capsys.readouterr().out.strip().splitlines()[2:]
+    assert [row.split()[0] for row in rows] == list(sequence_loops.FORMS)
+    for row in rows:
+        assert "MISMATCH" not in row
+        ratios = [float(ratio) for ratio in row.split("   ")[-1].split()]
+        assert len(ratios) == 6 and all(ratio > 0 for ratio in ratios)

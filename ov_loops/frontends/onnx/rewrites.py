@@ -19,6 +19,7 @@ from ov_loops.frontends.onnx.opsets import opset_version
 from ov_loops.frontends.onnx.order import sort_nodes
 from ov_loops.frontends.onnx.placeholders import PLACEHOLDER_DOMAIN
 from ov_loops.frontends.onnx.scopes import all_graphs, all_names, fresh_name, node_label
+from ov_loops.frontends.onnx.sequence_appends import lists_appended_in_loops_become_scan_outputs
 
 Rewrite = Callable[[onnx.ModelProto], onnx.ModelProto]
 T = onnx.TensorProto
@@ -187,6 +188,7 @@ REWRITES: tuple[Rewrite, ...] = (
     refuse_placeholder_domain,  # after inlining: functions may hold such nodes too
     expand_to_an_empty_shape_is_identity,
     keep_empty_constants_empty,
+    lists_appended_in_loops_become_scan_outputs,  # the fast path before the general rewrite
 )
 
 
