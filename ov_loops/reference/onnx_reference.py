@@ -295,6 +295,13 @@ def _control_flow_ops(budget: Budget, trace: Trace | None) -> list[type[OpRun]]:
     return [type("Loop", (_Loop,), bound), type("Scan", (_Scan,), bound), type("If", (_If,), {})]
 
 
+def _output(value) -> np.ndarray | list[np.ndarray] | None:
+    """An output as an array; a sequence as a list of arrays; an absent optional as None."""
+    if value is None or isinstance(value, list):
+        return value if value is None else [np.asarray(element) for element in value]
+    return np.asarray(value)
+
+
 def run_onnx(
     model: onnx.ModelProto,
     inputs: dict[str, np.ndarray],
@@ -304,12 +311,12 @@ def run_onnx(
     """The model's outputs for `inputs`, computed in numpy; loops stop with an error after
     `max_iterations` iterations in total, or when a value or the loops' accumulated outputs
     exceed the element bounds of `ov_loops.reference.limits`. With `trace`, loop-carried values
-    are recorded per iteration."""
+    are recorded per iteration. A sequence output is a list of arrays."""
     budget = Budget("ONNX reference", max_iterations)
     try:
         evaluator = ReferenceEvaluator(model, new_ops=_control_flow_ops(budget, trace))
         with np.errstate(all="ignore"):
-            return [np.asarray(value) for value in evaluator.run(None, inputs)]
+            return [_output(value) for value in evaluator.run(None, inputs)]
     except OvLoopsError:
         raise
     except Exception as exc:  # onnx.reference's kernels raise anything on bad inputs

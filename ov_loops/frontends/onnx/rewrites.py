@@ -19,6 +19,7 @@ from ov_loops.frontends.onnx.opsets import opset_version
 from ov_loops.frontends.onnx.order import sort_nodes
 from ov_loops.frontends.onnx.placeholders import PLACEHOLDER_DOMAIN
 from ov_loops.frontends.onnx.scopes import all_graphs, all_names, fresh_name, node_label
+from ov_loops.frontends.onnx.sequences import lower_sequences
 
 Rewrite = Callable[[onnx.ModelProto], onnx.ModelProto]
 T = onnx.TensorProto
@@ -185,6 +186,7 @@ REWRITES: tuple[Rewrite, ...] = (
     check_model,  # not a rewrite: the ONNX checker, on the model as the user wrote it
     inline_local_functions,
     refuse_placeholder_domain,  # after inlining: functions may hold such nodes too
+    lower_sequences,  # before the two below: it writes empty constants
     expand_to_an_empty_shape_is_identity,
     keep_empty_constants_empty,
 )

@@ -1,0 +1,232 @@
+"""Each ONNX sequence/optional op rewritten into tensor nodes (kernels in sequence_ops.py and
+sequence_concat.py). A handler reads its node's inputs from `scope` (sequence values by name),
+writes nodes with `e` and binds its outputs; it returns a reason when it cannot."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+import numpy as np
+import onnx
+
+from ov_loops.frontends.onnx import sequence_concat, sequence_ops
+from ov_loops.frontends.onnx.sequence_emit import Emit
+from ov_loops.frontends.onnx.sequence_ops import EMPTY, Sequence, join_ranks
+from ov_loops.frontends.onnx.sequence_types import (
+    OPTIONAL,
+    OPTIONAL_SEQUENCE,
+    SEQUENCE,
+    element_type,
+    kind_of,
+    part_names,
+)
+
+Scope = dict[str, Sequence]
+TensorInfo = dict[str, tuple[int, int | None]]  # name -> (element type, rank or None)
+Handler = Callable[[onnx.NodeProto, Scope, Emit, TensorInfo], "str | None"]
+HANDLERS: dict[str, Handler] = {}
+
+
+def handles(op_type: str):
+    def register(function: Handler) -> Handler:
+        HANDLERS[op_type] = function
+        return function
+
+    return register
+
+
+def bind(scope: Scope, e: Emit, name: str, value: Sequence) -> None:
+    """Make `value` the sequence `name` (its parts named after it, see part_names)."""
+    parts = part_names(name, value.kind, e.taken)
+    for source, target in zip(value.names(), parts):
+        e.op("Identity", [source], out=target)
+    scope[name] = value.renamed(parts)
+
+
+def _attr(node: onnx.NodeProto, name: str, default):
+    for attr in node.attribute:
+        if attr.name == name:
+            return onnx.helper.get_attribute_value(attr)
+    return default
+
+
+def _optional_input(node: onnx.NodeProto, index: int) -> str | None:
+    return node.input[index] if len(node.input) > index and node.input[index] else None
+
+
+def _sequence(node: onnx.NodeProto, scope: Scope) -> Sequence | str:
+    """The sequence the node's first input is, or a reason when it is none known here."""
+    found = scope.get(node.input[0]) if node.input and node.input[0] else None
+    return found if found is not None else f"input '{node.input[0]}' is not a known sequence"
+
+
+def _rank(info: TensorInfo, name: str) -> int | None:
+    return info.get(name, (0, None))[1]
+
+
+@handles("SequenceEmpty")
+def _empty(node, scope, e, info):
+    bind(
+        scope,
+        e,
+        node.output[0],
+        sequence_ops.empty(e, _attr(node, "dtype", onnx.TensorProto.FLOAT)),
+    )
+
+
+@handles("SequenceConstruct")
+def _construct(node, scope, e, info):
+    ranks = {_rank(info, name) for name in node.input}
+    elem_type = info.get(node.input[0], (0, None))[0]
+    rank = ranks.pop() if len(ranks) == 1 else None
+    bind(scope, e, node.output[0], sequence_ops.construct(e, list(node.input), elem_type, rank))
+
+
+@handles("SequenceInsert")
+def _insert(node, scope, e, info):
+    seq = _sequence(node, scope)
+    if isinstance(seq, str):
+        return seq
+    tensor = node.input[1]
+    if not seq.elem_type:
+        seq = replace(seq, elem_type=info.get(tensor, (0, None))[0])
+    made = sequence_ops.insert(e, seq, tensor, _optional_input(node, 2), _rank(info, tensor))
+    bind(scope, e, node.output[0], made)
+    return None
+
+
+@handles("SequenceErase")
+def _erase(node, scope, e, info):
+    seq = _sequence(node, scope)
+    if isinstance(seq, str):
+        return seq
+    bind(scope, e, node.output[0], sequence_ops.erase(e, seq, _optional_input(node, 1)))
+    return None
+
+
+def _tensor_out(node, e: Emit, info: TensorInfo, made: str, elem_type: int, rank) -> None:
+    e.op("Identity", [made], out=node.output[0])
+    info[node.output[0]] = (elem_type, rank if isinstance(rank, int) else None)
+
+
+@handles("SequenceAt")
+def _at(node, scope, e, info):
+    seq = _sequence(node, scope)
+    if isinstance(seq, str):
+        return seq
+    _tensor_out(node, e, info, sequence_ops.at(e, seq, node.input[1]), seq.elem_type, seq.rank)
+    return None
+
+
+@handles("SequenceLength")
+def _length(node, scope, e, info):
+    seq = _sequence(node, scope)
+    if isinstance(seq, str):
+        return seq
+    _tensor_out(node, e, info, sequence_ops.length(e, seq), onnx.TensorProto.INT64, 0)
+    return None
+
+
+@handles("ConcatFromSequence")
+def _concat(node, scope, e, info):
+    seq = _sequence(node, scope)
+    if isinstance(seq, str):
+        return seq
+    new_axis = _attr(node, "new_axis", 0)
+    made = sequence_concat.concat_from_sequence(e, seq, _attr(node, "axis", None), new_axis)
+    rank = seq.rank + new_axis if isinstance(seq.rank, int) else None
+    _tensor_out(node, e, info, made, seq.elem_type, rank)
+    return None
+
+
+@handles("SplitToSequence")
+def _split(node, scope, e, info):
+    x, split = node.input[0], _optional_input(node, 1)
+    ranks = (_rank(info, x), _rank(info, split) if split else None)
+    keepdims, axis = _attr(node, "keepdims", 1), _attr(node, "axis", 0)
+    elem_type = info.get(x, (0, None))[0]
+    made = sequence_concat.split_to_sequence(e, x, split, axis, keepdims, ranks, elem_type)
+    bind(scope, e, node.output[0], made)
+
+
+@handles("Optional")
+def _optional(node, scope, e, info):
+    given = _optional_input(node, 0)
+    if given is None:
+        declared = _attr(node, "type", None)
+        if declared is None:
+            return "Optional() without an input needs its 'type' attribute"
+        elem_type = element_type(declared).tensor_type.elem_type
+        made = sequence_ops.empty(e, elem_type)
+        if kind_of(declared) == SEQUENCE:
+            made = Sequence(*made.names(), elem_type, EMPTY, present=e.const(False, np.bool_))
+        else:
+            made = Sequence(*made.names(), elem_type, EMPTY, optional=True)
+    elif given in scope:
+        made = Sequence(*scope[given].names()[:4], scope[given].elem_type, scope[given].rank,
+                        present=e.const(True, np.bool_))  # fmt: skip
+    else:
+        elem_type, rank = info.get(given, (0, None))
+        made = sequence_ops.construct(e, [given], elem_type, rank)
+        made = Sequence(*made.names(), elem_type, rank, optional=True)
+    bind(scope, e, node.output[0], made)
+    return None
+
+
+@handles("OptionalHasElement")
+def _has_element(node, scope, e, info):
+    given = _optional_input(node, 0)
+    value = scope.get(given) if given else None
+    if given is None:
+        made = e.const(False, np.bool_)
+    elif value is None or value.kind == SEQUENCE:  # a tensor or a sequence (opset 18)
+        made = e.const(True, np.bool_)
+    elif value.kind == OPTIONAL_SEQUENCE:
+        made = value.present
+    else:
+        made = e.op("Greater", [sequence_ops.length(e, value), e.const(0)])
+    _tensor_out(node, e, info, made, onnx.TensorProto.BOOL, 0)
+
+
+@handles("OptionalGetElement")
+def _get_element(node, scope, e, info):
+    value = scope.get(node.input[0])
+    if value is None:  # a tensor (opset 18)
+        e.op("Identity", [node.input[0]], out=node.output[0])
+    elif value.kind == OPTIONAL:
+        element = sequence_ops.at(e, value, e.const(0))
+        _tensor_out(node, e, info, element, value.elem_type, value.rank)
+    else:
+        bind(scope, e, node.output[0], value.as_sequence())
+
+
+@handles("Identity")
+def _identity(node, scope, e, info):
+    value = scope.get(node.input[0])
+    if value is None:
+        e.nodes.append(node)
+    else:
+        bind(scope, e, node.output[0], value)
+
+
+def widen(first: Sequence | None, second: Sequence | None) -> tuple[str, object, int] | None:
+    """(kind, rank, element type) of a value that is either of two sequences: an Optional of a
+    sequence if either is one; None when either is not a sequence."""
+    if first is None or second is None:
+        return None
+    kinds = {first.kind, second.kind}
+    kind = OPTIONAL_SEQUENCE if OPTIONAL_SEQUENCE in kinds else first.kind
+    return kind, join_ranks(first.rank, second.rank), first.elem_type or second.elem_type
+
+
+def as_kind(e: Emit, value: Sequence, kind: str) -> Sequence:
+    """`value` as a value of `kind`: a sequence gets a true `present` as an Optional of a
+    sequence, an Optional of a sequence holds its sequence as a sequence."""
+    if kind == OPTIONAL_SEQUENCE and value.present is None:
+        return Sequence(
+            *value.names(), value.elem_type, value.rank, present=e.const(True, np.bool_)
+        )
+    if kind != OPTIONAL_SEQUENCE:
+        return Sequence(*value.names()[:4], value.elem_type, value.rank, optional=kind == OPTIONAL)
+    return value
