@@ -288,11 +288,22 @@ class _If(OpRun):
         return tuple(run(context, attributes=attributes, bindings=bindings))
 
 
+class Optional(OpRun):
+    """ONNX Optional: `x` when given, else an absent value (None) of the type attribute.
+
+    onnx.reference's own (onnx 1.23) wraps the value in a list, so OptionalHasElement finds an
+    absent one present and OptionalGetElement gives a list."""
+
+    def _run(self, x=None, type=None):  # noqa: A002 - the attribute's name
+        return (x,)
+
+
 def _control_flow_ops(budget: Budget, trace: Trace | None) -> list[type[OpRun]]:
     """Loop, Scan and If kernels (onnx.reference finds them by class name) bound to `budget`
-    and `trace`."""
+    and `trace`, and Optional."""
     bound = {"budget": budget, "trace": trace}
-    return [type("Loop", (_Loop,), bound), type("Scan", (_Scan,), bound), type("If", (_If,), {})]
+    loops = [type("Loop", (_Loop,), bound), type("Scan", (_Scan,), bound)]
+    return [*loops, type("If", (_If,), {}), Optional]
 
 
 def _output(value) -> np.ndarray | list[np.ndarray] | None:

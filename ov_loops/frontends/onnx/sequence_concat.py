@@ -23,19 +23,15 @@ def concat_index(e: Emit, lengths: str, pre: str, post: str, offsets: str) -> st
     count_p, count_q = e.product(pre), e.product(post)
     ends = e.op("CumSum", [lengths, e.const(0)])
     j = e.arange(e.total(lengths))
-    later = e.op("Greater", [e.op("Reshape", [ends, e.const([1, -1])]),
-                             e.op("Reshape", [j, e.const([-1, 1])])])  # fmt: skip
+    later = e.op("Greater", [e.unsqueeze(ends, [0]), e.unsqueeze(j, [1])])
     piece = e.op("Sub", [e.op("Size", [lengths]), e.count_along_last(later)])
     first = e.op("Sub", [ends, lengths])
     within = e.op("Sub", [j, e.op("Gather", [first, piece], axis=0)])
     base = e.op("Add", [e.op("Gather", [offsets, piece], axis=0), e.op("Mul", [within, count_q])])
     stride = e.op("Mul", [e.op("Gather", [lengths, piece], axis=0), count_q])
-    middle = e.const([1, -1, 1])
     index = e.op("Add", [
-        e.op("Mul", [e.op("Reshape", [e.arange(count_p), e.const([-1, 1, 1])]),
-                     e.op("Reshape", [stride, middle])]),
-        e.op("Add", [e.op("Reshape", [base, middle]),
-                     e.op("Reshape", [e.arange(count_q), e.const([1, 1, -1])])]),
+        e.op("Mul", [e.unsqueeze(e.arange(count_p), [1, 2]), e.unsqueeze(stride, [0, 2])]),
+        e.op("Add", [e.unsqueeze(base, [0, 2]), e.unsqueeze(e.arange(count_q), [0, 1])]),
     ])  # fmt: skip
     return e.flat(index)
 
@@ -106,8 +102,10 @@ def split_to_sequence(
     if drops_axis:
         rows = e.repeat(e.concat([pre, post]), count)
     else:
-        column = e.op("Reshape", [lengths, e.const([-1, 1])])
-        rows = e.concat([e.repeat(pre, count), column, e.repeat(post, count)], axis=1)
+        # x's shape with the axis's length replaced: not a Concat of [n, 0] pieces (for an
+        # empty `pre` or `post`), which OpenVINO's bound evaluation dies on (SIGFPE).
+        rows = e.op("ScatterElements", [e.repeat(shape, count), e.repeat(at, count),
+                                        e.unsqueeze(lengths, [1])], axis=1)  # fmt: skip
     element_rank = e.op("Sub", [e.rank(x), e.const([int(drops_axis)])])
     known = x_rank - int(drops_axis) if x_rank is not None else None
     ranks_out = e.op("Expand", [element_rank, count])

@@ -103,4 +103,11 @@ class Emit:
     def repeat(self, row: str, count: str) -> str:
         """A 2-D tensor of `count` (1-D of one element) copies of the 1-D `row`."""
         shape = self.concat([count, self.op("Shape", [row])])
-        return self.op("Expand", [self.op("Reshape", [row, self.const([1, -1])]), shape])
+        return self.op("Expand", [self.unsqueeze(row, [0]), shape])
+
+    def unsqueeze(self, x: str, axes: list[int]) -> str:
+        """x with length-1 axes inserted at `axes` (no Reshape with -1: OpenVINO's constant
+        folding divides by zero on an empty x)."""
+        if self.opset >= 13:
+            return self.op("Unsqueeze", [x, self.const(axes)])
+        return self.op("Unsqueeze", [x], axes=axes)

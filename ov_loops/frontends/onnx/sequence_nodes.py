@@ -230,3 +230,63 @@ def as_kind(e: Emit, value: Sequence, kind: str) -> Sequence:
     if kind != OPTIONAL_SEQUENCE:
         return Sequence(*value.names()[:4], value.elem_type, value.rank, optional=kind == OPTIONAL)
     return value
+
+
+# Ops whose result has the largest rank of their inputs (numpy broadcasting).
+BROADCASTING = frozenset(
+    [
+        "Add",
+        "Sub",
+        "Mul",
+        "Div",
+        "Pow",
+        "Mod",
+        "Max",
+        "Min",
+        "Sum",
+        "Mean",
+        "And",
+        "Or",
+        "Xor",
+        "Equal",
+        "Less",
+        "Greater",
+        "LessOrEqual",
+        "GreaterOrEqual",
+        "Where",
+        "Identity",
+        "Cast",
+        "CastLike",
+        "Neg",
+        "Abs",
+        "Exp",
+        "Log",
+        "Sqrt",
+        "Relu",
+        "Sigmoid",
+        "Tanh",
+        "Erf",
+        "Floor",
+        "Ceil",
+        "Round",
+        "Sign",
+        "Not",
+        "Reciprocal",
+        "Clip",
+        "LeakyRelu",
+        "Elu",
+        "Selu",
+        "Softplus",
+        "Gelu",
+    ]
+)
+
+
+def propagate_rank(node: onnx.NodeProto, info: TensorInfo) -> None:
+    """Record the rank of a broadcasting op's output when its inputs' ranks are known and
+    shape inference left it open (it does not see through sequences)."""
+    if node.op_type not in BROADCASTING or not node.output or node.output[0] in info:
+        return
+    known = [info.get(name) for name in node.input if name]
+    if known and all(entry is not None and entry[1] is not None for entry in known):
+        info[node.output[0]] = (known[0][0], max(entry[1] for entry in known))

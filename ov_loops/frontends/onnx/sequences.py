@@ -29,7 +29,13 @@ from ov_loops.errors import UnsupportedError, UnsupportedItem
 from ov_loops.frontends.onnx.opsets import opset_version
 from ov_loops.frontends.onnx.scopes import all_graphs, all_names, fresh_name, node_label, subgraphs
 from ov_loops.frontends.onnx.sequence_emit import Emit
-from ov_loops.frontends.onnx.sequence_nodes import HANDLERS, Scope, as_kind, widen
+from ov_loops.frontends.onnx.sequence_nodes import (
+    HANDLERS,
+    Scope,
+    as_kind,
+    propagate_rank,
+    widen,
+)
 from ov_loops.frontends.onnx.sequence_ops import Sequence
 from ov_loops.frontends.onnx.sequence_types import (
     MARKER,
@@ -191,6 +197,7 @@ class SequenceLowering:
                 self.rewrite(body, dict(scope), f"{path}/{attr_name}")
             if any(name in scope for name in node.input):
                 self._refuse(node, path, "takes a sequence or optional value; no rewrite for it")
+            propagate_rank(node, self.info)
             nodes.append(node)
 
     # -- Loop ------------------------------------------------------------------------------
