@@ -397,11 +397,11 @@ def optional_tensor_and_optional_sequence_carried():
         [typed("summed", T.FLOAT, None)],
     )
     seq_then = graph([node("OptionalGetElement", ["q_in"], ["held"])], [], [seq("held")])
-    seq_else = graph([node("SequenceEmpty", [], ["fresh"])], [], [seq("fresh")])  # fmt: skip
+    seq_else = graph([node("SequenceEmpty", [], ["fresh"])], [], [seq("fresh")])
+    x_branch = graph([node("Identity", ["x"], ["xx"])], [], [typed("xx", T.FLOAT, None)])
     body = [
         node("OptionalHasElement", ["o_in"], ["has"]),
-        node("If", ["has"], ["y"], then_branch=has_then,
-             else_branch=graph([node("Identity", ["x"], ["xx"])], [], [typed("xx", T.FLOAT, None)])),
+        node("If", ["has"], ["y"], then_branch=has_then, else_branch=x_branch),
         node("Optional", ["y"], ["o_out"]),
         node("OptionalHasElement", ["q_in"], ["has_q"]),
         node("If", ["has_q"], ["current"], then_branch=seq_then, else_branch=seq_else),

@@ -288,13 +288,33 @@ class _If(OpRun):
         return tuple(run(context, attributes=attributes, bindings=bindings))
 
 
+class _Absent(list):
+    """An Optional holding nothing (onnx.reference lets an op return a list, not None)."""
+
+
 class Optional(OpRun):
-    """ONNX Optional: `x` when given, else an absent value (None) of the type attribute.
+    """ONNX Optional: `x` when given, else an absent value of the type attribute.
 
     onnx.reference's own (onnx 1.23) wraps the value in a list, so OptionalHasElement finds an
     absent one present and OptionalGetElement gives a list."""
 
     def _run(self, x=None, type=None):  # noqa: A002 - the attribute's name
+        return (_Absent() if x is None else x,)
+
+
+class OptionalHasElement(OpRun):
+    """ONNX OptionalHasElement: `x is not None` (an omitted input is absent)."""
+
+    def _run(self, x=None):
+        return (np.array(x is not None and not isinstance(x, _Absent)),)
+
+
+class OptionalGetElement(OpRun):
+    """ONNX OptionalGetElement: the value an Optional holds (an error when it holds none)."""
+
+    def _run(self, x=None):
+        if x is None or isinstance(x, _Absent):
+            raise ConversionError(f"{_label(self.onnx_node)}: the optional holds no value")
         return (x,)
 
 
@@ -303,11 +323,13 @@ def _control_flow_ops(budget: Budget, trace: Trace | None) -> list[type[OpRun]]:
     and `trace`, and Optional."""
     bound = {"budget": budget, "trace": trace}
     loops = [type("Loop", (_Loop,), bound), type("Scan", (_Scan,), bound)]
-    return [*loops, type("If", (_If,), {}), Optional]
+    return [*loops, type("If", (_If,), {}), Optional, OptionalHasElement, OptionalGetElement]
 
 
 def _output(value) -> np.ndarray | list[np.ndarray] | None:
     """An output as an array; a sequence as a list of arrays; an absent optional as None."""
+    if isinstance(value, _Absent):
+        return None
     if value is None or isinstance(value, list):
         return value if value is None else [np.asarray(element) for element in value]
     return np.asarray(value)

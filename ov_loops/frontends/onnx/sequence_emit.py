@@ -61,6 +61,15 @@ class Emit:
         """x[start:end] along axis 0 (start and end 1-D of one element; end None: to the end)."""
         return self.op("Slice", [x, start, end or self.const([INT64_MAX]), self.const([0])])
 
+    def take(self, x: str, start: str, end: str | None = None) -> str:
+        """x[start:end] along axis 0 (start and end 1-D of one element; end None: to the end),
+        as a Gather of a Range: OpenVINO's CPU plugin bounds a Slice of a loop-carried vector
+        by the length it entered the loop with, and fails when it grows ("Can not clone with
+        new dims"); a Range's length it does not bound."""
+        end = end or self.size(x)
+        steps = self.op("Range", [self.scalar(start), self.scalar(end), self.const(1)])
+        return self.op("Gather", [x, steps], axis=0)
+
     def reshape(self, x: str, shape: str) -> str:
         """Reshape to `shape` exactly (a 0 in it is a zero-length axis where the opset allows)."""
         zero = {"allowzero": 1} if self.opset >= 14 else {}

@@ -23,7 +23,9 @@ from ov_loops.frontends.onnx.sequence_types import (
 )
 
 Scope = dict[str, Sequence]
-TensorInfo = dict[str, tuple[int, int | None]]  # name -> (element type, rank or None)
+# name -> (element type, rank: an int, None when unknown, EMPTY for an element read from a
+# sequence that is never filled)
+TensorInfo = dict[str, tuple[int, object]]
 Handler = Callable[[onnx.NodeProto, Scope, Emit, TensorInfo], "str | None"]
 HANDLERS: dict[str, Handler] = {}
 
@@ -65,6 +67,12 @@ def _rank(info: TensorInfo, name: str) -> int | None:
     return info.get(name, (0, None))[1]
 
 
+def _known(info: TensorInfo, name: str | None) -> int | None:
+    """The rank of `name` when known as one number."""
+    rank = _rank(info, name) if name else None
+    return rank if isinstance(rank, int) else None
+
+
 @handles("SequenceEmpty")
 def _empty(node, scope, e, info):
     bind(
@@ -77,9 +85,10 @@ def _empty(node, scope, e, info):
 
 @handles("SequenceConstruct")
 def _construct(node, scope, e, info):
-    ranks = {_rank(info, name) for name in node.input}
+    rank = EMPTY
+    for name in node.input:
+        rank = join_ranks(rank, _rank(info, name))
     elem_type = info.get(node.input[0], (0, None))[0]
-    rank = ranks.pop() if len(ranks) == 1 else None
     bind(scope, e, node.output[0], sequence_ops.construct(e, list(node.input), elem_type, rank))
 
 
@@ -107,7 +116,7 @@ def _erase(node, scope, e, info):
 
 def _tensor_out(node, e: Emit, info: TensorInfo, made: str, elem_type: int, rank) -> None:
     e.op("Identity", [made], out=node.output[0])
-    info[node.output[0]] = (elem_type, rank if isinstance(rank, int) else None)
+    info[node.output[0]] = (elem_type, rank)  # EMPTY: read from a sequence never filled
 
 
 @handles("SequenceAt")
@@ -143,7 +152,7 @@ def _concat(node, scope, e, info):
 @handles("SplitToSequence")
 def _split(node, scope, e, info):
     x, split = node.input[0], _optional_input(node, 1)
-    ranks = (_rank(info, x), _rank(info, split) if split else None)
+    ranks = tuple(_known(info, name) for name in (x, split))
     keepdims, axis = _attr(node, "keepdims", 1), _attr(node, "axis", 0)
     elem_type = info.get(x, (0, None))[0]
     made = sequence_concat.split_to_sequence(e, x, split, axis, keepdims, ranks, elem_type)
@@ -285,8 +294,11 @@ BROADCASTING = frozenset(
 def propagate_rank(node: onnx.NodeProto, info: TensorInfo) -> None:
     """Record the rank of a broadcasting op's output when its inputs' ranks are known and
     shape inference left it open (it does not see through sequences)."""
-    if node.op_type not in BROADCASTING or not node.output or node.output[0] in info:
+    if node.op_type not in BROADCASTING or not node.output:
+        return
+    if _rank(info, node.output[0]) is not None:
         return
     known = [info.get(name) for name in node.input if name]
     if known and all(entry is not None and entry[1] is not None for entry in known):
-        info[node.output[0]] = (known[0][0], max(entry[1] for entry in known))
+        ranks = [entry[1] for entry in known if entry[1] != EMPTY]
+        info[node.output[0]] = (known[0][0], max(ranks) if ranks else EMPTY)

@@ -120,8 +120,8 @@ def _splice(e: Emit, seq: Sequence, p: str, drop: int, new: tuple[str, ...] | No
             starts = e.starts(counts)
             begin, end = e.at(starts, p), e.at(starts, cut)
         middle = [] if new is None else [new[len(parts)]]
-        parts.append(e.concat([e.slice(vector, e.const([0]), begin), *middle,
-                               e.slice(vector, end)]))  # fmt: skip
+        parts.append(e.concat([e.take(vector, e.const([0]), begin), *middle,
+                               e.take(vector, end)]))  # fmt: skip
     return replace(seq, buffer=parts[0], sizes=parts[1], ranks=parts[2], shapes=parts[3])
 
 
@@ -154,12 +154,12 @@ def element_shape(e: Emit, seq: Sequence, p: str) -> str:
         if seq.rank == 0:
             return e.const([], dtype="int64")
         return e.at(seq.shapes, e.op("Add", [first, e.const(list(range(seq.rank)))]))
-    return e.slice(seq.shapes, first, e.at(starts, e.plus(p, 1)))
+    return e.take(seq.shapes, first, e.at(starts, e.plus(p, 1)))
 
 
 def at(e: Emit, seq: Sequence, index: str) -> str:
     """SequenceAt(seq, position): `seq[position]` (negative counts from the back)."""
     p = position(e, seq, index, 0)
     starts = e.starts(seq.sizes)
-    values = e.slice(seq.buffer, e.at(starts, p), e.at(starts, e.plus(p, 1)))
+    values = e.take(seq.buffer, e.at(starts, p), e.at(starts, e.plus(p, 1)))
     return e.reshape(values, element_shape(e, seq, p))

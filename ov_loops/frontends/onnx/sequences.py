@@ -36,7 +36,7 @@ from ov_loops.frontends.onnx.sequence_nodes import (
     propagate_rank,
     widen,
 )
-from ov_loops.frontends.onnx.sequence_ops import Sequence
+from ov_loops.frontends.onnx.sequence_ops import Sequence, join_ranks
 from ov_loops.frontends.onnx.sequence_types import (
     MARKER,
     OPTIONAL,
@@ -239,6 +239,7 @@ class SequenceLowering:
         outputs are (None for tensors)."""
         inner = dict(scope)
         inputs = list(body.input[:2])
+        carried = [value.name for value in body.input[2:]]
         for value, entry in zip(body.input[2:], plan):
             if entry is None:
                 inputs.append(value)
@@ -252,6 +253,10 @@ class SequenceLowering:
         body.input.extend(inputs)
         self.rewrite(body, inner, f"{path}/body")
         found = [inner.get(value.name) for value in body.output[1 : 1 + len(plan)]]
+        for value, entry, name in zip(body.output[1:], plan, carried):
+            if entry is not None and entry[0] == OPTIONAL and value.name in inner:
+                e = self._emit(body.node, value.name)
+                inner[value.name] = _unbounded(e, inner[value.name], inner[name])
         kinds = [entry and entry[0] for entry in plan]
         self._set_outputs(body, inner, kinds, first=1, path=f"{path}/body")
         return found
@@ -278,6 +283,13 @@ class SequenceLowering:
         del graph.output[:]
         graph.output.extend(outputs)
 
+    def _join_tensor_info(self, name: str, then_out: str, else_out: str) -> None:
+        """Record what both branches' outputs tell of an If's tensor output `name`."""
+        if name in self.info and self.info[name][1] is not None:
+            return
+        found = [self.info.get(out, (0, None)) for out in (then_out, else_out)]
+        self.info[name] = (found[0][0] or found[1][0], join_ranks(found[0][1], found[1][1]))
+
     def _outer(self, scope: Scope, name: str, entry) -> tuple[str, ...]:
         """The parts of the sequence output `name` of a Loop or If, as its plan `entry` says."""
         kind, rank, elem_type = entry
@@ -298,8 +310,10 @@ class SequenceLowering:
             kinds = [entry and entry[0] for entry in plan]
             self._set_outputs(branch, inner, kinds, first=0, path=f"{path}/{attr_name}")
         outputs = []
-        for name, entry in zip(node.output, plan):
+        branch_outputs = zip(node.output, branches[0][1].output, branches[1][1].output)
+        for (name, then_out, else_out), entry in zip(branch_outputs, plan):
             if entry is None:
+                self._join_tensor_info(name, then_out.name, else_out.name)
                 outputs.append(name)
                 continue
             made = _sequence_of(
@@ -310,6 +324,18 @@ class SequenceLowering:
         del node.output[:]
         node.output.extend(outputs)
         nodes.append(node)
+
+
+def _unbounded(e: Emit, value: Sequence, previous: Sequence) -> Sequence:
+    """`value` with each part given a length OpenVINO cannot bound above: part + previous
+    part[len:] (nothing). A body making an Optional of a tensor returns parts of static length
+    (1 or 0) that the loop entered with another length, which the CPU plugin cannot run when the
+    loop runs zero times (passes/zero_run_carry.py); an unbounded length runs."""
+    parts = []
+    for part, old in zip(value.names()[:4], previous.names()[:4]):
+        rest = e.slice(old, e.size(old))
+        parts.append(e.concat([part, rest]))
+    return value.renamed((*parts, *value.names()[4:]))
 
 
 def _sequence_of(kind: str, names: tuple[str, ...], elem_type: int, rank) -> Sequence:
