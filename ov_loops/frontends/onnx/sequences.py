@@ -108,6 +108,7 @@ class SequenceLowering:
     """Rewrites graphs in place, collecting what it cannot rewrite in `items`."""
 
     def __init__(self, model: onnx.ModelProto) -> None:
+        self.model = model
         self.opset = opset_version(model) or 11
         self.taken = all_names(model.graph)
         self.info = _tensor_info(model)
@@ -120,7 +121,12 @@ class SequenceLowering:
         return trial
 
     def _refuse(self, node: onnx.NodeProto, path: str, reason: str) -> None:
-        self.items.append(UnsupportedItem(node.op_type, node.domain, self.opset, path, reason))
+        opset = opset_version(self.model, node.domain)
+        self.items.append(UnsupportedItem(node.op_type, node.domain, opset, path, reason))
+
+    def _refuse_value(self, path: str, reason: str) -> None:
+        """Refuse a graph input or output (`path` ends with its name)."""
+        self.items.append(UnsupportedItem("value", "graph", None, path, reason))
 
     def _emit(self, nodes, hint: str) -> Emit:
         return Emit(nodes, self.taken, self.opset, hint)
@@ -165,8 +171,7 @@ class SequenceLowering:
     def _representable(self, kind: str, name: str, path: str, graph) -> bool:
         if kind in (SEQUENCE, OPTIONAL, OPTIONAL_SEQUENCE):
             return True
-        where = onnx.NodeProto(op_type="(graph input)")
-        self._refuse(where, f"{path}/{name}", f"a {kind} value has no tensor form")
+        self._refuse_value(f"{path}/{name}", f"a {kind} value has no tensor form")
         return False
 
     def rewrite(self, graph: onnx.GraphProto, scope: Scope, path: str) -> None:
@@ -270,8 +275,8 @@ class SequenceLowering:
             found = inner.get(value.name)
             if kind is None or found is None:
                 if found is not None or kind is not None:
-                    reason = f"output '{value.name}' is a sequence in one place, not in another"
-                    self._refuse(onnx.NodeProto(op_type="(graph output)"), path, reason)
+                    reason = "a sequence in one place, a tensor in another"
+                    self._refuse_value(f"{path}/{value.name}", reason)
                 outputs.append(value)
                 continue
             e = self._emit(graph.node, value.name)
