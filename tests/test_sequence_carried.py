@@ -1,10 +1,12 @@
 """A carried sequence is one LoopIR CarriedValue of kind "sequence" over its four merged inputs,
-which the passes treat whole."""
+which the passes treat whole; `check` and sequence inputs."""
 
 from __future__ import annotations
 
+import onnx
 import pytest
 
+import ov_loops
 from ov_loops.contract.values import SEQUENCE
 from ov_loops.frontends.onnx.loop import OnnxLoop
 from ov_loops.frontends.onnx.loopir import _carried_values
@@ -12,6 +14,7 @@ from ov_loops.frontends.onnx.sequences import lower_sequences
 from tests.harness import assert_matches_onnxruntime
 from tests.onnx_builders import T, graph, loop_body, model, node, typed
 from tests.sequence_scenarios import SEQUENCE_SCENARIOS, seq
+from tests.test_conformance import LOOP_CASES
 
 
 def _list_beside_a_sum():
@@ -48,3 +51,18 @@ def test_an_unchanged_carried_sequence_becomes_invariant_whole(optimize, merged,
     assert len(conversion.loops[0].spec.merged_inputs) == merged
     made_invariant = [note for note in conversion.loops[0].optimizations if "invariant" in note]
     assert bool(made_invariant) == (optimize == "default")
+
+
+def test_check_needs_a_sequence_input_given_and_matches_with_it(tmp_path):
+    """check refuses to generate a sequence input (one line), and matches when given one."""
+    case = LOOP_CASES["test_loop13_seq"]
+    onnx.save(case.model, tmp_path / "model.onnx")
+    inputs, _ = case.data_sets[0]
+    with pytest.raises(ov_loops.InputError) as refused:
+        ov_loops.check(tmp_path / "model.onnx")
+    assert "input 'seq_empty' is a sequence" in str(refused.value)
+    assert "\n" not in str(refused.value)
+    parts = ["seq_empty", "seq_empty.sizes", "seq_empty.ranks", "seq_empty.shapes"]
+    feeds = dict(zip(["trip_count", "cond", *parts], ov_loops.to_ir_inputs(case.model, inputs)))
+    report = ov_loops.check(tmp_path / "model.onnx", inputs=feeds)
+    assert report.ok, "\n".join(report.lines())

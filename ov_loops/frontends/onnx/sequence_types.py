@@ -12,6 +12,8 @@ T = onnx.TensorProto
 PART_SUFFIXES = ("", ".sizes", ".ranks", ".shapes", ".present")
 # Marks each Loop body input a carried sequence became: "<MARKER> <kind> <part>/<parts>".
 MARKER = "ov_loops.carried"
+# Marks each model input a sequence input became, the same way.
+INPUT_MARKER = "ov_loops.sequence_input"
 
 
 def kind_of(value_type: onnx.TypeProto) -> str | None:
@@ -99,3 +101,15 @@ def has_sequences(model: onnx.ModelProto) -> bool:
             "ConcatFromSequence", "SplitToSequence") for node in graph.node):  # fmt: skip
             return True
     return False
+
+
+def sequence_inputs(graph: onnx.GraphProto) -> list[list[str]]:
+    """The names of the parts of each sequence input of a lowered model's graph."""
+    groups: list[list[str]] = []
+    for value in graph.input:
+        words = value.doc_string.split()
+        if len(words) == 3 and words[0] == INPUT_MARKER:
+            if words[2].startswith("0/"):
+                groups.append([])
+            groups[-1].append(value.name)
+    return groups

@@ -38,6 +38,7 @@ from ov_loops.frontends.onnx.sequence_nodes import (
 )
 from ov_loops.frontends.onnx.sequence_ops import Sequence, join_ranks
 from ov_loops.frontends.onnx.sequence_types import (
+    INPUT_MARKER,
     MARKER,
     OPTIONAL,
     OPTIONAL_SEQUENCE,
@@ -147,7 +148,7 @@ class SequenceLowering:
             elem_type = element_type(value.type).tensor_type.elem_type
             made = _sequence_of(kind, names, elem_type, declared_rank(value.type))
             scope[value.name] = made
-            inputs.extend(part_infos(made))
+            inputs.extend(part_infos(made, f"{INPUT_MARKER} {kind}"))
         del graph.input[:]
         graph.input.extend(inputs)
         self.rewrite(graph, scope, "main")
