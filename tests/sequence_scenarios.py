@@ -64,15 +64,18 @@ def _loop_model(body_nodes, carried_in, body_out, before, loop_outs, after, outp
     return model(graph(nodes, inputs, outputs), OPSET)
 
 
+def _list_from_empty(body_nodes, after, outputs):
+    """A Loop over M whose body makes list s_out from s_in, starting from SequenceEmpty;
+    `after` reads the final list s."""
+    empty = [node("SequenceEmpty", [], ["s_0"])]
+    return _loop_model(body_nodes, [seq("s_in")], [seq("s_out")], empty, ["s"], after, outputs)
+
+
 @scenario
 def append_in_loop_then_stack():
     """list.append(x * (i + 1)) M times from an empty list, torch.stack after, and len()."""
-    made = _loop_model(
+    made = _list_from_empty(
         [*_scaled_by_iteration("v"), node("SequenceInsert", ["s_in", "v"], ["s_out"])],
-        [seq("s_in")],
-        [seq("s_out")],
-        [node("SequenceEmpty", [], ["s_0"])],
-        ["s"],
         [
             node("ConcatFromSequence", ["s"], ["stacked"], axis=0, new_axis=1),
             node("SequenceLength", ["s"], ["n"]),
@@ -142,12 +145,8 @@ def _prefix_nodes(out: str) -> list[onnx.NodeProto]:
 def pieces_of_varying_length_concatenated():
     """Text-like pieces x[: i % len + 1] appended, then concatenated along their varying axis
     (ConcatFromSequence axis 0, no new axis): lengths are carried, no padding."""
-    made = _loop_model(
+    made = _list_from_empty(
         [*_prefix_nodes("piece"), node("SequenceInsert", ["s_in", "piece"], ["s_out"])],
-        [seq("s_in")],
-        [seq("s_out")],
-        [node("SequenceEmpty", [], ["s_0"])],
-        ["s"],
         [node("ConcatFromSequence", ["s"], ["joined"], axis=0)],
         [typed("joined", T.FLOAT, None)],
     )
@@ -166,12 +165,8 @@ def rows_of_varying_width_concatenated_along_axis_1():
         node("Concat", ["row_a", "row_b"], ["block"], axis=0),
         node("SequenceInsert", ["s_in", "block"], ["s_out"]),
     ]
-    made = _loop_model(
+    made = _list_from_empty(
         body,
-        [seq("s_in")],
-        [seq("s_out")],
-        [node("SequenceEmpty", [], ["s_0"])],
-        ["s"],
         [node("ConcatFromSequence", ["s"], ["joined"], axis=-1)],
         [typed("joined", T.FLOAT, None)],
     )
@@ -371,12 +366,8 @@ def lists_in_loops_nested_two_deep():
         node("ConcatFromSequence", ["t"], ["row"], axis=0),
         node("SequenceInsert", ["s_in", "row"], ["s_out"]),
     ]
-    made = _loop_model(
+    made = _list_from_empty(
         body,
-        [seq("s_in")],
-        [seq("s_out")],
-        [node("SequenceEmpty", [], ["s_0"])],
-        ["s"],
         [node("ConcatFromSequence", ["s"], ["joined"], axis=0)],
         [typed("joined", T.FLOAT, None)],
     )

@@ -38,6 +38,23 @@ def handles(op_type: str):
     return register
 
 
+def handles_sequence(op_type: str):
+    """Register a handler of an op whose first input is a sequence: it gets the sequence
+    (`seq`) too; a first input that is no sequence known here is refused."""
+
+    def register(function):
+        def handler(node, scope, e, info):
+            found = scope.get(node.input[0]) if node.input and node.input[0] else None
+            if found is None:
+                return f"input '{node.input[0]}' is not a known sequence"
+            return function(node, found, scope, e, info)
+
+        HANDLERS[op_type] = handler
+        return function
+
+    return register
+
+
 def bind(scope: Scope, e: Emit, name: str, value: Sequence) -> None:
     """Make `value` the sequence `name` (its parts named after it, see part_names)."""
     parts = part_names(name, value.kind, e.taken)
@@ -55,12 +72,6 @@ def _attr(node: onnx.NodeProto, name: str, default):
 
 def _optional_input(node: onnx.NodeProto, index: int) -> str | None:
     return node.input[index] if len(node.input) > index and node.input[index] else None
-
-
-def _sequence(node: onnx.NodeProto, scope: Scope) -> Sequence | str:
-    """The sequence the node's first input is, or a reason when it is none known here."""
-    found = scope.get(node.input[0]) if node.input and node.input[0] else None
-    return found if found is not None else f"input '{node.input[0]}' is not a known sequence"
 
 
 def _rank(info: TensorInfo, name: str) -> int | None:
@@ -92,26 +103,18 @@ def _construct(node, scope, e, info):
     bind(scope, e, node.output[0], sequence_ops.construct(e, list(node.input), elem_type, rank))
 
 
-@handles("SequenceInsert")
-def _insert(node, scope, e, info):
-    seq = _sequence(node, scope)
-    if isinstance(seq, str):
-        return seq
+@handles_sequence("SequenceInsert")
+def _insert(node, seq, scope, e, info):
     tensor = node.input[1]
     if not seq.elem_type:
         seq = replace(seq, elem_type=info.get(tensor, (0, None))[0])
     made = sequence_ops.insert(e, seq, tensor, _optional_input(node, 2), _rank(info, tensor))
     bind(scope, e, node.output[0], made)
-    return None
 
 
-@handles("SequenceErase")
-def _erase(node, scope, e, info):
-    seq = _sequence(node, scope)
-    if isinstance(seq, str):
-        return seq
+@handles_sequence("SequenceErase")
+def _erase(node, seq, scope, e, info):
     bind(scope, e, node.output[0], sequence_ops.erase(e, seq, _optional_input(node, 1)))
-    return None
 
 
 def _tensor_out(node, e: Emit, info: TensorInfo, made: str, elem_type: int, rank) -> None:
@@ -119,34 +122,22 @@ def _tensor_out(node, e: Emit, info: TensorInfo, made: str, elem_type: int, rank
     info[node.output[0]] = (elem_type, rank)  # EMPTY: read from a sequence never filled
 
 
-@handles("SequenceAt")
-def _at(node, scope, e, info):
-    seq = _sequence(node, scope)
-    if isinstance(seq, str):
-        return seq
+@handles_sequence("SequenceAt")
+def _at(node, seq, scope, e, info):
     _tensor_out(node, e, info, sequence_ops.at(e, seq, node.input[1]), seq.elem_type, seq.rank)
-    return None
 
 
-@handles("SequenceLength")
-def _length(node, scope, e, info):
-    seq = _sequence(node, scope)
-    if isinstance(seq, str):
-        return seq
+@handles_sequence("SequenceLength")
+def _length(node, seq, scope, e, info):
     _tensor_out(node, e, info, sequence_ops.length(e, seq), onnx.TensorProto.INT64, 0)
-    return None
 
 
-@handles("ConcatFromSequence")
-def _concat(node, scope, e, info):
-    seq = _sequence(node, scope)
-    if isinstance(seq, str):
-        return seq
+@handles_sequence("ConcatFromSequence")
+def _concat(node, seq, scope, e, info):
     new_axis = _attr(node, "new_axis", 0)
     made = sequence_concat.concat_from_sequence(e, seq, _attr(node, "axis", None), new_axis)
     rank = seq.rank + new_axis if isinstance(seq.rank, int) else None
     _tensor_out(node, e, info, made, seq.elem_type, rank)
-    return None
 
 
 @handles("SplitToSequence")
@@ -180,7 +171,6 @@ def _optional(node, scope, e, info):
         made = sequence_ops.construct(e, [given], elem_type, rank)
         made = Sequence(*made.names(), elem_type, rank, optional=True)
     bind(scope, e, node.output[0], made)
-    return None
 
 
 @handles("OptionalHasElement")

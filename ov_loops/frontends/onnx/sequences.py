@@ -230,11 +230,7 @@ class SequenceLowering:
             if entry is None:
                 outputs.append(name)
                 continue
-            made = _sequence_of(
-                entry[0], part_names(name, entry[0], self.taken), entry[2], entry[1]
-            )
-            scope[name] = made
-            outputs.extend(made.names())
+            outputs.extend(self._outer(scope, name, entry))
         del node.input[:], node.output[:]
         node.input.extend(inputs)
         node.output.extend(outputs)
@@ -322,11 +318,7 @@ class SequenceLowering:
                 self._join_tensor_info(name, then_out.name, else_out.name)
                 outputs.append(name)
                 continue
-            made = _sequence_of(
-                entry[0], part_names(name, entry[0], self.taken), entry[2], entry[1]
-            )
-            scope[name] = made
-            outputs.extend(made.names())
+            outputs.extend(self._outer(scope, name, entry))
         del node.output[:]
         node.output.extend(outputs)
         nodes.append(node)
