@@ -66,3 +66,13 @@ def test_an_op_taking_a_sequence_without_a_rewrite_is_refused(tmp_path):
         "ai.onnx.SequenceMap-18 at main/SequenceMap_1 (takes a sequence or optional value",
         "acme.Gizmo-1 at main/Gizmo_2 (takes a sequence or optional value",
     )
+
+
+def test_reading_an_element_of_unknown_rank_is_refused(tmp_path):
+    """An element whose rank nothing declares (the CPU plugin runs no tensor of dynamic rank)."""
+    made = model(graph(
+        [node("SequenceAt", ["s", "k"], ["y"], name="read")],
+        [onnx.helper.make_tensor_sequence_value_info("s", T.FLOAT, None), typed("k", T.INT64, [])],
+        [typed("y")]), 18)  # fmt: skip
+    result = _convert(tmp_path, made)
+    assert_one_line_error(result, 1, "SequenceAt-18 at main/read (the rank of the sequence's")

@@ -36,23 +36,23 @@ def concat_index(e: Emit, lengths: str, pre: str, post: str, offsets: str) -> st
     return e.flat(index)
 
 
-def _axis(e: Emit, axis: int, rank: int | None, rank_tensor) -> tuple[str, int | None]:
+def _axis(e: Emit, axis: int, rank: int | None, rank_tensor) -> str:
     """`axis` normalised against `rank` (rank_tensor() computes it when unknown), as a 1-D of
-    one element, and as an int when known."""
+    one element."""
     if axis >= 0 or rank is not None:
-        known = axis + rank if axis < 0 else axis
-        return e.const([known]), known
-    return e.op("Add", [e.const([axis]), rank_tensor()]), None
+        return e.const([axis + rank if axis < 0 else axis])
+    return e.op("Add", [e.const([axis]), rank_tensor()])
 
 
 def concat_from_sequence(e: Emit, seq: Sequence, axis: int, new_axis: int) -> str:
     """ConcatFromSequence(seq, axis, new_axis=0):
     `np.concatenate(seq, axis) if not new_axis else np.stack(seq, axis)` (the elements agree
-    on every other axis; a negative axis counts from the back of the result's rank)."""
-    first = e.const([0])
-    shape = element_shape(e, seq, first)
-    rank = seq.rank + new_axis if isinstance(seq.rank, int) else None
-    at, known = _axis(e, axis, rank, lambda: e.plus(e.at(seq.ranks, first), new_axis))
+    on every other axis; a negative axis counts from the back of the result's rank). The
+    elements' rank must be known."""
+    shape = element_shape(e, seq, e.const([0]))
+    rank = seq.rank if isinstance(seq.rank, int) else 0  # EMPTY: no element to read
+    known = axis + rank + new_axis if axis < 0 else axis
+    at = e.const([known])
     pre = e.slice(shape, e.const([0]), at)
     post = e.slice(shape, at if new_axis else e.plus(at, 1))
     if new_axis:
@@ -90,7 +90,7 @@ def split_to_sequence(
     1-D (the pieces' lengths). `ranks` are x's and split's ranks, None when unknown."""
     x_rank, split_rank = ranks
     shape = e.op("Shape", [x])
-    at, _ = _axis(e, axis, x_rank, lambda: e.rank(x))
+    at = _axis(e, axis, x_rank, lambda: e.rank(x))
     pre, post = e.slice(shape, e.const([0]), at), e.slice(shape, e.plus(at, 1))
     lengths = _split_lengths(e, e.at(shape, at), split, split_rank)
     sizes = e.op("Mul", [lengths, e.op("Mul", [e.product(pre), e.product(post)])])

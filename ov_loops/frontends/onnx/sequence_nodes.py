@@ -28,6 +28,11 @@ Scope = dict[str, Sequence]
 TensorInfo = dict[str, tuple[int, object]]
 Handler = Callable[[onnx.NodeProto, Scope, Emit, TensorInfo], "str | None"]
 HANDLERS: dict[str, Handler] = {}
+UNKNOWN_RANK = (
+    "the rank of the sequence's elements is not known before run time (it differs between "
+    "elements, or nothing declares it) and OpenVINO's CPU plugin needs it: declare the element "
+    "shape of the sequence input"
+)
 
 
 def handles(op_type: str):
@@ -124,6 +129,8 @@ def _tensor_out(node, e: Emit, info: TensorInfo, made: str, elem_type: int, rank
 
 @handles_sequence("SequenceAt")
 def _at(node, seq, scope, e, info):
+    if seq.rank is None:
+        return UNKNOWN_RANK
     _tensor_out(node, e, info, sequence_ops.at(e, seq, node.input[1]), seq.elem_type, seq.rank)
 
 
@@ -134,6 +141,8 @@ def _length(node, seq, scope, e, info):
 
 @handles_sequence("ConcatFromSequence")
 def _concat(node, seq, scope, e, info):
+    if seq.rank is None:
+        return UNKNOWN_RANK
     new_axis = _attr(node, "new_axis", 0)
     made = sequence_concat.concat_from_sequence(e, seq, _attr(node, "axis", None), new_axis)
     rank = seq.rank + new_axis if isinstance(seq.rank, int) else None
@@ -194,6 +203,8 @@ def _get_element(node, scope, e, info):
     if value is None:  # a tensor (opset 18)
         e.op("Identity", [node.input[0]], out=node.output[0])
     elif value.kind == OPTIONAL:
+        if value.rank is None:
+            return UNKNOWN_RANK
         element = sequence_ops.at(e, value, e.const(0))
         _tensor_out(node, e, info, element, value.elem_type, value.rank)
     else:

@@ -146,15 +146,13 @@ def erase(e: Emit, seq: Sequence, at: str | None) -> Sequence:
 
 
 def element_shape(e: Emit, seq: Sequence, p: str) -> str:
-    """The shape of element p (1-D of one element in [0, n)): of static length when the rank is
-    known."""
-    starts = e.starts(seq.ranks)
-    first = e.at(starts, p)
-    if isinstance(seq.rank, int):
-        if seq.rank == 0:
-            return e.const([], dtype="int64")
-        return e.at(seq.shapes, e.op("Add", [first, e.const(list(range(seq.rank)))]))
-    return e.take(seq.shapes, first, e.at(starts, e.plus(p, 1)))
+    """The shape of element p (1-D of one element in [0, n)) of a sequence of known rank, as a
+    Gather of that many values: of static length, so the element's rank stays static. (A
+    sequence never filled has no element to read; it is read as of rank 0.)"""
+    if seq.rank in (0, EMPTY):
+        return e.const([], dtype="int64")
+    first = e.at(e.starts(seq.ranks), p)
+    return e.at(seq.shapes, e.op("Add", [first, e.const(list(range(seq.rank)))]))
 
 
 def at(e: Emit, seq: Sequence, index: str) -> str:
