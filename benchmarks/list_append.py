@@ -70,7 +70,7 @@ def list_append_model(hidden: int, seed: int = 0) -> onnx.ModelProto:
             helper.make_tensor_value_info("X", T.FLOAT, ["T", 1, hidden]),
             helper.make_tensor_value_info("h0", T.FLOAT, [1, hidden]),
         ],
-        [helper.make_tensor_value_info("Y", T.FLOAT, ["T", 1, 1, hidden])],
+        [helper.make_tensor_value_info("Y", T.FLOAT, ["T", 1, hidden])],
         rnn_weights(hidden, seed),
     )
     made = helper.make_model(main, opset_imports=[helper.make_opsetid("", 17)])
