@@ -142,7 +142,7 @@ class SequenceLowering:
             if kind in (TENSOR, None):
                 inputs.append(value)
                 continue
-            if not self._representable(kind, value.name, "main", graph):
+            if not self._representable(kind, f"main/{value.name}"):
                 continue
             names = part_names(value.name, kind, self.taken)
             elem_type = element_type(value.type).tensor_type.elem_type
@@ -169,10 +169,11 @@ class SequenceLowering:
         del graph.output[:]
         graph.output.extend(outputs)
 
-    def _representable(self, kind: str, name: str, path: str, graph) -> bool:
+    def _representable(self, kind: str, path: str) -> bool:
+        """Whether a value of `kind` has a tensor form; refuses it (at `path`) if not."""
         if kind in (SEQUENCE, OPTIONAL, OPTIONAL_SEQUENCE):
             return True
-        self._refuse_value(f"{path}/{name}", f"a {kind} value has no tensor form")
+        self._refuse_value(path, f"a {kind} value has no tensor form")
         return False
 
     def rewrite(self, graph: onnx.GraphProto, scope: Scope, path: str) -> None:
