@@ -164,9 +164,15 @@ def optional_of_tensor_and_sequence():
     return [_ab_case(nodes, outputs)]
 
 
+@pytest.mark.parametrize("opset", [11, 13, 18])
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_rewritten_model_gives_the_original_outputs(name):
+def test_rewritten_model_gives_the_original_outputs(name, opset):
+    """At opsets 11 and 13 too: Reshape's allowzero, Unsqueeze's and ReduceSum's axes inputs
+    and Min of int64 arrived after them."""
+    if opset < 15 and "optional" in name:
+        pytest.skip("Optional ops arrived in opset 15")
     for original, feeds in CASES[name]():
+        original.opset_import[0].version = opset
         rewritten = onnx.ModelProto()
         rewritten.CopyFrom(original)
         rewritten = lower_sequences(rewritten)

@@ -77,8 +77,9 @@ def _split_lengths(e: Emit, length: str, split: str | None, split_rank: int | No
         return e.flat(lengths)
     total = e.scalar(length)
     count = e.op("Div", [e.op("Sub", [e.op("Add", [total, lengths]), e.const(1)]), lengths])
-    done = e.op("Mul", [e.arange(count), lengths])
-    return e.op("Min", [lengths, e.op("Sub", [total, done])])
+    left = e.op("Sub", [total, e.op("Mul", [e.arange(count), lengths])])
+    # min(lengths, left) as a Where: Min takes no int64 before opset 12
+    return e.op("Where", [e.op("Less", [left, lengths]), left, lengths])
 
 
 def split_to_sequence(
