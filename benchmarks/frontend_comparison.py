@@ -1,4 +1,5 @@
-"""Correctness of OpenVINO's own ONNX frontend vs ov-loops on every Loop and Scan scenario.
+"""Correctness of OpenVINO's own ONNX frontend vs ov-loops on every Loop, Scan and sequence
+scenario.
 
 Each scenario runs in a subprocess (OpenVINO's frontend output can crash the process), converted
 both ways, compiled on CPU with f32 inference precision, and compared with onnxruntime over the
@@ -54,13 +55,14 @@ def verdict(name: str, how: str) -> str:
 
 
 def all_scenarios() -> dict:
-    from tests import loop_scenarios, scan_scenarios, sequence_append_scenarios
+    from tests import loop_scenarios, scan_scenarios, sequence_append_scenarios, sequence_scenarios
 
     return {
         **loop_scenarios.SCENARIOS,
         **scan_scenarios.SCENARIOS,
         **sequence_append_scenarios.APPENDED,
         **sequence_append_scenarios.NOT_APPENDED,
+        **sequence_scenarios.SEQUENCE_SCENARIOS,
     }
 
 

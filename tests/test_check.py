@@ -26,7 +26,7 @@ from tests import loop_scenarios, scan_scenarios
 from tests.harness import assert_one_line_error, run_cli
 from tests.onnx_builders import T, graph, loop_body, model, node, typed
 from tests.scenarios import SCENARIOS
-from tests.test_conformance import EXPECTED_FAILURES, LOOP_CASES
+from tests.test_conformance import LOOP_CASES, SEQUENCE_IO
 
 
 def _first_feeds(runs):
@@ -48,7 +48,7 @@ def test_check_passes_on_scenario_models_as_onnx_and_as_ir(name, tmp_path):
     assert ir_report.ok, "\n".join(ir_report.lines())
 
 
-@pytest.mark.parametrize("name", sorted(set(LOOP_CASES) - set(EXPECTED_FAILURES)))
+@pytest.mark.parametrize("name", sorted(set(LOOP_CASES) - SEQUENCE_IO))
 def test_check_passes_on_conformance_models(name, tmp_path):
     case = LOOP_CASES[name]
     onnx.save(case.model, tmp_path / "model.onnx")

@@ -1,8 +1,8 @@
 """Conformance: every ONNX backend node test (shipped with onnx) holding a Loop or a Scan.
 
 Each case converts, saves as clean IR (no TensorIterator, only Loop-5), reloads, compiles on CPU
-in f32 and reproduces the case's expected outputs with the case's tolerances, or is an expected
-failure with its reason.
+in f32 and reproduces the case's expected outputs with the case's tolerances (a sequence input or
+output fed and read as lists through ov_loops.sequence_values).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import pytest
 import ov_loops
 from ov_loops.frontends.onnx.placeholders import is_standard_loop
 from ov_loops.frontends.onnx.scopes import subgraphs
+from ov_loops.sequence_values import from_ir_outputs, has_sequence_io, to_ir_inputs
 from tests.harness import assert_close, compile_f32, run, save_and_reload
 
 with warnings.catch_warnings():  # the onnx test generators warn about overflowing casts
@@ -39,13 +40,6 @@ def _holds_loop(model: onnx.ModelProto) -> bool:
 
 LOOP_CASES = {case.name: case for case in ALL_CASES if _holds_loop(case.model)}
 
-SEQUENCES_NOT_YET = "Sequence/Optional loop-carried values are not supported yet"
-EXPECTED_FAILURES = {
-    "test_loop13_seq": SEQUENCES_NOT_YET,
-    "test_loop16_seq_none": SEQUENCES_NOT_YET,
-    **{name: SEQUENCES_NOT_YET for name in LOOP_CASES if name.startswith("test_sequence_map_")},
-}
-
 
 def test_the_loop_and_scan_cases_were_found():
     expected = {
@@ -60,7 +54,13 @@ def test_the_loop_and_scan_cases_were_found():
     assert len(LOOP_CASES) == 31, sorted(LOOP_CASES)
 
 
-PASSING = sorted(set(LOOP_CASES) - set(EXPECTED_FAILURES))
+# The cases whose model inputs or outputs are sequences (Python lists).
+SEQUENCE_IO = {name for name, case in LOOP_CASES.items() if has_sequence_io(case.model)}
+PASSING = sorted(LOOP_CASES)
+
+
+def test_sequence_io_cases_were_found():
+    assert "test_loop13_seq" in SEQUENCE_IO and len(SEQUENCE_IO) == 8, sorted(SEQUENCE_IO)
 
 
 @pytest.mark.parametrize("name", PASSING)
@@ -75,22 +75,27 @@ def assert_backend_case_passes(name: str, tmp_path, optimize: str = "default") -
     reloaded, _ = save_and_reload(conversion.model, tmp_path, conversion)
     compiled = compile_f32(reloaded)
     for inputs, expected_outputs in case.data_sets:
-        got = run(compiled, list(inputs))
-        assert len(got) == len(expected_outputs)
-        for index, expected in enumerate(expected_outputs):
-            expected = np.asarray(expected)
-            if expected.dtype.name == "bfloat16":
-                expected, actual = expected.astype(np.float32), got[index].astype(np.float32)
-            else:
-                actual = got[index]
-            assert_close(expected, actual, f"{name} output {index}", case.rtol, case.atol)
+        # Sequence inputs and outputs are lists: the converted model has their tensor parts.
+        got = from_ir_outputs(case.model, run(compiled, to_ir_inputs(case.model, list(inputs))))
+        assert_outputs_close(name, expected_outputs, got, case.rtol, case.atol)
 
 
-@pytest.mark.parametrize("name", sorted(EXPECTED_FAILURES))
-def test_backend_case_expected_failure(name):
-    """Expected failures fail the documented way: one UnsupportedError naming the Loop."""
-    with pytest.raises(ov_loops.UnsupportedError) as failure:
-        ov_loops.translate(LOOP_CASES[name].model)
-    message = str(failure.value)
-    assert "not supported yet" in message and ("/Loop_" in message or "/Scan_" in message), message
-    assert "\n" not in message
+def assert_outputs_close(name: str, expected_outputs, got: list, rtol: float, atol: float) -> None:
+    """Each output as expected; a sequence output (a list) element by element."""
+    assert len(got) == len(expected_outputs)
+    for index, expected in enumerate(expected_outputs):
+        if isinstance(expected, list):
+            assert len(got[index]) == len(expected), f"{name} output {index}: length"
+            pairs = [(f"{name} output {index}[{k}]", e, g) for k, (e, g) in
+                     enumerate(zip(expected, got[index]))]  # fmt: skip
+        else:
+            pairs = [(f"{name} output {index}", expected, got[index])]
+        for what, wanted, actual in pairs:
+            _assert_element_close(wanted, actual, what, rtol, atol)
+
+
+def _assert_element_close(expected, actual, what: str, rtol: float, atol: float) -> None:
+    expected = np.asarray(expected)
+    if expected.dtype.name == "bfloat16":
+        expected, actual = expected.astype(np.float32), actual.astype(np.float32)
+    assert_close(expected, actual, what, rtol, atol)

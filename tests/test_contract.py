@@ -251,8 +251,14 @@ def test_with_outputs_numbers_added_outputs_after_the_spec_own():
 
 # -- carried values ------------------------------------------------------------------------------
 def test_a_carried_value_of_an_unknown_kind_is_refused():
-    with pytest.raises(ValueError, match="carried value 'h': unknown kind 'sequence'"):
-        CarriedValue("h", (0,), kind="sequence")
+    with pytest.raises(ValueError, match="carried value 'h': unknown kind 'map'"):
+        CarriedValue("h", (0,), kind="map")
+
+
+def test_a_sequence_is_carried_by_four_ports():
+    assert CarriedValue("s", (2, 3, 4, 5), kind="sequence").merged == (2, 3, 4, 5)
+    with pytest.raises(ValueError, match="a sequence takes 4 merged input"):
+        CarriedValue("s", (0,), kind="sequence")
 
 
 @pytest.mark.parametrize("merged", [(), (0, 1)])

@@ -14,7 +14,7 @@ from ov_loops.reference.onnx_reference import Trace, run_onnx
 from tests import loop_scenarios
 from tests.harness import assert_close
 from tests.scenarios import SCENARIOS
-from tests.test_conformance import EXPECTED_FAILURES, LOOP_CASES
+from tests.test_conformance import LOOP_CASES, assert_outputs_close
 
 
 def _expected(model, runs):
@@ -33,18 +33,13 @@ def test_reference_agrees_with_onnxruntime(name):
             assert_close(value, got[k], f"{name} run {index} output {k}", 1e-5, 1e-6)
 
 
-@pytest.mark.parametrize("name", sorted(set(LOOP_CASES) - set(EXPECTED_FAILURES)))
+@pytest.mark.parametrize("name", sorted(LOOP_CASES))
 def test_reference_reproduces_backend_cases(name):
     case = LOOP_CASES[name]
     for inputs, outputs in case.data_sets:
         feeds = dict(zip([i.name for i in case.model.graph.input], inputs))
         got = run_onnx(case.model, feeds)
-        for k, value in enumerate(outputs):
-            value = np.asarray(value)
-            actual = got[k]
-            if value.dtype.name == "bfloat16":
-                value, actual = value.astype(np.float32), actual.astype(np.float32)
-            assert_close(value, actual, f"{name} output {k}", case.rtol, case.atol)
+        assert_outputs_close(name, outputs, got, case.rtol, case.atol)
 
 
 # onnx.reference's builtin Loop/Scan/If (onnx 1.23.2) disagree with onnxruntime on every

@@ -51,15 +51,19 @@ class Budget:
             )
 
     def value(self, where: str, value: Any) -> int:
-        """The elements of a value computed by `where`; refuses more than `max_value_elements`."""
+        """The elements of a value computed by `where` (all elements of a sequence, a list);
+        refuses more than `max_value_elements`."""
         import numpy as np
 
-        size = int(np.size(value))
+        if value is None or isinstance(value, list):
+            size = sum(int(np.size(element)) for element in value or [])
+            shape = f"a sequence of {len(value or [])}"
+        else:
+            size, shape = int(np.size(value)), list(np.shape(value))
         if size > self.max_value_elements:
             raise ConversionError(
                 f"{self.reference}: {where} computed a value of {size} elements "
-                f"{list(np.shape(value))}, over the limit of {self.max_value_elements} "
-                "elements per value"
+                f"{shape}, over the limit of {self.max_value_elements} elements per value"
             )
         return size
 

@@ -288,11 +288,51 @@ class _If(OpRun):
         return tuple(run(context, attributes=attributes, bindings=bindings))
 
 
+class _Absent(list):
+    """An Optional holding nothing (onnx.reference lets an op return a list, not None)."""
+
+
+class Optional(OpRun):
+    """ONNX Optional: `x` when given, else an absent value of the type attribute.
+
+    onnx.reference's own (onnx 1.23) wraps the value in a list, so OptionalHasElement finds an
+    absent one present and OptionalGetElement gives a list."""
+
+    def _run(self, x=None, type=None):  # noqa: A002 - the attribute's name
+        return (_Absent() if x is None else x,)
+
+
+class OptionalHasElement(OpRun):
+    """ONNX OptionalHasElement: `x is not None` (an omitted input is absent)."""
+
+    def _run(self, x=None):
+        return (np.array(x is not None and not isinstance(x, _Absent)),)
+
+
+class OptionalGetElement(OpRun):
+    """ONNX OptionalGetElement: the value an Optional holds (an error when it holds none)."""
+
+    def _run(self, x=None):
+        if x is None or isinstance(x, _Absent):
+            raise ConversionError(f"{_label(self.onnx_node)}: the optional holds no value")
+        return (x,)
+
+
 def _control_flow_ops(budget: Budget, trace: Trace | None) -> list[type[OpRun]]:
     """Loop, Scan and If kernels (onnx.reference finds them by class name) bound to `budget`
-    and `trace`."""
+    and `trace`, and Optional."""
     bound = {"budget": budget, "trace": trace}
-    return [type("Loop", (_Loop,), bound), type("Scan", (_Scan,), bound), type("If", (_If,), {})]
+    loops = [type("Loop", (_Loop,), bound), type("Scan", (_Scan,), bound)]
+    return [*loops, type("If", (_If,), {}), Optional, OptionalHasElement, OptionalGetElement]
+
+
+def _output(value) -> np.ndarray | list[np.ndarray] | None:
+    """An output as an array; a sequence as a list of arrays; an absent optional as None."""
+    if isinstance(value, _Absent):
+        return None
+    if value is None or isinstance(value, list):
+        return value if value is None else [np.asarray(element) for element in value]
+    return np.asarray(value)
 
 
 def run_onnx(
@@ -304,12 +344,12 @@ def run_onnx(
     """The model's outputs for `inputs`, computed in numpy; loops stop with an error after
     `max_iterations` iterations in total, or when a value or the loops' accumulated outputs
     exceed the element bounds of `ov_loops.reference.limits`. With `trace`, loop-carried values
-    are recorded per iteration."""
+    are recorded per iteration. A sequence output is a list of arrays."""
     budget = Budget("ONNX reference", max_iterations)
     try:
         evaluator = ReferenceEvaluator(model, new_ops=_control_flow_ops(budget, trace))
         with np.errstate(all="ignore"):
-            return [np.asarray(value) for value in evaluator.run(None, inputs)]
+            return [_output(value) for value in evaluator.run(None, inputs)]
     except OvLoopsError:
         raise
     except Exception as exc:  # onnx.reference's kernels raise anything on bad inputs

@@ -140,6 +140,8 @@ class LoopBody:
     # its sequence length when `sequence_lens_source` is given.
     batched: bool = False
     sequence_lens_source: str | None = None
+    # (kind, number of carried inputs) of each logical carried value; None: each a tensor.
+    carried_kinds: list[tuple[str, int]] | None = None
 
     op = "Loop"
     # Scan requires every sliced input to have the same length; Loop stops at the shortest.

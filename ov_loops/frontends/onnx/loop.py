@@ -33,6 +33,7 @@ from ov_loops.frontends.onnx.layout import (
     refuse_omitted_inputs,
 )
 from ov_loops.frontends.onnx.scopes import captured_names
+from ov_loops.frontends.onnx.sequence_types import carried_groups
 from ov_loops.frontends.onnx.slicing import slice_iteration_gathers
 
 
@@ -91,4 +92,5 @@ class OnnxLoop(LoopBody):
             iteration_input=body.input[0].name,
             condition_input=body.input[1].name,
             condition_output=0,
+            carried_kinds=carried_groups(body.input[2:]),
         )

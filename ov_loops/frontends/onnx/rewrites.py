@@ -20,6 +20,7 @@ from ov_loops.frontends.onnx.order import sort_nodes
 from ov_loops.frontends.onnx.placeholders import PLACEHOLDER_DOMAIN
 from ov_loops.frontends.onnx.scopes import all_graphs, all_names, fresh_name, node_label
 from ov_loops.frontends.onnx.sequence_appends import lists_appended_in_loops_become_scan_outputs
+from ov_loops.frontends.onnx.sequences import lower_sequences
 
 Rewrite = Callable[[onnx.ModelProto], onnx.ModelProto]
 T = onnx.TensorProto
@@ -186,9 +187,10 @@ REWRITES: tuple[Rewrite, ...] = (
     check_model,  # not a rewrite: the ONNX checker, on the model as the user wrote it
     inline_local_functions,
     refuse_placeholder_domain,  # after inlining: functions may hold such nodes too
+    lists_appended_in_loops_become_scan_outputs,  # the fast path before the general rewrite
+    lower_sequences,  # before the two below: it writes empty constants
     expand_to_an_empty_shape_is_identity,
     keep_empty_constants_empty,
-    lists_appended_in_loops_become_scan_outputs,  # the fast path before the general rewrite
 )
 
 

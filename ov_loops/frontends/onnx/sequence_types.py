@@ -1,0 +1,115 @@
+"""ONNX types of sequence and optional values, and the tensor parts they become."""
+
+from __future__ import annotations
+
+import onnx
+
+from ov_loops.contract.values import OPTIONAL, OPTIONAL_SEQUENCE, SEQUENCE, TENSOR
+from ov_loops.frontends.onnx.scopes import all_graphs, fresh_name
+from ov_loops.frontends.onnx.sequence_ops import Sequence
+
+T = onnx.TensorProto
+PART_SUFFIXES = ("", ".sizes", ".ranks", ".shapes", ".present")
+# Marks each Loop body input a carried sequence became: "<MARKER> <kind> <part>/<parts>".
+MARKER = "ov_loops.carried"
+# Marks each model input a sequence input became, the same way.
+INPUT_MARKER = "ov_loops.sequence_input"
+
+
+def kind_of(value_type: onnx.TypeProto) -> str | None:
+    """TENSOR, SEQUENCE, OPTIONAL (of a tensor), OPTIONAL_SEQUENCE, None when not declared, or a
+    description of what has no tensor form (a map, a sequence of sequences, ...)."""
+    which = value_type.WhichOneof("value")
+    if which in (None, "tensor_type"):
+        return TENSOR if which else None
+    if which == "sequence_type":
+        inner = kind_of(value_type.sequence_type.elem_type)
+        return SEQUENCE if inner in (TENSOR, None) else f"sequence of {inner}s"
+    if which == "optional_type":
+        inner = kind_of(value_type.optional_type.elem_type)
+        if inner in (TENSOR, SEQUENCE, None):
+            return OPTIONAL_SEQUENCE if inner == SEQUENCE else OPTIONAL
+        return f"optional of a {inner}"
+    return which.replace("_type", "")
+
+
+def element_type(value_type: onnx.TypeProto) -> onnx.TypeProto:
+    """The tensor type of the elements of a sequence/optional type (itself for a tensor)."""
+    which = value_type.WhichOneof("value")
+    if which == "sequence_type":
+        return element_type(value_type.sequence_type.elem_type)
+    if which == "optional_type":
+        return element_type(value_type.optional_type.elem_type)
+    return value_type
+
+
+def declared_rank(value_type: onnx.TypeProto) -> int | None:
+    tensor = element_type(value_type).tensor_type
+    return len(tensor.shape.dim) if tensor.HasField("shape") else None
+
+
+def part_names(name: str, kind: str, taken: set[str]) -> tuple[str, ...]:
+    """Names of the tensors a sequence value `name` becomes: itself for the buffer, then
+    `name.sizes`, `name.ranks`, `name.shapes` (and `name.present` for an Optional of a
+    sequence), each made unique. An empty name (an omitted output) stays empty."""
+    count = parts_of(kind)
+    if not name:
+        return ("",) * count
+    return (name,) + tuple(fresh_name(name + suffix, taken) for suffix in PART_SUFFIXES[1:count])
+
+
+def parts_of(kind: str) -> int:
+    return 5 if kind == OPTIONAL_SEQUENCE else 4
+
+
+def part_infos(value: Sequence, doc: str = "") -> list[onnx.ValueInfoProto]:
+    """Typed value infos of a sequence's parts: 1-D buffer, 1-D int64 sizes, ranks and shapes,
+    a bool scalar `present`; each with doc_string `doc` followed by its position."""
+    types = [value.elem_type, T.INT64, T.INT64, T.INT64, T.BOOL]
+    names = value.names()
+    infos = []
+    for index, (name, elem_type) in enumerate(zip(names, types)):
+        info = onnx.helper.make_tensor_value_info(name, elem_type, [] if index == 4 else [None])
+        if doc:
+            info.doc_string = f"{doc} {index}/{len(names)}"
+        infos.append(info)
+    return infos
+
+
+def carried_groups(body_inputs) -> list[tuple[str, int]]:
+    """(kind, number of inputs) of each carried value, from the markers on `body_inputs` (the
+    carried inputs of a Loop body): a sequence's parts form one group, a tensor is one."""
+    groups = []
+    for value in body_inputs:
+        words = value.doc_string.split()
+        if len(words) == 3 and words[0] == MARKER:
+            part, count = (int(n) for n in words[2].split("/"))
+            if part == 0:
+                groups.append((words[1], count))
+            continue
+        groups.append((TENSOR, 1))
+    return groups
+
+
+def has_sequences(model: onnx.ModelProto) -> bool:
+    """Whether any graph of the model declares, or any node makes, a non-tensor value."""
+    for graph, _ in all_graphs(model.graph, "main"):
+        infos = [*graph.input, *graph.output, *graph.value_info]
+        if any(kind_of(info.type) not in (TENSOR, None) for info in infos):
+            return True
+        if any(node.op_type.startswith(("Sequence", "Optional")) or node.op_type in (
+            "ConcatFromSequence", "SplitToSequence") for node in graph.node):  # fmt: skip
+            return True
+    return False
+
+
+def sequence_inputs(graph: onnx.GraphProto) -> list[list[str]]:
+    """The names of the parts of each sequence input of a lowered model's graph."""
+    groups: list[list[str]] = []
+    for value in graph.input:
+        words = value.doc_string.split()
+        if len(words) == 3 and words[0] == INPUT_MARKER:
+            if words[2].startswith("0/"):
+                groups.append([])
+            groups[-1].append(value.name)
+    return groups
