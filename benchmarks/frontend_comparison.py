@@ -3,7 +3,8 @@ scenario.
 
 Each scenario runs in a subprocess (OpenVINO's frontend output can crash the process), converted
 both ways, compiled on CPU with f32 inference precision, and compared with onnxruntime over the
-scenario's runs. Prints one row per scenario: OK, WRONG (first mismatch), REJECTED or CRASHED.
+scenario's runs. Prints one row per scenario: OK, WRONG (first mismatch), REJECTED, CRASHED or
+HUNG (no answer within SCENARIO_SECONDS).
 
     python benchmarks/frontend_comparison.py
 """
@@ -66,6 +67,25 @@ def all_scenarios() -> dict:
     }
 
 
+SCENARIO_SECONDS = 120
+
+
+def outcome(name: str, how: str) -> str:
+    """The verdict of a child process converting and running scenario `name` one way."""
+    try:
+        child = subprocess.run(
+            [sys.executable, __file__, name, how],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=SCENARIO_SECONDS,
+        )
+    except subprocess.TimeoutExpired:
+        return f"HUNG (no answer in {SCENARIO_SECONDS} s)"
+    lines = child.stdout.strip().splitlines()
+    return lines[-1] if child.returncode == 0 and lines else f"CRASHED (exit {child.returncode})"
+
+
 def main() -> int:
     scenarios = all_scenarios()
     counts = {"openvino": 0, "ov-loops": 0}
@@ -73,15 +93,7 @@ def main() -> int:
     for name in sorted(scenarios):
         row = []
         for how in ("openvino", "ov-loops"):
-            child = subprocess.run(
-                [sys.executable, __file__, name, how], capture_output=True, text=True, cwd=ROOT
-            )
-            lines = child.stdout.strip().splitlines()
-            result = (
-                lines[-1]
-                if child.returncode == 0 and lines
-                else f"CRASHED (exit {child.returncode})"
-            )
+            result = outcome(name, how)
             counts[how] += result == "OK"
             row.append(result)
         print(f"{name:48} {row[0][:40]:40} {row[1]}")
