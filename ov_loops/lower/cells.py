@@ -1,0 +1,267 @@
+"""Lowering: a loop whose body is one RNN, GRU or LSTM step -> RNNSequence-5 / GRUSequence-5 /
+LSTMSequence-5.
+
+A loop is recognised (`recognized_cell`) when it reads one sequence X [T, B, I] one step at a
+time (a sliced input on axis 0, forward or backward), carries h (and c for an LSTM) [B, H],
+always continues (a constant true condition), and its body is exactly one cell step
+(lower/cell_match.py) and the values it gives out: h' and c' as last values, h' with a length-1
+axis in front as the stacked output. Every op of the body must belong to that; anything else
+(a clip, another activation, a peephole, a value read elsewhere) leaves the loop to Loop-5.
+
+The lowering (`lower_to_sequence`) runs the cell over the steps the loop would run::
+
+    n = trip count (min(M, T), T when unbounded; 0 when the initial condition is false)
+    X_used = X[:n] forward, X[T - n:] backward (the loop reads X[T-1], ..., X[T-n])
+    Y, Ho, Co = *Sequence(transpose(X_used, [1, 0, 2]), h0, c0, lengths=[n] * B, W, R, B)
+    stacked h = transpose(Y[:, 0], [1, 0, 2]), reversed unless the stack runs the way X is read
+    last h, c = Ho, Co, or h0, c0 when n == 0 (the CPU plugin leaves Ho, Co undefined then)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import openvino as ov
+import openvino.opset15 as ops
+
+from ov_loops import ovgraph
+from ov_loops.contract.spec import ConcatenatedOutput, SlicedInput
+from ov_loops.loopir.loop import LoopIR
+from ov_loops.loopir.steps import AfterLoop, apply_steps
+from ov_loops.lower.cell_match import CellWeights, match_gru, match_lstm, match_rnn
+from ov_loops.lower.cell_patterns import Matcher, NoMatch, key
+
+FORWARD, BACKWARD = (1, 0, -1), (-1, -1, 0)  # (stride, start, end) of a whole-sequence slice
+INERT = ("Parameter", "Result", "Constant")
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A recognised loop: the cell's weights, H, whether X is read backwards, the external ports
+    of X and of the initial states (h, then c), and per Loop output (port order) what it is:
+    ("last", state, with a length-1 axis in front) or ("stacked", reversed)."""
+
+    weights: CellWeights
+    hidden: int
+    backward: bool
+    x_port: int
+    state_ports: tuple[int, ...]
+    outputs: tuple[tuple, ...]
+
+    @property
+    def op(self) -> str:
+        return f"{self.weights.kind}Sequence"
+
+
+def recognized_cell(loop: LoopIR) -> Cell | None:
+    """The cell `loop` computes, or None when its body is anything more or less than one step."""
+    spec = loop.spec
+    if len(spec.sliced_inputs) != 1 or len(spec.merged_inputs) not in (1, 2):
+        return None
+    sliced = spec.sliced_inputs[0]
+    if not _whole_sequence(sliced) or not _always_continues(loop):
+        return None
+    matcher = _matcher(loop)
+    if matcher is None:
+        return None
+    try:
+        weights = _matched(loop, matcher)
+        outputs = _outputs(loop, matcher, sliced.stride < 0)
+    except NoMatch:
+        return None
+    left = [op for op in loop.body.get_ordered_ops() if op.get_type_name() not in INERT]
+    if any(op.get_instance_id() not in matcher.taken for op in left):
+        return None
+    states = tuple(entry.external_port for entry in spec.merged_inputs)
+    if weights.kind == "LSTM" and matcher.states[_parameter_key(loop, 0)] != "h":
+        states = states[::-1]
+    return Cell(weights, matcher.hidden, sliced.stride < 0, sliced.external_port, states, outputs)
+
+
+def _whole_sequence(entry: SlicedInput | ConcatenatedOutput) -> bool:
+    return (
+        entry.axis == 0
+        and entry.part_size == 1
+        and (entry.stride, entry.start, entry.end) in (FORWARD, BACKWARD)
+    )
+
+
+def _always_continues(loop: LoopIR) -> bool:
+    condition = ovgraph.constant_value(loop.body_value(loop.spec.execution_condition))
+    return condition is not None and bool(np.all(condition))
+
+
+def _parameter_key(loop: LoopIR, merged: int) -> tuple[int, int]:
+    parameter = loop.body.get_parameters()[loop.spec.merged_inputs[merged].body_parameter]
+    return key(parameter.output(0))
+
+
+def _matcher(loop: LoopIR) -> Matcher | None:
+    """A Matcher for `loop`'s step input and states (f32, x [1, B, I], states [B, H], I and H
+    static), constants of invariant inputs resolved; None when the shapes do not fit."""
+    parameters = loop.body.get_parameters()
+    x = parameters[loop.spec.sliced_inputs[0].body_parameter].output(0)
+    states = [parameters[e.body_parameter].output(0) for e in loop.spec.merged_inputs]
+    shapes = [value.get_partial_shape() for value in (x, *states)]
+    if any(v.get_element_type() != ov.Type.f32 for v in (x, *states)):
+        return None
+    if shapes[0].rank.get_length() != 3 or any(s.rank.get_length() != 2 for s in shapes[1:]):
+        return None
+    if shapes[0][2].is_dynamic or any(s[1].is_dynamic for s in shapes[1:]):
+        return None
+    hidden = shapes[1][1].get_length()
+    if any(s[1].get_length() != hidden for s in shapes[1:]):
+        return None
+    constants = {}
+    for entry in loop.spec.invariant_inputs:
+        value = ovgraph.constant_value(loop.outer[entry.external_port])
+        if value is not None:
+            constants[key(parameters[entry.body_parameter].output(0))] = value
+    roles = {key(states[0]): "h"}
+    return Matcher(x, roles, constants, hidden, shapes[0][2].get_length())
+
+
+def _matched(loop: LoopIR, m: Matcher) -> CellWeights:
+    """The cell's weights: RNN or GRU for one carried state, LSTM for two (either one h)."""
+    merged = loop.spec.merged_inputs
+    news = [loop.body_value(entry.body_result) for entry in merged]
+    if len(merged) == 1:
+        h = loop.body.get_parameters()[merged[0].body_parameter].output(0)
+        return m.first(lambda: match_rnn(m, news[0]), lambda: match_gru(m, news[0], h))
+    keys = [_parameter_key(loop, index) for index in (0, 1)]
+
+    def lstm(h: int, c: int) -> CellWeights:
+        m.states = {keys[h]: "h", keys[c]: "c"}
+        parameter = loop.body.get_parameters()[merged[c].body_parameter].output(0)
+        return match_lstm(m, news[h], news[c], parameter)
+
+    return m.first(lambda: lstm(0, 1), lambda: lstm(1, 0))
+
+
+def _outputs(loop: LoopIR, m: Matcher, backward: bool) -> tuple[tuple, ...]:
+    """What each Loop output is (see Cell.outputs); NoMatch for any other body Result."""
+    spec = loop.spec
+    merged = spec.merged_inputs
+    state_of = {
+        key(loop.body_value(e.body_result)): m.states[_parameter_key(loop, i)]
+        for i, e in enumerate(merged)
+    }
+    h_new = next(k for k, role in state_of.items() if role == "h")
+    kinds = {}
+    for index, result in enumerate(loop.body.get_results()):
+        if index == spec.execution_condition:
+            continue
+        value = result.input_value(0)
+        if key(value) in state_of:
+            kinds[index] = (state_of[key(value)], False)
+        elif _is_step_part(m, value, h_new):
+            kinds[index] = ("h", True)
+        else:
+            raise NoMatch
+    made = []
+    for entry in spec.outputs():
+        state, part = kinds[entry.body_result]
+        if isinstance(entry, ConcatenatedOutput):
+            if not part or not _whole_sequence(entry):
+                raise NoMatch
+            made.append(("stacked", backward != (entry.stride < 0)))
+        else:
+            made.append(("last", 0 if state == "h" else 1, part))
+    return tuple(made)
+
+
+def _is_step_part(m: Matcher, value: ov.Output, h_new: tuple[int, int]) -> bool:
+    """Whether `value` is h' with a length-1 axis in front ([1, B, H])."""
+    node = value.get_node()
+    if node.get_type_name() not in ("Reshape", "Unsqueeze") or key(node.input_value(0)) != h_new:
+        return False
+    shape, state = value.get_partial_shape(), node.input_value(0).get_partial_shape()
+    if shape.rank.get_length() != 3 or shape[0] != 1 or shape[2] != state[1]:
+        return False
+    if shape[1].is_dynamic and state[0].is_dynamic and node.get_type_name() == "Reshape":
+        return False  # a Reshape of a dynamic batch may regroup rows
+    m.take(node)
+    return True
+
+
+def lower_to_sequence(loop: LoopIR, cell: Cell) -> list[ov.Output]:
+    """The cell's *Sequence-5 op for `loop`, then each result's post-loop steps; the values in
+    result order (see the module docstring)."""
+    sequence = loop.outer[cell.x_port]
+    steps = _iterations(loop, sequence)
+    initial = [loop.outer[port] for port in cell.state_ports]
+    node = _sequence_op(cell, _steps_read(loop, sequence, steps, cell.backward), initial, steps)
+    one = ops.constant(np.array([1], np.int64))
+    finals = [ops.squeeze(node.output(1 + k), one).output(0) for k in range(len(initial))]
+    if loop.may_run_zero:
+        none = ops.equal(steps, ops.constant(np.int64(0)))
+        finals = [ops.select(none, first, last).output(0) for first, last in zip(initial, finals)]
+    stacked = ops.transpose(ops.squeeze(node.output(0), one), _time_first()).output(0)
+    zero = ops.constant(np.array([0], np.int64))
+    outputs = []
+    for what in cell.outputs:
+        if what[0] == "stacked":
+            outputs.append(ovgraph.reverse(stacked, 0) if what[1] else stacked)
+        else:
+            final = finals[what[1]]
+            outputs.append(ops.unsqueeze(final, zero).output(0) if what[2] else final)
+    return apply_steps(loop.results, AfterLoop(outputs, loop.trip, loop.start))
+
+
+def _time_first() -> ov.Output:
+    return ops.constant(np.array([1, 0, 2], np.int64)).output(0)
+
+
+def _iterations(loop: LoopIR, sequence: ov.Output) -> ov.Output:
+    """How many steps the loop runs, an i64 scalar (its trip count is capped at X's length)."""
+    if loop.trip.constant is not None:
+        steps = ops.constant(np.int64(loop.trip.constant)).output(0)
+    else:
+        total = ovgraph.length(sequence, 0)
+        unbounded = ops.less(loop.trip.value, ops.constant(np.int64(0)))
+        steps = ops.select(unbounded, total, ops.minimum(loop.trip.value, total)).output(0)
+    if loop.start.runtime:
+        steps = ops.select(loop.start.value, steps, ops.constant(np.int64(0))).output(0)
+    return steps
+
+
+def _steps_read(loop: LoopIR, sequence: ov.Output, steps: ov.Output, backward: bool) -> ov.Output:
+    """X_used as [B, n, I]: the n rows the loop reads, batch first."""
+    length = sequence.get_partial_shape()[0]
+    whole = (
+        length.is_static and loop.trip.constant == length.get_length() and not loop.start.runtime
+    )
+    if not whole:
+        one = ops.constant(np.array([1], np.int64))
+        zero = ops.constant(np.array([0], np.int64))
+        count = ops.unsqueeze(steps, zero)
+        if backward:
+            total = ops.unsqueeze(ovgraph.length(sequence, 0), zero)
+            start, stop = ops.subtract(total, count), total
+        else:
+            start, stop = zero, count
+        sequence = ops.slice(sequence, start, stop, one, zero).output(0)
+    return ops.transpose(sequence, _time_first()).output(0)
+
+
+def _sequence_op(
+    cell: Cell, inputs: ov.Output, initial: list[ov.Output], steps: ov.Output
+) -> ov.Node:
+    """The *Sequence-5 node over `inputs` [B, n, I] from `initial` states [B, H]."""
+    weights = cell.weights
+    one = ops.constant(np.array([1], np.int64))
+    states = [ops.unsqueeze(state, one) for state in initial]
+    batch = ops.gather(ops.shape_of(initial[0], ov.Type.i64), ops.constant([0]), ops.constant(0))
+    lengths = ops.broadcast(steps, batch)
+    W, R, B = (ops.constant(array[np.newaxis]) for array in (weights.W, weights.R, weights.B))
+    direction = "reverse" if cell.backward else "forward"
+    common = dict(hidden_size=cell.hidden, direction=direction, activations=weights.activations)
+    if weights.kind == "LSTM":
+        return ops.lstm_sequence(inputs, *states, lengths, W, R, B, **common)
+    if weights.kind == "GRU":
+        lbr = weights.linear_before_reset
+        return ops.gru_sequence(
+            inputs, *states, lengths, W, R, B, **common, linear_before_reset=lbr
+        )
+    return ops.rnn_sequence(inputs, *states, lengths, W, R, B, **common)
