@@ -1,10 +1,11 @@
 """Matching recurrent cell steps in a loop body: affine gate projections and their activations.
 
 A gate's pre-activation is read as an affine form of the body's sources, `sum(source @ M) + b`
-over its columns, through MatMul (a constant or constant-fed weight), Add, and column slices
-(Split, VariadicSplit, Slice on the last axis). The sources are the step's input `x` (a view of
-the sliced part without its length-1 axis), the carried states, and, for a GRU whose reset gate
-multiplies the state before its MatMul, that product. The cells (h' and c' the new states):
+over its columns, through MatMul (a constant or constant-fed weight), Add, column slices
+(Split, VariadicSplit, Slice on the last axis) and Broadcasts that change nothing. The sources
+are the step's input `x` (a view of the sliced part without its length-1 axis), the carried
+states, and, for a GRU whose reset gate multiplies the state before its MatMul, that product.
+The cells (h' and c' the new states):
 
     RNN   h' = f(x Wx + h Rh + b)                        f in tanh, sigmoid, relu
     LSTM  c' = sigmoid(i) * c + sigmoid(f_) * tanh(g); h' = sigmoid(o) * tanh(c')   (any order)
@@ -136,10 +137,12 @@ def operand_orders(node: ov.Node) -> Iterator[tuple[ov.Output, ov.Output]]:
 
 def affine(m: Matcher, value: ov.Output) -> Affine:
     """`value` as an affine form of its sources (NoMatch otherwise)."""
-    node = m.op(value, ("MatMul", "Add", "Split", "VariadicSplit", "Slice"))
+    node = m.op(value, ("MatMul", "Add", "Split", "VariadicSplit", "Slice", "Broadcast"))
     kind = node.get_type_name()
     if kind == "MatMul":
         return _matmul(m, node)
+    if kind == "Broadcast":
+        return affine(m, _unbroadcast(m, node))
     if kind == "Add":
         for a, b in operand_orders(node):
             bias = m.constant(b)
@@ -149,6 +152,46 @@ def affine(m: Matcher, value: ov.Output) -> Affine:
     whole = affine(m, node.input_value(0))
     start, stop = _column_range(m, node, value.get_index(), whole.bias.size)
     return whole.columns(start, stop)
+
+
+def _unbroadcast(m: Matcher, node: ov.Node) -> ov.Output:
+    """The input of a Broadcast that changes nothing: an affine [B, k] value broadcast to a
+    shape provably [B, j], j <= k (jax2onnx's batch arithmetic: Maximum of ShapeOfs, Concat of
+    the batch size and a width)."""
+    data = node.input_value(0)
+    width = data.get_partial_shape()[-1]
+    if width.is_dynamic or _batch_rows(m, node.input_value(1)) > width.get_length():
+        raise NoMatch
+    return data
+
+
+def _batch_rows(m: Matcher, shape: ov.Output) -> int:
+    """j for a shape value provably [B, j] (B the batch of x and the states)."""
+    node = m.op(shape, ("ShapeOf", "Maximum", "Concat"))
+    kind = node.get_type_name()
+    if kind == "Maximum":
+        return max(_batch_rows(m, node.input_value(0)), _batch_rows(m, node.input_value(1)))
+    if kind == "ShapeOf":
+        return _batched_width(m, node.input_value(0))
+    width = m.constant(node.input_value(1)) if node.get_input_size() == 2 else None
+    gather = m.op(node.input_value(0), ("Gather",))
+    index, axis = (m.constant(gather.input_value(i)) for i in (1, 2))
+    if width is None or width.size != 1 or index is None or axis is None:
+        raise NoMatch
+    if index.reshape(-1).tolist() != [0] or int(axis) != 0:
+        raise NoMatch
+    _batched_width(m, m.op(gather.input_value(0), ("ShapeOf",)).input_value(0))
+    return int(width.reshape(-1)[0])
+
+
+def _batched_width(m: Matcher, value: ov.Output) -> int:
+    """k for a value provably [B, k]: a step input view or state, or an affine form of them."""
+    if m.role(value) == "other":
+        affine(m, value)
+    width = value.get_partial_shape()[-1]
+    if width.is_dynamic:
+        raise NoMatch
+    return width.get_length()
 
 
 def _matmul(m: Matcher, node: ov.Node) -> Affine:

@@ -15,6 +15,8 @@ The lowering (`lower_to_sequence`) runs the cell over the steps the loop would r
     Y, Ho, Co = *Sequence(transpose(X_used, [1, 0, 2]), h0, c0, lengths=[n] * B, W, R, B)
     stacked h = transpose(Y[:, 0], [1, 0, 2]), reversed unless the stack runs the way X is read
     last h, c = Ho, Co, or h0, c0 when n == 0 (the CPU plugin leaves Ho, Co undefined then)
+    when n may be 0: the zero-iteration guards of Loop-5 (GuardZeroIterationRuns): a stacked
+    output is then empty with the body's static dims, 0 for the dynamic ones, as a Loop's is
 """
 
 from __future__ import annotations
@@ -26,11 +28,12 @@ import openvino as ov
 import openvino.opset15 as ops
 
 from ov_loops import ovgraph
-from ov_loops.contract.spec import ConcatenatedOutput, SlicedInput
+from ov_loops.contract.spec import ConcatenatedOutput, MergedInput, SlicedInput
 from ov_loops.loopir.loop import LoopIR
+from ov_loops.loopir.passes.cpu_guards import GuardZeroIterationRuns
 from ov_loops.loopir.steps import AfterLoop, apply_steps
 from ov_loops.lower.cell_match import CellWeights, match_gru, match_lstm, match_rnn
-from ov_loops.lower.cell_patterns import Matcher, NoMatch, key
+from ov_loops.lower.cell_patterns import Matcher, NoMatch, key, operand_orders
 
 FORWARD, BACKWARD = (1, 0, -1), (-1, -1, 0)  # (stride, start, end) of a whole-sequence slice
 INERT = ("Parameter", "Result", "Constant")
@@ -57,26 +60,29 @@ class Cell:
 def recognized_cell(loop: LoopIR) -> Cell | None:
     """The cell `loop` computes, or None when its body is anything more or less than one step."""
     spec = loop.spec
-    if len(spec.sliced_inputs) != 1 or len(spec.merged_inputs) not in (1, 2):
+    if len(spec.sliced_inputs) != 1 or not _always_continues(loop):
         return None
     sliced = spec.sliced_inputs[0]
-    if not _whole_sequence(sliced) or not _always_continues(loop):
+    counters = _counters(loop)
+    states = [e for i, e in enumerate(spec.merged_inputs) if i not in counters]
+    if not _whole_sequence(sliced) or len(states) not in (1, 2):
         return None
-    matcher = _matcher(loop)
+    matcher = _matcher(loop, states)
     if matcher is None:
         return None
+    for _, node in counters.values():
+        matcher.take(node)
     try:
-        weights = _matched(loop, matcher)
-        outputs = _outputs(loop, matcher, sliced.stride < 0)
+        weights = _matched(loop, matcher, states)
+        outputs = _outputs(loop, matcher, counters, sliced.stride < 0)
     except NoMatch:
         return None
     left = [op for op in loop.body.get_ordered_ops() if op.get_type_name() not in INERT]
     if any(op.get_instance_id() not in matcher.taken for op in left):
         return None
-    states = tuple(entry.external_port for entry in spec.merged_inputs)
-    if weights.kind == "LSTM" and matcher.states[_parameter_key(loop, 0)] != "h":
-        states = states[::-1]
-    return Cell(weights, matcher.hidden, sliced.stride < 0, sliced.external_port, states, outputs)
+    ports = sorted(states, key=lambda e: matcher.states[_parameter_key(loop, e)] != "h")
+    ports = tuple(entry.external_port for entry in ports)
+    return Cell(weights, matcher.hidden, sliced.stride < 0, sliced.external_port, ports, outputs)
 
 
 def _whole_sequence(entry: SlicedInput | ConcatenatedOutput) -> bool:
@@ -92,19 +98,39 @@ def _always_continues(loop: LoopIR) -> bool:
     return condition is not None and bool(np.all(condition))
 
 
-def _parameter_key(loop: LoopIR, merged: int) -> tuple[int, int]:
-    parameter = loop.body.get_parameters()[loop.spec.merged_inputs[merged].body_parameter]
-    return key(parameter.output(0))
+def _parameter(loop: LoopIR, entry: MergedInput) -> ov.Output:
+    return loop.body.get_parameters()[entry.body_parameter].output(0)
 
 
-def _matcher(loop: LoopIR) -> Matcher | None:
+def _parameter_key(loop: LoopIR, entry: MergedInput) -> tuple[int, int]:
+    return key(_parameter(loop, entry))
+
+
+def _counters(loop: LoopIR) -> dict[int, tuple[np.ndarray, ov.Node]]:
+    """Carried counters (jax2onnx's step count): merged inputs (by index) whose back edge is
+    Add(their Parameter, a constant scalar step) and whose Parameter nothing else reads; the step
+    and the Add."""
+    found = {}
+    for index, entry in enumerate(loop.spec.merged_inputs):
+        parameter = _parameter(loop, entry)
+        node = loop.body_value(entry.body_result).get_node()
+        if node.get_type_name() != "Add" or len(parameter.get_target_inputs()) != 1:
+            continue
+        for own, step in operand_orders(node):
+            value = ovgraph.constant_value(step)
+            if key(own) == key(parameter) and value is not None and value.size == 1:
+                found[index] = (value.reshape(()), node)
+    return found
+
+
+def _matcher(loop: LoopIR, states: list[MergedInput]) -> Matcher | None:
     """A Matcher for `loop`'s step input and states (f32, x [1, B, I], states [B, H], I and H
     static), constants of invariant inputs resolved; None when the shapes do not fit."""
     parameters = loop.body.get_parameters()
     x = parameters[loop.spec.sliced_inputs[0].body_parameter].output(0)
-    states = [parameters[e.body_parameter].output(0) for e in loop.spec.merged_inputs]
-    shapes = [value.get_partial_shape() for value in (x, *states)]
-    if any(v.get_element_type() != ov.Type.f32 for v in (x, *states)):
+    carried = [_parameter(loop, entry) for entry in states]
+    shapes = [value.get_partial_shape() for value in (x, *carried)]
+    if any(v.get_element_type() != ov.Type.f32 for v in (x, *carried)):
         return None
     if shapes[0].rank.get_length() != 3 or any(s.rank.get_length() != 2 for s in shapes[1:]):
         return None
@@ -118,56 +144,49 @@ def _matcher(loop: LoopIR) -> Matcher | None:
         value = ovgraph.constant_value(loop.outer[entry.external_port])
         if value is not None:
             constants[key(parameters[entry.body_parameter].output(0))] = value
-    roles = {key(states[0]): "h"}
+    roles = {key(carried[0]): "h"}
     return Matcher(x, roles, constants, hidden, shapes[0][2].get_length())
 
 
-def _matched(loop: LoopIR, m: Matcher) -> CellWeights:
+def _matched(loop: LoopIR, m: Matcher, states: list[MergedInput]) -> CellWeights:
     """The cell's weights: RNN or GRU for one carried state, LSTM for two (either one h)."""
-    merged = loop.spec.merged_inputs
-    news = [loop.body_value(entry.body_result) for entry in merged]
-    if len(merged) == 1:
-        h = loop.body.get_parameters()[merged[0].body_parameter].output(0)
+    news = [loop.body_value(entry.body_result) for entry in states]
+    if len(states) == 1:
+        h = _parameter(loop, states[0])
         return m.first(lambda: match_rnn(m, news[0]), lambda: match_gru(m, news[0], h))
-    keys = [_parameter_key(loop, index) for index in (0, 1)]
+    keys = [_parameter_key(loop, entry) for entry in states]
 
     def lstm(h: int, c: int) -> CellWeights:
         m.states = {keys[h]: "h", keys[c]: "c"}
-        parameter = loop.body.get_parameters()[merged[c].body_parameter].output(0)
-        return match_lstm(m, news[h], news[c], parameter)
+        return match_lstm(m, news[h], news[c], _parameter(loop, states[c]))
 
     return m.first(lambda: lstm(0, 1), lambda: lstm(1, 0))
 
 
-def _outputs(loop: LoopIR, m: Matcher, backward: bool) -> tuple[tuple, ...]:
+def _outputs(loop: LoopIR, m: Matcher, counters: dict, backward: bool) -> tuple[tuple, ...]:
     """What each Loop output is (see Cell.outputs); NoMatch for any other body Result."""
     spec = loop.spec
     merged = spec.merged_inputs
-    state_of = {
-        key(loop.body_value(e.body_result)): m.states[_parameter_key(loop, i)]
-        for i, e in enumerate(merged)
-    }
-    h_new = next(k for k, role in state_of.items() if role == "h")
     kinds = {}
-    for index, result in enumerate(loop.body.get_results()):
-        if index == spec.execution_condition:
-            continue
-        value = result.input_value(0)
-        if key(value) in state_of:
-            kinds[index] = (state_of[key(value)], False)
-        elif _is_step_part(m, value, h_new):
-            kinds[index] = ("h", True)
-        else:
-            raise NoMatch
+    for index, entry in enumerate(merged):
+        role = ("counter", index) if index in counters else m.states[_parameter_key(loop, entry)]
+        kinds[key(loop.body_value(entry.body_result))] = role
+    h_new = next(k for k, role in kinds.items() if role == "h")
     made = []
     for entry in spec.outputs():
-        state, part = kinds[entry.body_result]
+        value = loop.body_value(entry.body_result)
+        role = kinds.get(key(value)) or ("part" if _is_step_part(m, value, h_new) else None)
         if isinstance(entry, ConcatenatedOutput):
-            if not part or not _whole_sequence(entry):
+            if role != "part" or not _whole_sequence(entry):
                 raise NoMatch
             made.append(("stacked", backward != (entry.stride < 0)))
+        elif role is None:
+            raise NoMatch
+        elif isinstance(role, tuple):
+            step = counters[role[1]][0]
+            made.append(("counter", merged[role[1]].external_port, step))
         else:
-            made.append(("last", 0 if state == "h" else 1, part))
+            made.append(("last", 0 if role in ("h", "part") else 1, role == "part"))
     return tuple(made)
 
 
@@ -179,8 +198,6 @@ def _is_step_part(m: Matcher, value: ov.Output, h_new: tuple[int, int]) -> bool:
     shape, state = value.get_partial_shape(), node.input_value(0).get_partial_shape()
     if shape.rank.get_length() != 3 or shape[0] != 1 or shape[2] != state[1]:
         return False
-    if shape[1].is_dynamic and state[0].is_dynamic and node.get_type_name() == "Reshape":
-        return False  # a Reshape of a dynamic batch may regroup rows
     m.take(node)
     return True
 
@@ -203,10 +220,21 @@ def lower_to_sequence(loop: LoopIR, cell: Cell) -> list[ov.Output]:
     for what in cell.outputs:
         if what[0] == "stacked":
             outputs.append(ovgraph.reverse(stacked, 0) if what[1] else stacked)
+        elif what[0] == "counter":
+            outputs.append(_counted(loop.outer[what[1]], what[2], steps))
         else:
             final = finals[what[1]]
             outputs.append(ops.unsqueeze(final, zero).output(0) if what[2] else final)
+    if loop.may_run_zero:  # stacked outputs empty with the body's static dims, as Loop-5's
+        loop = GuardZeroIterationRuns().run(loop)
     return apply_steps(loop.results, AfterLoop(outputs, loop.trip, loop.start))
+
+
+def _counted(initial: ov.Output, step: np.ndarray, steps: ov.Output) -> ov.Output:
+    """A counter after `steps` iterations: initial + steps * step, in the counter's type."""
+    kind = initial.get_element_type()
+    total = ops.multiply(ops.convert(steps, kind), ops.constant(step, kind))
+    return ops.add(initial, ops.reshape(total, ops.shape_of(initial), False)).output(0)
 
 
 def _time_first() -> ov.Output:
