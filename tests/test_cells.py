@@ -50,7 +50,7 @@ def zero_length_run(cell: Cell, batch: int, symbolic: bool) -> tuple[dict, list]
     return feeds, [*states, np.zeros((0, 0 if symbolic else batch, H), np.float32)]
 
 
-@pytest.mark.parametrize("form", ["loop", "scan", "jax", "torch"])
+@pytest.mark.parametrize("form", ["loop", "scan", "jax", "torch", "tf"])
 @pytest.mark.parametrize("name", sorted(CELLS))
 def test_each_cell_in_each_form_becomes_its_sequence_op(name, form, recognised, tmp_path):
     cell = CELLS[name]
@@ -333,3 +333,25 @@ def test_the_cost_model_follows_its_calibration(recognised):
 def test_the_default_level_keeps_the_loop(recognised):
     conversion = ov_loops.translate(loop_model("lstm", "scan", H, 1), optimize="default")
     assert recognised == [] and conversion.loops[0].spec is not None
+
+
+def with_limit_input(model: onnx.ModelProto) -> onnx.ModelProto:
+    """The tf form with its while-loop's limit t a graph input instead of the length of X."""
+    graph = model.graph
+    kept = [made for made in graph.node if "t" not in made.output and "t_1d" not in made.output]
+    del graph.node[:]
+    graph.node.extend(kept)
+    graph.input.append(helper.make_tensor_value_info("t", TensorProto.INT64, []))
+    return model
+
+
+@pytest.mark.parametrize("name", ["rnn", "lstm"])
+def test_a_while_loop_stopping_before_the_end_of_the_sequence(name, recognised, tmp_path):
+    model = with_limit_input(loop_model(name, "tf", H, 2))
+    limits = (3, 0, 6, 1)
+    made = [
+        {**feeds, "t": np.array(limit, np.int64)}
+        for feeds, limit in zip(runs(name, 2, (6, 6, 6, 4)), limits)
+    ]
+    assert_matches_onnxruntime(model, made, tmp_path, 1e-4, 1e-5, optimize="max")
+    assert recognised[0] is not None and recognised[0].read.counter is not None

@@ -78,7 +78,8 @@ class Gate:
 
 @dataclass
 class Matcher:
-    """What matching reads: the step input `x` (the sliced Parameter), the states' Parameters by
+    """What matching reads: the step input `x` (the sliced Parameter, or all of X read at a
+    counter), the states' Parameters by
     role ("h", "c"), constants behind Parameters (invariant inputs fed a constant) and the ops
     taken so far."""
 
@@ -87,6 +88,7 @@ class Matcher:
     constants: dict[tuple[int, int], np.ndarray]
     hidden: int
     inputs: int
+    counter: tuple[int, int] | None = None  # x is all of X, read at this counter's Parameter
     taken: set[int] = field(default_factory=set)
 
     def take(self, node: ov.Node) -> None:
@@ -116,11 +118,22 @@ class Matcher:
                 self.taken = saved
         raise NoMatch
 
+    def _reads_step(self, node: ov.Node) -> bool:
+        """Whether `node` is Gather(X, counter, axis 0)."""
+        if node.get_type_name() != "Gather" or node.get_batch_dims() != 0:
+            return False
+        axis = self.constant(node.input_value(2))
+        reads = key(node.input_value(0)) == key(self.x) and key(node.input_value(1)) == self.counter
+        return reads and axis is not None and int(axis) == 0
+
     def role(self, source: ov.Output) -> str:
         """ "h" or "c" for a state, "x" for a view of the step input as [B, I], else "other"."""
         if key(source) in self.states:
             return self.states[key(source)]
         node = source.get_node()
+        if self.counter is not None and self._reads_step(node):
+            self.take(node)
+            return "x"
         if node.get_type_name() in VIEWS and key(node.input_value(0)) == key(self.x):
             part, shape = self.x.get_partial_shape(), source.get_partial_shape()
             if shape.rank.get_length() == 2 and part[0] == 1 and shape[1] == part[2]:

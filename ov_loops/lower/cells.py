@@ -2,19 +2,20 @@
 LSTMSequence-5.
 
 A loop is recognised (`recognized_cell`) when it reads one sequence X [T, B, I] one step at a
-time (a sliced input on axis 0, forward or backward), carries h (and c for an LSTM) [B, H],
-always continues (a constant true condition), and its body is exactly one cell step
+time (lower/cell_reads.py: a sliced input, or X[k] at a counter k while k < limit), carries h
+(and c for an LSTM) [B, H] and maybe counters, and its body is exactly one cell step
 (lower/cell_match.py) and the values it gives out: h' and c' as last values, h' with a length-1
-axis in front as the stacked output. Every op of the body must belong to that; anything else
-(a clip, another activation, a peephole, a value read elsewhere) leaves the loop to Loop-5.
+axis in front as the stacked output, the counters. Every op of the body must belong to that;
+anything else (a clip, another activation, a peephole, a value read elsewhere) leaves the loop
+to Loop-5.
 
 The lowering (`lower_to_sequence`) runs the cell over the steps the loop would run::
 
-    n = trip count (min(M, T), T when unbounded; 0 when the initial condition is false)
-    X_used = X[:n] forward, X[T - n:] backward (the loop reads X[T-1], ..., X[T-n])
+    n, X_used = the steps the loop runs and the rows it reads (lower/cell_reads.py)
     Y, Ho, Co = *Sequence(transpose(X_used, [1, 0, 2]), h0, c0, lengths=[n] * B, W, R, B)
     stacked h = transpose(Y[:, 0], [1, 0, 2]), reversed unless the stack runs the way X is read
     last h, c = Ho, Co, or h0, c0 when n == 0 (the CPU plugin leaves Ho, Co undefined then)
+    last counter = k0 + n * step
     when n may be 0: the zero-iteration guards of Loop-5 (GuardZeroIterationRuns): a stacked
     output is then empty with the body's static dims, 0 for the dynamic ones, as a Loop's is
 """
@@ -28,27 +29,34 @@ import openvino as ov
 import openvino.opset15 as ops
 
 from ov_loops import ovgraph
-from ov_loops.contract.spec import ConcatenatedOutput, MergedInput, SlicedInput
+from ov_loops.contract.spec import ConcatenatedOutput, MergedInput
 from ov_loops.loopir.loop import LoopIR
 from ov_loops.loopir.passes.cpu_guards import GuardZeroIterationRuns
 from ov_loops.loopir.steps import AfterLoop, apply_steps
 from ov_loops.lower.cell_match import CellWeights, match_gru, match_lstm, match_rnn
-from ov_loops.lower.cell_patterns import Matcher, NoMatch, key, operand_orders
+from ov_loops.lower.cell_patterns import Matcher, NoMatch, key
+from ov_loops.lower.cell_reads import (
+    SequenceRead,
+    counters,
+    iterations,
+    parameter,
+    rows_read,
+    sequence_read,
+    whole_sequence,
+)
 
-FORWARD, BACKWARD = (1, 0, -1), (-1, -1, 0)  # (stride, start, end) of a whole-sequence slice
 INERT = ("Parameter", "Result", "Constant")
 
 
 @dataclass(frozen=True)
 class Cell:
-    """A recognised loop: the cell's weights, H, whether X is read backwards, the external ports
-    of X and of the initial states (h, then c), and per Loop output (port order) what it is:
-    ("last", state, with a length-1 axis in front) or ("stacked", reversed)."""
+    """A recognised loop: the cell's weights, H, how it reads X, the external ports of the
+    initial states (h, then c), and per Loop output (port order) what it is: ("last", state,
+    with a length-1 axis in front), ("stacked", reversed) or ("counter", port, step)."""
 
     weights: CellWeights
     hidden: int
-    backward: bool
-    x_port: int
+    read: SequenceRead
     state_ports: tuple[int, ...]
     outputs: tuple[tuple, ...]
 
@@ -56,79 +64,44 @@ class Cell:
     def op(self) -> str:
         return f"{self.weights.kind}Sequence"
 
+    @property
+    def backward(self) -> bool:
+        return self.read.backward
+
 
 def recognized_cell(loop: LoopIR) -> Cell | None:
     """The cell `loop` computes, or None when its body is anything more or less than one step."""
-    spec = loop.spec
-    if len(spec.sliced_inputs) != 1 or not _always_continues(loop):
+    counted = counters(loop)
+    read = sequence_read(loop, counted)
+    states = [e for i, e in enumerate(loop.spec.merged_inputs) if i not in counted]
+    if read is None or len(states) not in (1, 2):
         return None
-    sliced = spec.sliced_inputs[0]
-    counters = _counters(loop)
-    states = [e for i, e in enumerate(spec.merged_inputs) if i not in counters]
-    if not _whole_sequence(sliced) or len(states) not in (1, 2):
-        return None
-    matcher = _matcher(loop, states)
+    matcher = _matcher(loop, read, states)
     if matcher is None:
         return None
-    for _, node in counters.values():
+    for _, node in counted.values():
         matcher.take(node)
+    if read.condition is not None:
+        matcher.take(read.condition)
     try:
         weights = _matched(loop, matcher, states)
-        outputs = _outputs(loop, matcher, counters, sliced.stride < 0)
+        outputs = _outputs(loop, matcher, counted, read.backward)
     except NoMatch:
         return None
     left = [op for op in loop.body.get_ordered_ops() if op.get_type_name() not in INERT]
     if any(op.get_instance_id() not in matcher.taken for op in left):
         return None
-    ports = sorted(states, key=lambda e: matcher.states[_parameter_key(loop, e)] != "h")
+    ports = sorted(states, key=lambda e: matcher.states[key(parameter(loop, e))] != "h")
     ports = tuple(entry.external_port for entry in ports)
-    return Cell(weights, matcher.hidden, sliced.stride < 0, sliced.external_port, ports, outputs)
+    return Cell(weights, matcher.hidden, read, ports, outputs)
 
 
-def _whole_sequence(entry: SlicedInput | ConcatenatedOutput) -> bool:
-    return (
-        entry.axis == 0
-        and entry.part_size == 1
-        and (entry.stride, entry.start, entry.end) in (FORWARD, BACKWARD)
-    )
-
-
-def _always_continues(loop: LoopIR) -> bool:
-    condition = ovgraph.constant_value(loop.body_value(loop.spec.execution_condition))
-    return condition is not None and bool(np.all(condition))
-
-
-def _parameter(loop: LoopIR, entry: MergedInput) -> ov.Output:
-    return loop.body.get_parameters()[entry.body_parameter].output(0)
-
-
-def _parameter_key(loop: LoopIR, entry: MergedInput) -> tuple[int, int]:
-    return key(_parameter(loop, entry))
-
-
-def _counters(loop: LoopIR) -> dict[int, tuple[np.ndarray, ov.Node]]:
-    """Carried counters (jax2onnx's step count): merged inputs (by index) whose back edge is
-    Add(their Parameter, a constant scalar step) and whose Parameter nothing else reads; the step
-    and the Add."""
-    found = {}
-    for index, entry in enumerate(loop.spec.merged_inputs):
-        parameter = _parameter(loop, entry)
-        node = loop.body_value(entry.body_result).get_node()
-        if node.get_type_name() != "Add" or len(parameter.get_target_inputs()) != 1:
-            continue
-        for own, step in operand_orders(node):
-            value = ovgraph.constant_value(step)
-            if key(own) == key(parameter) and value is not None and value.size == 1:
-                found[index] = (value.reshape(()), node)
-    return found
-
-
-def _matcher(loop: LoopIR, states: list[MergedInput]) -> Matcher | None:
-    """A Matcher for `loop`'s step input and states (f32, x [1, B, I], states [B, H], I and H
-    static), constants of invariant inputs resolved; None when the shapes do not fit."""
+def _matcher(loop: LoopIR, read: SequenceRead, states: list[MergedInput]) -> Matcher | None:
+    """A Matcher for `loop`'s step input and states (f32, x [1 or T, B, I], states [B, H], I
+    and H static), constants of invariant inputs resolved; None when the shapes do not fit."""
     parameters = loop.body.get_parameters()
-    x = parameters[loop.spec.sliced_inputs[0].body_parameter].output(0)
-    carried = [_parameter(loop, entry) for entry in states]
+    x = parameters[read.x_parameter].output(0)
+    carried = [parameter(loop, entry) for entry in states]
     shapes = [value.get_partial_shape() for value in (x, *carried)]
     if any(v.get_element_type() != ov.Type.f32 for v in (x, *carried)):
         return None
@@ -144,21 +117,24 @@ def _matcher(loop: LoopIR, states: list[MergedInput]) -> Matcher | None:
         value = ovgraph.constant_value(loop.outer[entry.external_port])
         if value is not None:
             constants[key(parameters[entry.body_parameter].output(0))] = value
+    counter = None
+    if read.counter is not None:
+        counter = key(parameter(loop, loop.spec.merged_inputs[read.counter]))
     roles = {key(carried[0]): "h"}
-    return Matcher(x, roles, constants, hidden, shapes[0][2].get_length())
+    return Matcher(x, roles, constants, hidden, shapes[0][2].get_length(), counter)
 
 
 def _matched(loop: LoopIR, m: Matcher, states: list[MergedInput]) -> CellWeights:
     """The cell's weights: RNN or GRU for one carried state, LSTM for two (either one h)."""
     news = [loop.body_value(entry.body_result) for entry in states]
     if len(states) == 1:
-        h = _parameter(loop, states[0])
+        h = parameter(loop, states[0])
         return m.first(lambda: match_rnn(m, news[0]), lambda: match_gru(m, news[0], h))
-    keys = [_parameter_key(loop, entry) for entry in states]
+    keys = [key(parameter(loop, entry)) for entry in states]
 
     def lstm(h: int, c: int) -> CellWeights:
         m.states = {keys[h]: "h", keys[c]: "c"}
-        return match_lstm(m, news[h], news[c], _parameter(loop, states[c]))
+        return match_lstm(m, news[h], news[c], parameter(loop, states[c]))
 
     return m.first(lambda: lstm(0, 1), lambda: lstm(1, 0))
 
@@ -169,7 +145,7 @@ def _outputs(loop: LoopIR, m: Matcher, counters: dict, backward: bool) -> tuple[
     merged = spec.merged_inputs
     kinds = {}
     for index, entry in enumerate(merged):
-        role = ("counter", index) if index in counters else m.states[_parameter_key(loop, entry)]
+        role = ("counter", index) if index in counters else m.states[key(parameter(loop, entry))]
         kinds[key(loop.body_value(entry.body_result))] = role
     h_new = next(k for k, role in kinds.items() if role == "h")
     made = []
@@ -177,7 +153,7 @@ def _outputs(loop: LoopIR, m: Matcher, counters: dict, backward: bool) -> tuple[
         value = loop.body_value(entry.body_result)
         role = kinds.get(key(value)) or ("part" if _is_step_part(m, value, h_new) else None)
         if isinstance(entry, ConcatenatedOutput):
-            if role != "part" or not _whole_sequence(entry):
+            if role != "part" or not whole_sequence(entry):
                 raise NoMatch
             made.append(("stacked", backward != (entry.stride < 0)))
         elif role is None:
@@ -205,16 +181,17 @@ def _is_step_part(m: Matcher, value: ov.Output, h_new: tuple[int, int]) -> bool:
 def lower_to_sequence(loop: LoopIR, cell: Cell) -> list[ov.Output]:
     """The cell's *Sequence-5 op for `loop`, then each result's post-loop steps; the values in
     result order (see the module docstring)."""
-    sequence = loop.outer[cell.x_port]
-    steps = _iterations(loop, sequence)
+    sequence = loop.outer[cell.read.x_port]
+    steps = iterations(loop, cell.read, sequence)
     initial = [loop.outer[port] for port in cell.state_ports]
-    node = _sequence_op(cell, _steps_read(loop, sequence, steps, cell.backward), initial, steps)
+    node = _sequence_op(cell, rows_read(loop, cell.read, sequence, steps), initial, steps)
     one = ops.constant(np.array([1], np.int64))
     finals = [ops.squeeze(node.output(1 + k), one).output(0) for k in range(len(initial))]
     if loop.may_run_zero:
         none = ops.equal(steps, ops.constant(np.int64(0)))
         finals = [ops.select(none, first, last).output(0) for first, last in zip(initial, finals)]
-    stacked = ops.transpose(ops.squeeze(node.output(0), one), _time_first()).output(0)
+    order = ops.constant(np.array([1, 0, 2], np.int64))
+    stacked = ops.transpose(ops.squeeze(node.output(0), one), order).output(0)
     zero = ops.constant(np.array([0], np.int64))
     outputs = []
     for what in cell.outputs:
@@ -237,42 +214,6 @@ def _counted(initial: ov.Output, step: np.ndarray, steps: ov.Output) -> ov.Outpu
     return ops.add(initial, ops.reshape(total, ops.shape_of(initial), False)).output(0)
 
 
-def _time_first() -> ov.Output:
-    return ops.constant(np.array([1, 0, 2], np.int64)).output(0)
-
-
-def _iterations(loop: LoopIR, sequence: ov.Output) -> ov.Output:
-    """How many steps the loop runs, an i64 scalar (its trip count is capped at X's length)."""
-    if loop.trip.constant is not None:
-        steps = ops.constant(np.int64(loop.trip.constant)).output(0)
-    else:
-        total = ovgraph.length(sequence, 0)
-        unbounded = ops.less(loop.trip.value, ops.constant(np.int64(0)))
-        steps = ops.select(unbounded, total, ops.minimum(loop.trip.value, total)).output(0)
-    if loop.start.runtime:
-        steps = ops.select(loop.start.value, steps, ops.constant(np.int64(0))).output(0)
-    return steps
-
-
-def _steps_read(loop: LoopIR, sequence: ov.Output, steps: ov.Output, backward: bool) -> ov.Output:
-    """X_used as [B, n, I]: the n rows the loop reads, batch first."""
-    length = sequence.get_partial_shape()[0]
-    whole = (
-        length.is_static and loop.trip.constant == length.get_length() and not loop.start.runtime
-    )
-    if not whole:
-        one = ops.constant(np.array([1], np.int64))
-        zero = ops.constant(np.array([0], np.int64))
-        count = ops.unsqueeze(steps, zero)
-        if backward:
-            total = ops.unsqueeze(ovgraph.length(sequence, 0), zero)
-            start, stop = ops.subtract(total, count), total
-        else:
-            start, stop = zero, count
-        sequence = ops.slice(sequence, start, stop, one, zero).output(0)
-    return ops.transpose(sequence, _time_first()).output(0)
-
-
 def _sequence_op(
     cell: Cell, inputs: ov.Output, initial: list[ov.Output], steps: ov.Output
 ) -> ov.Node:
@@ -283,7 +224,7 @@ def _sequence_op(
     batch = ops.gather(ops.shape_of(initial[0], ov.Type.i64), ops.constant([0]), ops.constant(0))
     lengths = ops.broadcast(steps, batch)
     W, R, B = (ops.constant(array[np.newaxis]) for array in (weights.W, weights.R, weights.B))
-    direction = "reverse" if cell.backward else "forward"
+    direction = "reverse" if cell.read.backward else "forward"
     common = dict(hidden_size=cell.hidden, direction=direction, activations=weights.activations)
     if weights.kind == "LSTM":
         return ops.lstm_sequence(inputs, *states, lengths, W, R, B, **common)
