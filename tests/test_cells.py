@@ -50,7 +50,7 @@ def zero_length_run(cell: Cell, batch: int, symbolic: bool) -> tuple[dict, list]
     return feeds, [*states, np.zeros((0, 0 if symbolic else batch, H), np.float32)]
 
 
-@pytest.mark.parametrize("form", ["loop", "scan", "jax", "torch", "tf"])
+@pytest.mark.parametrize("form", ["loop", "scan", "jax", "torch", "tf", "tf_concat"])
 @pytest.mark.parametrize("name", sorted(CELLS))
 def test_each_cell_in_each_form_becomes_its_sequence_op(name, form, recognised, tmp_path):
     cell = CELLS[name]

@@ -8,18 +8,19 @@ import openvino as ov
 
 from ov_loops.contract.spec import LoopSpec
 from ov_loops.loopir.loop import LoopIR
-from ov_loops.loopir.passes.licm import HoistInvariantComputation
+from ov_loops.loopir.passes.hoist_sliced import HoistSlicedComputation
 from ov_loops.loopir.passes.pipeline import PIPELINE, TargetProfile
 from ov_loops.lower.cell_cost import CellLowering, sequence_is_faster
 from ov_loops.lower.cells import lower_to_sequence, recognized_cell
 from ov_loops.lower.fold import fold, fold_reason
 from ov_loops.lower.loop5 import lower_to_loop5
 
-# Cells are recognised after the body is simplified and dead values are gone (MOC folds the
-# exporters' transposes and shape arithmetic; carried weights become invariant constants), and
-# before the passes that change the step itself: hoisting takes x W out of the body, unrolling
-# chains copies of it.
-BEFORE_CELLS = PIPELINE[: PIPELINE.index(HoistInvariantComputation)]
+# Cells are recognised after the body is simplified, dead values are gone, invariant work has
+# left and accumulators are stacked outputs (MOC folds the exporters' transposes and shape
+# arithmetic; carried weights become invariant constants; tf2onnx's Concat accumulator becomes
+# the stacked h), and before the passes that change the step itself: hoisting takes x W out of
+# the body, unrolling chains copies of it.
+BEFORE_CELLS = PIPELINE[: PIPELINE.index(HoistSlicedComputation)]
 AFTER_CELLS = PIPELINE[len(BEFORE_CELLS) :]
 
 
