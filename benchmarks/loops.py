@@ -96,7 +96,8 @@ def quick_rows() -> list[Row]:
     rows += [Row(cell, "scan", 64, 1, 100) for cell in ("rnn", "gru_lbr")]
     rows += [Row(cell, form, 64, 16, 100) for form, cell in EXPORTER_ROWS]
     rows += [Row("rnn", "loop", 256, 1, 1000), Row("lstm", "scan", 256, 16, 100)]
-    rows += [Row("rnn", "loop", 1024, 1, 100), Row("lstm", "loop", 256, 1, 100)]
+    rows += [Row("rnn", "scan", 256, 1, 1000), Row("rnn", "loop", 1024, 1, 100)]
+    rows += [Row("lstm", "loop", 256, 1, 100)]
     rows += [Row("gru_lbr", "loop", 256, 16, 100)]
     return rows
 
