@@ -61,7 +61,11 @@ class Affine:
 
     def with_bias(self, bias: np.ndarray) -> Affine:
         bias = np.asarray(bias, np.float64)
-        if bias.size not in (1, self.bias.size) or (bias.ndim == 2 and bias.shape[0] != 1):
+        if (
+            bias.ndim > 2
+            or bias.size not in (1, self.bias.size)
+            or bias.shape[:-1] not in ((), (1,))
+        ):
             raise NoMatch
         return Affine(self.terms, self.bias + bias.reshape(-1))
 
