@@ -14,7 +14,7 @@ from benchmarks.loop_models import CELLS, Cell, loop_feeds, loop_model
 from ov_loops.lower import select
 from ov_loops.lower.cell_cost import predicted
 from ov_loops.reference.ir_reference import run_ir
-from tests.harness import assert_matches_onnxruntime
+from tests.harness import assert_matches_onnxruntime, run_cli
 
 H = 8
 node = helper.make_node
@@ -355,3 +355,19 @@ def test_a_while_loop_stopping_before_the_end_of_the_sequence(name, recognised, 
     ]
     assert_matches_onnxruntime(model, made, tmp_path, 1e-4, 1e-5, optimize="max")
     assert recognised[0] is not None and recognised[0].read.counter is not None
+
+
+def test_the_cost_model_chooses_per_loop_at_max(tmp_path):
+    lstm = ov_loops.translate(loop_model("lstm", "scan", 64, 1), optimize="max").loops[0]
+    gru = ov_loops.translate(loop_model("gru", "scan", 64, 1), optimize="max").loops[0]
+    assert lstm.becomes == "LSTMSequence-5" and lstm.spec is None
+    assert gru.becomes == "Loop-5" and gru.spec is not None  # GRUSequence measured slower
+
+
+def test_the_command_line_names_the_sequence_op(tmp_path):
+    source = tmp_path / "lstm.onnx"
+    onnx.save(loop_model("lstm", "loop", 64, 1), source)
+    result = run_cli("convert", str(source), "-o", str(tmp_path / "out.xml"), "--optimize", "max")
+    assert result.returncode == 0, result.stderr
+    assert "main/Loop_2: Loop -> LSTMSequence-5; optimized:" in result.stdout
+    assert result.stdout.splitlines()[0].endswith("-> LSTMSequence")
