@@ -104,14 +104,15 @@ def _counted_read(loop: LoopIR, counted: dict) -> SequenceRead | None:
         first = ovgraph.constant_value(loop.outer[entry.external_port])
         if key(less.input_value(0)) != key(add.output(0)) or step != 1 or first is None:
             continue
+        first = int(first.reshape(-1)[0]) if first.size == 1 else -1
         gathers = [
             _gathered(loop, reader.get_node(), by_parameter)
             for reader in parameter(loop, entry).get_target_inputs()
         ]
         found = [g for g in gathers if g is not None]
-        if limit_port is None or len(found) != 1 or int(first) < 0:
+        if limit_port is None or len(found) != 1 or first < 0:
             return None
-        return SequenceRead(*found[0], False, index, int(first), less, limit_port)
+        return SequenceRead(*found[0], False, index, first, less, limit_port)
     return None
 
 
@@ -146,7 +147,7 @@ def iterations(loop: LoopIR, read: SequenceRead, sequence: ov.Output) -> ov.Outp
     return steps
 
 
-def rows_read(loop: LoopIR, read: SequenceRead, sequence: ov.Output, steps: ov.Output):
+def rows_read(loop: LoopIR, read: SequenceRead, sequence: ov.Output, steps: ov.Output) -> ov.Output:
     """The n rows the loop reads, batch first: [B, n, I]."""
     length = sequence.get_partial_shape()[0]
     whole = length.is_static and loop.trip.constant == length.get_length()
