@@ -1,6 +1,6 @@
 """Calibration of the cell lowering's cost model (ov_loops/lower/cell_cost.py): a recognised
-cell as its *Sequence-5 op vs the same loop at optimize="max" without it (hoisting, unrolling,
-Loop-5), vs openvino.convert_model's IR.
+cell as its *Sequence-5 op vs the same loop at optimize="max" and "default" without it
+(hoisting, unrolling, Loop-5), vs openvino.convert_model's IR.
 
     python -m benchmarks.cell_lowering [--cells rnn,gru,gru_lbr,lstm] [--hidden 64,256,1024]
         [--batch 1,16] [--steps 100] [--rounds 15] [--json OUT]
@@ -35,7 +35,8 @@ FORCED = TargetProfile("CPU", CPU.passes)
 
 
 def compiled_models(cell: str, hidden: int, batch: int) -> dict[str, ov.CompiledModel]:
-    """The sequence op (cost model bypassed), max without cells, and convert_model's IR."""
+    """The sequence op (cost model bypassed), max and default without cells, and
+    convert_model's IR."""
     from ov_loops.lower import select
 
     model = loop_model(cell, "loop", hidden, batch)
@@ -46,7 +47,8 @@ def compiled_models(cell: str, hidden: int, batch: int) -> dict[str, ov.Compiled
         made = {"sequence": Converter(load_model(model), FORCED, "max").convert().model}
     finally:
         select.sequence_is_faster = chosen
-    made["loop max"] = Converter(load_model(model), WITHOUT_CELLS, "max").convert().model
+    for level in ("max", "default"):
+        made[f"loop {level}"] = Converter(load_model(model), WITHOUT_CELLS, level).convert().model
     with tempfile.TemporaryDirectory() as scratch:
         path = Path(scratch) / "model.onnx"
         path.write_bytes(model.SerializeToString())
@@ -92,7 +94,7 @@ def main() -> int:
                 cells = "  ".join(
                     f"{name} x{row[name]['ratio']:.2f} ({row[name]['spread'][0]:.2f}-"
                     f"{row[name]['spread'][1]:.2f})"
-                    for name in ("sequence", "loop max")
+                    for name in ("sequence", "loop max", "loop default")
                 )
                 print(
                     f"{cell:8} H={hidden:<5} B={batch:<3} openvino "
