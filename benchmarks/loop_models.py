@@ -392,13 +392,14 @@ FORMS: dict[str, Callable[[Cell, int, Dim], list[onnx.NodeProto]]] = {
 EXPORTER_FORMS = ("jax", "tf", "tf_concat", "torch")
 
 
-def loop_model(cell_name: str, form: str, hidden: int, batch: int, seed: int = 0):
-    """The ONNX model of `cell_name` in `form`; exporter forms get a symbolic batch "B"."""
-    cell = CELLS[cell_name]
+def loop_model(cell_name: str | Cell, form: str, hidden: int, batch: int, seed: int = 0):
+    """The ONNX model of `cell_name` (or a Cell) in `form`; exporter forms get a symbolic batch
+    "B"."""
+    cell = CELLS[cell_name] if isinstance(cell_name, str) else cell_name
     dim: Dim = "B" if form in EXPORTER_FORMS else batch
     graph = helper.make_graph(
         FORMS[form](cell, hidden, dim),
-        f"{cell_name}_{form}",
+        f"{cell.name}_{form}",
         [floats("X", "T", dim, hidden), *states(cell, "0", dim, hidden)],
         [*states(cell, "_last", dim, hidden), floats("hs", "T", dim, hidden)],
         cell.weights(hidden, seed),
@@ -408,10 +409,11 @@ def loop_model(cell_name: str, form: str, hidden: int, batch: int, seed: int = 0
     return made
 
 
-def loop_feeds(cell_name: str, hidden: int, batch: int, steps: int, seed: int = 1) -> dict:
+def loop_feeds(cell_name: str | Cell, hidden: int, batch: int, steps: int, seed: int = 1) -> dict:
     """Random X [steps, batch, hidden] ~ N(0, 1) and initial states ~ N(0, 0.25)."""
+    cell = CELLS[cell_name] if isinstance(cell_name, str) else cell_name
     rng = np.random.default_rng(seed)
     made = {"X": rng.standard_normal((steps, batch, hidden)).astype(np.float32)}
-    for state in CELLS[cell_name].states:
+    for state in cell.states:
         made[state + "0"] = (rng.standard_normal((batch, hidden)) * 0.5).astype(np.float32)
     return made

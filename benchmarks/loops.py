@@ -6,7 +6,8 @@
 Rows are loops (benchmarks/loop_models.py): RNN, GRU (linear_before_reset 0 and 1) and LSTM
 cells as Loop and Scan, and loops shaped like jax2onnx, tf2onnx and torch's exports, for H, B
 and T from the grid (--full) or a small subset (--quick, the default; about two minutes).
-Columns: `ov_loops.convert(model, optimize=...)` with "max", "default" and "none",
+Columns: `ov_loops.convert(model, optimize=...)` with "max", "default" and "none" (a cell
+marked [LSTMSequence] etc. where the loop became that op: lower/cells.py),
 `openvino.convert_model(path)` and onnxruntime. OpenVINO runs on CPU with
 INFERENCE_PRECISION_HINT=f32, INFERENCE_NUM_THREADS=1, NUM_STREAMS=1; onnxruntime with one
 intra- and one inter-op thread.
@@ -95,6 +96,9 @@ def quick_rows() -> list[Row]:
     rows += [Row(cell, "scan", 64, 1, 100) for cell in ("rnn", "gru_lbr")]
     rows += [Row(cell, form, 64, 16, 100) for form, cell in EXPORTER_ROWS]
     rows += [Row("rnn", "loop", 256, 1, 1000), Row("lstm", "scan", 256, 16, 100)]
+    rows += [Row("rnn", "scan", 256, 1, 1000), Row("rnn", "loop", 1024, 1, 100)]
+    rows += [Row("lstm", "loop", 256, 1, 100)]
+    rows += [Row("gru_lbr", "loop", 256, 16, 100)]
     return rows
 
 
@@ -108,6 +112,13 @@ class Measured:
     errors: dict[str, str] = field(default_factory=dict)
     difference: dict[str, float] = field(default_factory=dict)
     mismatched: list[str] = field(default_factory=list)
+    lowered: dict[str, str] = field(default_factory=dict)  # by level: "Loop" or a *Sequence op
+
+
+def lowering(model: ov.Model) -> str:
+    """What computes the loop in `model`: its *Sequence ops, or "Loop"."""
+    sequences = {op.get_type_name() for op in model.get_ordered_ops()}
+    return ", ".join(sorted(kind for kind in sequences if kind.endswith("Sequence"))) or "Loop"
 
 
 def converters(path: Path) -> dict[str, Callable[[], ov.Model]]:
@@ -255,6 +266,7 @@ def measure_row(row: Row, args: argparse.Namespace, scratch: Path) -> Measured:
     onnx.save(model, path)
     feeds = loop_feeds(row.cell, row.hidden, row.batch, row.steps)
     models = convert_all(path, args.conversion_rounds, measured)
+    measured.lowered = {name: lowering(made) for name, made in models.items() if name in LEVELS}
     calls = runners(model, models, feeds, measured)
     del models
     check_outputs(calls, measured)
@@ -292,6 +304,8 @@ def cell_text(measured: Measured, name: str) -> str:
     if per_round and name != BASELINE:
         middle, low, high = statistics.median(per_round), min(per_round), max(per_round)
         text += f" ×{middle:.2f} ({low:.2f}–{high:.2f})"
+    if measured.lowered.get(name, "Loop") != "Loop":
+        text += f" [{measured.lowered[name]}]"
     return text + (" MISMATCH" if name in measured.mismatched else "")
 
 
@@ -340,6 +354,7 @@ def as_json(measured: Measured) -> dict:
         },
         "max_abs_difference_vs_onnxruntime": measured.difference,
         "mismatched": measured.mismatched,
+        "lowered": measured.lowered,
         "errors": measured.errors,
     }
 

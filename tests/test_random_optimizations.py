@@ -12,10 +12,13 @@ from ov_loops.conversion.driver import convert_model
 from ov_loops.frontends.onnx.load import load_model
 from ov_loops.loopir.passes.levels import OPTIMIZE_LEVELS
 from ov_loops.loopir.passes.pipeline import CPU, PIPELINE, TargetProfile
+from ov_loops.lower.cell_cost import CellLowering
 from tests.harness import assert_matches_onnxruntime, reference_oracle
 from tests.test_random_bodies import _feeds, _loop_model, _scan_model, bodies
 
-OPTIMIZATIONS = sorted(kind.name for kind in PIPELINE if kind.level is not None)
+OPTIMIZATIONS = sorted(
+    [kind.name for kind in PIPELINE if kind.level is not None] + [CellLowering.name]
+)
 
 
 @st.composite
@@ -50,4 +53,5 @@ def test_random_bodies_with_random_optimizations(body, passes, scan, tmp_path_fa
 def test_a_skipped_optimization_does_not_run():
     target = TargetProfile("CPU", CPU.passes, frozenset(OPTIMIZATIONS))
     assert not any(target.runs(kind, "max") for kind in PIPELINE if kind.level is not None)
+    assert not target.runs(CellLowering, "max")
     assert all(target.runs(kind, "none") for kind in PIPELINE if kind.level is None)

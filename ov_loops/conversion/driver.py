@@ -195,6 +195,7 @@ class Converter:
             tuple(layout.node.output),
             lowered.carried,
             lowered.applied,
+            lowered.becomes,
         )
         return lowered.values, [report] if lowered.folded else [report, *nested]
 

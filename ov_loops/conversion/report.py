@@ -16,8 +16,9 @@ class ConvertedLoop:
 
     `outputs` are the ONNX node's output names; `carried` the outer names of its initial
     loop-carried values, in order (merged input k of the spec carries `carried[k]`);
-    `optimizations` what the optimising passes did to it; `top_level` says whether the loop sits
-    in the main graph (not in a body).
+    `optimizations` what the optimising passes did to it; `becomes` the op that computes it
+    (Loop-5, or a *Sequence-5 op for a recognised cell, spec None then); `top_level` says
+    whether the loop sits in the main graph (not in a body).
     """
 
     path: str
@@ -27,15 +28,18 @@ class ConvertedLoop:
     outputs: tuple[str, ...] = ()
     carried: tuple[str, ...] = ()
     optimizations: tuple[str, ...] = ()
+    becomes: str = "Loop-5"
 
     @property
     def top_level(self) -> bool:
         return "/" not in self.path.removeprefix("main/")
 
     def summary(self) -> str:
-        if self.spec is None:
-            return f"{self.path}: {self.op} folded ({self.folded})"
         done = f"; optimized: {', '.join(self.optimizations)}" if self.optimizations else ""
+        if self.folded is not None:
+            return f"{self.path}: {self.op} folded ({self.folded})"
+        if self.spec is None:
+            return f"{self.path}: {self.op} -> {self.becomes}{done}"
         return f"{self.path}: {self.op} -> Loop-5; {self.spec.summary()}{done}"
 
 

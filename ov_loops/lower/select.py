@@ -8,29 +8,49 @@ import openvino as ov
 
 from ov_loops.contract.spec import LoopSpec
 from ov_loops.loopir.loop import LoopIR
-from ov_loops.loopir.passes.pipeline import TargetProfile
+from ov_loops.loopir.passes.hoist_sliced import HoistSlicedComputation
+from ov_loops.loopir.passes.pipeline import PIPELINE, TargetProfile
+from ov_loops.lower.cell_cost import CellLowering, sequence_is_faster
+from ov_loops.lower.cells import lower_to_sequence, recognized_cell
 from ov_loops.lower.fold import fold, fold_reason
 from ov_loops.lower.loop5 import lower_to_loop5
+
+# Cells are recognised after the body is simplified, dead values are gone, invariant work has
+# left and accumulators are stacked outputs (MOC folds the exporters' transposes and shape
+# arithmetic; carried weights become invariant constants; tf2onnx's Concat accumulator becomes
+# the stacked h), and before the passes that change the step itself: hoisting takes x W out of
+# the body, unrolling chains copies of it.
+BEFORE_CELLS = PIPELINE[: PIPELINE.index(HoistSlicedComputation)]
+AFTER_CELLS = PIPELINE[len(BEFORE_CELLS) :]
 
 
 @dataclass(frozen=True)
 class Lowered:
     """What a loop became: its values (in result order) and the LoopSpec of the Loop-5 emitted,
-    or why it was folded away."""
+    or why it was folded away; `becomes` names the op that computes it ("Loop-5",
+    "LSTMSequence-5", ...; spec None then, and folded None)."""
 
     values: list[ov.Output]
     spec: LoopSpec | None
     folded: str | None = None
     applied: tuple[str, ...] = ()
     carried: tuple[str, ...] = ()  # the names of the carried values the Loop-5 carries
+    becomes: str = "Loop-5"
 
 
 def lower(loop: LoopIR, target: TargetProfile, optimize: str = "none") -> Lowered:
     """Fold a loop that provably runs no iteration; otherwise run the passes of the target at
-    the optimisation level `optimize` and emit a Loop-5."""
+    the optimisation level `optimize` up to cell recognition; a recognised cell step becomes its
+    *Sequence-5 op when the cost model (lower/cell_cost.py) says it is faster; otherwise the
+    remaining passes run and a Loop-5 is emitted."""
     names = tuple(value.name for value in loop.carried)
     if loop.runs_zero_times:
         return Lowered(fold(loop), None, f"runs zero times: {fold_reason(loop)}", (), names)
-    loop = target.run(loop, optimize)
+    loop = target.run(loop, optimize, BEFORE_CELLS)
+    cell = recognized_cell(loop) if target.runs(CellLowering, optimize) else None
+    if cell is not None and sequence_is_faster(cell, loop):
+        applied = (*loop.applied, f"-> {cell.op}")
+        return Lowered(lower_to_sequence(loop, cell), None, None, applied, names, f"{cell.op}-5")
+    loop = target.run(loop, optimize, AFTER_CELLS)
     names = tuple(value.name for value in loop.carried)
     return Lowered(lower_to_loop5(loop), loop.spec, None, loop.applied, names)

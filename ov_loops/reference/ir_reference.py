@@ -13,6 +13,7 @@ import numpy as np
 from ov_loops.errors import ConversionError, OvLoopsError
 from ov_loops.ir.reader import Graph, IRDocument, Layer, loop_spec, read_ir
 from ov_loops.ir.types import port_precision
+from ov_loops.reference.ir_sequences import SEQUENCE_KERNELS
 from ov_loops.reference.limits import DEFAULT_MAX_ITERATIONS, Budget
 
 # An IR <data element_type>'s numpy type (bf16 is ml_dtypes.bfloat16: see _dtype).
@@ -328,6 +329,7 @@ KERNELS.update(
         "Identity": _identity,
     }
 )
+KERNELS.update(SEQUENCE_KERNELS)
 
 
 # -- graph execution ----------------------------------------------------------------------------

@@ -62,9 +62,11 @@ class TargetProfile:
             return False
         return OPTIMIZE_LEVELS.index(kind.level) <= OPTIMIZE_LEVELS.index(optimize)
 
-    def run(self, loop: LoopIR, optimize: str = "none") -> LoopIR:
-        """`loop` after every pass that runs (in PIPELINE's order)."""
-        for kind in PIPELINE:
+    def run(
+        self, loop: LoopIR, optimize: str = "none", passes: tuple[type[LoopPass], ...] = PIPELINE
+    ) -> LoopIR:
+        """`loop` after every pass of `passes` (by default all of PIPELINE) that runs, in order."""
+        for kind in passes:
             if self.runs(kind, optimize):
                 loop = kind()(loop)
         return loop
