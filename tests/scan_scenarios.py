@@ -427,16 +427,11 @@ def scan_state_is_the_previous_element():
     return model(main), [{"s0": _f32(2), "x": _f32(t, 2)} for t in (4, 1, 6)]
 
 
-@scenario
-def scan_swapped_states_and_unread_input():
-    """Two states swap each step; the scan input is never read (its Parameter is dropped by
-    the frontend, and still drives the trip count)."""
+def _two_states_one_input(body_nodes, lengths):
+    """A Scan with states a, b and scan input x (all [2] per step) whose body computes
+    a_out, b_out and the scan output y by `body_nodes`; runs of the given lengths."""
     body = graph(
-        [
-            node("Identity", ["b_in"], ["a_out"]),
-            node("Identity", ["a_in"], ["b_out"]),
-            node("Identity", ["a_in"], ["y"]),
-        ],
+        body_nodes,
         [typed("a_in", T.FLOAT, [2]), typed("b_in", T.FLOAT, [2]), typed("x_t", T.FLOAT, [2])],
         [typed("a_out", T.FLOAT, [2]), typed("b_out", T.FLOAT, [2]), typed("y", T.FLOAT, [2])],
         name="body",
@@ -446,7 +441,19 @@ def scan_swapped_states_and_unread_input():
         [typed("a0", T.FLOAT, [2]), typed("b0", T.FLOAT, [2]), typed("x", T.FLOAT, ["T", 2])],
         [typed("a", T.FLOAT, [2]), typed("b", T.FLOAT, [2]), typed("ys", T.FLOAT, ["T", 2])],
     )
-    return model(main), [{"a0": _f32(2), "b0": _f32(2), "x": _f32(t, 2)} for t in (3, 4, 1)]
+    return model(main), [{"a0": _f32(2), "b0": _f32(2), "x": _f32(t, 2)} for t in lengths]
+
+
+@scenario
+def scan_swapped_states_and_unread_input():
+    """Two states swap each step; the scan input is never read (its Parameter is dropped by
+    the frontend, and still drives the trip count)."""
+    swap = [
+        node("Identity", ["b_in"], ["a_out"]),
+        node("Identity", ["a_in"], ["b_out"]),
+        node("Identity", ["a_in"], ["y"]),
+    ]
+    return _two_states_one_input(swap, (3, 4, 1))
 
 
 @scenario
@@ -455,19 +462,9 @@ def scan_state_overwritten_by_an_unchanged_one():
     b's Parameter is read by nothing and the unrolled body's iteration Parameter came last:
     OpenVINO dropped the unread Parameter without moving current_iteration's index and the
     unrolled loop stopped after 1 of its 3 iterations (`IterationParameterFirst`)."""
-    body = graph(
-        [
-            node("Add", ["a_in", "x_t"], ["y"]),
-            node("Identity", ["a_in"], ["a_out"]),
-            node("Identity", ["a_in"], ["b_out"]),
-        ],
-        [typed("a_in", T.FLOAT, [2]), typed("b_in", T.FLOAT, [2]), typed("x_t", T.FLOAT, [2])],
-        [typed("a_out", T.FLOAT, [2]), typed("b_out", T.FLOAT, [2]), typed("y", T.FLOAT, [2])],
-        name="body",
-    )
-    main = graph(
-        [_scan(["a0", "b0", "x"], ["a", "b", "ys"], body, num_scan_inputs=1)],
-        [typed("a0", T.FLOAT, [2]), typed("b0", T.FLOAT, [2]), typed("x", T.FLOAT, ["T", 2])],
-        [typed("a", T.FLOAT, [2]), typed("b", T.FLOAT, [2]), typed("ys", T.FLOAT, ["T", 2])],
-    )
-    return model(main), [{"a0": _f32(2), "b0": _f32(2), "x": _f32(t, 2)} for t in (3, 17, 1)]
+    overwrite = [
+        node("Add", ["a_in", "x_t"], ["y"]),
+        node("Identity", ["a_in"], ["a_out"]),
+        node("Identity", ["a_in"], ["b_out"]),
+    ]
+    return _two_states_one_input(overwrite, (3, 17, 1))
