@@ -144,3 +144,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("ov-loops: interrupted", file=sys.stderr)
         return 130
+    except ImportError as exc:  # a dependency is missing or broken: `validate` needs lxml alone
+        package = (exc.name or "?").split(".")[0]
+        print(
+            f"ov-loops: error: this command needs the Python package '{package}': {exc}",
+            file=sys.stderr,
+        )
+        return 2
