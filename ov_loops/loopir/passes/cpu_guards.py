@@ -148,4 +148,19 @@ def _pick_by_shape(zero: ov.Output, start: ov.Output, output: ov.Output) -> ov.O
     end = ops.select(zero, first_length, ops.shape_of(both, ov.Type.i64))
     picked = ops.slice(both, begin, end, ops.constant(np.array([1], np.int64)), none)
     shape = ops.select(zero, ops.shape_of(start, ov.Type.i64), ops.shape_of(output, ov.Type.i64))
-    return ops.reshape(picked, shape, False).output(0)
+    return _keep_common_dims(ops.reshape(picked, shape, False).output(0), start, output)
+
+
+def _keep_common_dims(value: ov.Output, start: ov.Output, output: ov.Output) -> ov.Output:
+    """`value` (a reshape to a run-time shape, all its dims dynamic) declared with the static
+    dims `start` and `output` share: a Reshape with special_zero copies every other dim.
+    Without it a carried value [?,8] guarded in an inner loop returns [?,?], and the outer
+    loop's carried type relaxes to [?,?] (then RefuseZeroRunReshapedCarry refuses the inner
+    loop)."""
+    common = [
+        mine.get_length() if mine.is_static and mine == theirs else 0
+        for mine, theirs in zip(start.get_partial_shape(), output.get_partial_shape())
+    ]
+    if not any(common):
+        return value
+    return ops.reshape(value, ops.constant(np.array(common, np.int64)), True).output(0)
