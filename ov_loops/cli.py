@@ -10,6 +10,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from ov_loops.convert_cli import add_version
 from ov_loops.errors import OvLoopsError
 from ov_loops.loopir.passes.levels import OPTIMIZE_LEVELS
 from ov_loops.reference.limits import DEFAULT_MAX_ITERATIONS
@@ -40,6 +41,7 @@ def _add_convert(commands) -> None:
 
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="ov-loops", description=__doc__.splitlines()[0])
+    add_version(parser)
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     _add_convert(commands)
 
