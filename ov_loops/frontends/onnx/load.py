@@ -10,7 +10,7 @@ import io
 import math
 import os
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -28,14 +28,18 @@ _BITS = {T.INT4: 4, T.UINT4: 4, T.FLOAT4E2M1: 4, T.INT2: 2, T.UINT2: 2}
 
 def load_model(
     source: str | os.PathLike[str] | bytes | io.IOBase | onnx.ModelProto,
+    edit: Callable[[onnx.ModelProto], None] | None = None,
 ) -> onnx.ModelProto:
     """Return the model read, checked and prepared for conversion (a ModelProto given is left
     as it is; a stream, such as `io.BytesIO`, is read from its position to its end); raise
-    InputError for anything unreadable or invalid."""
+    InputError for anything unreadable or invalid. `edit` changes the model as read, before
+    its passes (the user's input shapes and output cut: frontends.onnx.io_edits)."""
     model, what, directory = _read(source)
     _require_utf8(model, what)
     _load_external_data(model, directory, what)
     try:
+        if edit is not None:
+            edit(model)
         return prepare(model)
     except InputError as exc:
         raise InputError(f"{what}: {exc}") from None
