@@ -85,6 +85,30 @@ def test_static_input_shape_makes_the_trip_count_constant(tmp_path):
         np.testing.assert_allclose(got, expected, rtol=1e-3, atol=1e-3)  # f16 weights: none here
 
 
+def test_a_trip_count_computed_from_a_static_shape_through_casts_and_arithmetic_folds():
+    """M = int64(float(Shape(X)[0]) - 1): 4 for X[5,3], a constant below X's length 5."""
+    made = _loop_over_rows()
+    loop = next(n for n in made.graph.node if n.op_type == "Loop")
+    loop.input[0] = "M_minus_1"
+    at = list(made.graph.node).index(loop)
+    chain = [
+        node("Cast", ["M"], ["M_float"], to=T.FLOAT),
+        node("Sub", ["M_float", "one"], ["M_less"]),
+        node("Cast", ["M_less"], ["M_minus_1"], to=T.INT64),
+    ]
+    for offset, each in enumerate(chain):
+        made.graph.node.insert(at + offset, each)
+    made.graph.initializer.append(const("one", 1.0))
+    assert [loop.spec.trip_count_source for loop in ov_loops.translate(made).loops] == ["input"]
+    folded = ov_loops.translate(made, input="X[5,3]")
+    assert [(loop.spec.trip_count_source, loop.spec.trip_count) for loop in folded.loops] == [
+        ("constant", 4)
+    ]
+    x = np.arange(15, dtype=np.float32).reshape(5, H)
+    negated, rows = compile_f32(folded.model)({"X": x, "acc0": np.zeros(H, np.float32)}).values()
+    np.testing.assert_allclose(rows, np.cumsum(x, axis=0)[:4])
+
+
 @pytest.mark.parametrize(
     "given",
     [
@@ -99,7 +123,11 @@ def test_static_input_shape_makes_the_trip_count_constant(tmp_path):
     ids=["text", "text_unnamed", "dict", "dict_shape_type", "tuples", "lists", "shapes"],
 )
 def test_every_python_form_of_input_gives_the_same_model(given):
-    conversion = ov_loops.translate(_loop_over_rows(), input=given)
+    """...and leaves the ModelProto given as it was."""
+    made = _loop_over_rows()
+    before = made.SerializeToString()
+    conversion = ov_loops.translate(made, input=given)
+    assert made.SerializeToString() == before
     shapes = [str(p.get_partial_shape()) for p in conversion.model.get_parameters()]
     assert shapes == ["[5,3]", "[3]"]
     assert [loop.spec.trip_count for loop in conversion.loops] == [5]
