@@ -89,7 +89,7 @@ def _convert(args: argparse.Namespace) -> int:
     from ov_loops.convert_cli import output_path, start_verbose, verbose_lines
 
     started = start_verbose() if args.verbose else None
-    path = output_path(args.model, args.output_model)
+    path = output_path(args)
     conversion = translate(args.model, optimize=args.optimize, input=args.input, output=args.output)
     save(conversion.model, path, compress_to_fp16=args.compress_to_fp16)
     for loop in conversion.loops:

@@ -89,9 +89,16 @@ def add_ovc_options(convert: argparse.ArgumentParser) -> None:
     )
 
 
-def output_path(model: str, given: str | None) -> Path:
-    """Where the IR goes: `given` itself (.xml), or MODEL's name .xml in the directory `given`
-    names (an existing one, or one ending in a separator) or in the current directory."""
+def output_path(args: argparse.Namespace) -> Path:
+    """Where the IR goes: `-o` itself (.xml), or MODEL's name .xml in the directory `-o` names
+    (an existing one, or one ending in a separator) or in the current directory. `--output` is
+    ovc's output cut: an IR path there (the old long form of -o) is refused."""
+    model, given = args.model, args.output_model
+    if args.output is not None and args.output.endswith(".xml"):
+        raise InputError(
+            f"--output {args.output}: --output names tensors to cut the model at (as in ovc); "
+            "the IR's path is -o / --output_model"
+        )
     if given is None:
         return Path(Path(model).stem + ".xml")
     if Path(given).is_dir() or given.endswith(("/", os.sep)):

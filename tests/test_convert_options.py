@@ -240,8 +240,9 @@ def test_output_cuts_the_model_at_the_tensors_given(tmp_path):
         ("nope", "output 'nope': no such tensor in the main graph"),
         ("rows,acc_out", "output 'acc_out' is inside main/Loop_2/body: only main-graph tensors"),
         ("rows,rows", "output 'rows' is given twice"),
+        ("o.xml", "--output names tensors to cut the model at (as in ovc); the IR's path is -o"),
     ],
-    ids=["unknown", "in_body", "twice"],
+    ids=["unknown", "in_body", "twice", "ir_path"],
 )
 def test_bad_output_is_one_line_exit_2(tmp_path, names, fragment):
     out = tmp_path / "o.xml"
