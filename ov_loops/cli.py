@@ -10,6 +10,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from ov_loops.convert_cli import add_ovc_options, add_version
 from ov_loops.errors import OvLoopsError
 from ov_loops.loopir.passes.levels import OPTIMIZE_LEVELS
 from ov_loops.reference.limits import DEFAULT_MAX_ITERATIONS
@@ -23,12 +24,7 @@ class _Parser(argparse.ArgumentParser):
 def _add_convert(commands) -> None:
     convert = commands.add_parser("convert", help="convert an ONNX model to OpenVINO IR")
     convert.add_argument("model", help="the ONNX model (.onnx)")
-    convert.add_argument(
-        "-o", "--output", required=True, help="the IR to write (.xml; .bin beside)"
-    )
-    convert.add_argument(
-        "--compress-to-fp16", action="store_true", help="store f32 weights as f16 in the .bin"
-    )
+    add_ovc_options(convert)
     convert.add_argument(
         "--optimize",
         choices=OPTIMIZE_LEVELS,
@@ -40,6 +36,7 @@ def _add_convert(commands) -> None:
 
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="ov-loops", description=__doc__.splitlines()[0])
+    add_version(parser)
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     _add_convert(commands)
 
@@ -89,12 +86,17 @@ def _parser() -> argparse.ArgumentParser:
 
 def _convert(args: argparse.Namespace) -> int:
     from ov_loops.api import save, translate
+    from ov_loops.convert_cli import output_path, start_verbose, verbose_lines
 
-    conversion = translate(args.model, optimize=args.optimize)
-    save(conversion.model, args.output, compress_to_fp16=args.compress_to_fp16)
+    started = start_verbose() if args.verbose else None
+    path = output_path(args)
+    conversion = translate(args.model, optimize=args.optimize, input=args.input, output=args.output)
+    save(conversion.model, path, compress_to_fp16=args.compress_to_fp16)
     for loop in conversion.loops:
         print(loop.summary())
-    print(f"wrote {args.output} ({len(conversion.loops)} loop(s) translated)")
+    if started is not None:
+        print("\n".join(verbose_lines(conversion.model, path, started)))
+    print(f"wrote {path} ({len(conversion.loops)} loop(s) translated)")
     return 0
 
 

@@ -49,7 +49,7 @@ def locate(
     if not emitted:
         return None
     xml = Path(scratch) / "instrumented.xml"
-    save(instrumented, xml)
+    save(instrumented, xml, compress_to_fp16=False)
     outputs = run_isolated(xml, settings.device, settings.precision, feeds)
     per_loop: dict[str, list[np.ndarray]] = {}
     for (loop_path, _), value in zip(emitted, outputs[len(model.outputs) :]):

@@ -58,9 +58,14 @@ class Converter:
     """Converts one ONNX model: the registry of its loops, from placeholder to expansion."""
 
     def __init__(
-        self, model: onnx.ModelProto, target: TargetProfile = CPU, optimize: str = "default"
+        self,
+        model: onnx.ModelProto,
+        target: TargetProfile = CPU,
+        optimize: str = "default",
+        input_shapes: dict[str, ov.PartialShape] | None = None,
     ) -> None:
         self._model = model
+        self._input_shapes = input_shapes or {}
         self._target = target
         self._optimize = check_optimize_level(optimize)
         self._outer_types = known_types(model)
@@ -97,7 +102,8 @@ class Converter:
         if self._optimize != "none":  # MOC on a body may prune its nested Loops' ports
             loops = rederived(model, loops)
         copy_loop_outputs_into_concats(model)
-        return Conversion(types_of.with_declared_inputs(model, self._model.graph), loops)
+        declared = types_of.with_declared_inputs(model, self._model.graph, self._input_shapes)
+        return Conversion(declared, loops)
 
     # -- registry ----------------------------------------------------------------------------
     def _registrar(self, parent: int):
@@ -139,6 +145,8 @@ class Converter:
             self._outcomes.pop(key, None)
         try:
             loaded = self._frontend.load(io.BytesIO(model.SerializeToString()))
+            if parent == MAIN:
+                _set_input_shapes(loaded, self._input_shapes)
             converted = self._frontend.convert_partially(loaded)
         except Exception as exc:  # OpenVINO raises plain RuntimeErrors with long messages
             raise ConversionError(f"{path}: OpenVINO cannot convert: {message_line(exc)}") from None
@@ -302,11 +310,24 @@ def _relaxed(layout: LoopBody, carried_types: list[TensorType], body: ov.Model) 
 
 
 def convert_model(
-    model: onnx.ModelProto, target: TargetProfile = CPU, optimize: str = "default"
+    model: onnx.ModelProto,
+    target: TargetProfile = CPU,
+    optimize: str = "default",
+    input_shapes: dict[str, ov.PartialShape] | None = None,
 ) -> Conversion:
     """Convert a loaded, checked ONNX model for `target` (CPU: every CPU-plugin workaround),
-    optimising loops at level `optimize` (pipeline.OPTIMIZE_LEVELS)."""
-    return Converter(model, target, optimize).convert()
+    optimising loops at level `optimize` (pipeline.OPTIMIZE_LEVELS); `input_shapes` are given
+    to the frontend for the main graph's inputs (frontends.onnx.io_edits: bounded dims)."""
+    return Converter(model, target, optimize, input_shapes).convert()
+
+
+def _set_input_shapes(loaded, shapes: dict[str, ov.PartialShape]) -> None:
+    """Give the frontend the main graph's input shapes, bounded dims (which the ONNX model
+    cannot state) included; an input nothing reads has no place (with_declared_inputs)."""
+    for name, shape in shapes.items():
+        place = loaded.get_place_by_tensor_name(name)
+        if place is not None:
+            loaded.set_partial_shape(place, shape)
 
 
 def _add_placeholder_opset(model: onnx.ModelProto) -> None:

@@ -110,7 +110,7 @@ class _Models:
             onnx.save(made, source)
             xml: Path | None = self.folder / f"{name}.xml"
             try:
-                ov_loops.save(ov_loops.convert(made), xml)
+                ov_loops.save(ov_loops.convert(made), xml, compress_to_fp16=False)
             except ov_loops.OvLoopsError:
                 xml = None
             self._saved[name] = (source, xml, feeds)
