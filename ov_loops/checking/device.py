@@ -121,7 +121,8 @@ class DeviceWorker:
     this process. The child is started once,
     reused while it lives, and replaced after a crash; requests are serialised."""
 
-    def __init__(self) -> None:
+    def __init__(self, command: list[str] | None = None) -> None:
+        self._command = command or [sys.executable, "-m", "ov_loops.checking._device_worker"]
         self._process: subprocess.Popen | None = None
         self._stderr: BinaryIO | None = None
         self._lock = threading.Lock()
@@ -136,7 +137,7 @@ class DeviceWorker:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as the child)
         self._process = subprocess.Popen(
-            [sys.executable, "-m", "ov_loops.checking._device_worker"],
+            self._command,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,

@@ -37,7 +37,8 @@ def add_check_options(check: argparse.ArgumentParser) -> None:
         metavar="[NAME=]LO,HI",
         help="generated values of input NAME (or of every number input) in [LO, HI]: integers "
         "uniform, inclusive (M=5,5 fixes a trip count), floats uniform, booleans 0/1 "
-        "(repeatable; default integers in [0, 3], floats N(0, 0.5), booleans true)",
+        "(repeatable; write --val-range=-1,1 when LO is negative; default integers in [0, 3], "
+        "floats N(0, 0.5), booleans true)",
     )
     check.add_argument(
         "--seed", type=int, default=0, help="seed of the generated inputs (non-negative)"

@@ -178,7 +178,7 @@ def _settled(request: _Request, report: CheckReport) -> Settings:
 def _translate(source: onnx.ModelProto) -> Conversion:
     """`translate`, whose unexpected failures are one-line ConversionErrors."""
     try:
-        with timed("converted"):
+        with timed("model converted"):
             return translate(source)
     except OvLoopsError:
         raise
