@@ -43,8 +43,10 @@ def serve(requests: BinaryIO, replies: BinaryIO) -> None:
         except OvLoopsError as exc:
             reply("error", str(exc))
         except Exception as exc:  # OpenVINO raises RuntimeError; bad feeds TypeError and more
-            what = "openvino.convert_model" if kind == "convert_model" else "inference"
-            reply("error", f"{what} failed: {message_line(exc, last=True)}")
+            if kind == "convert_model":
+                reply("error", f"openvino.convert_model failed: {_conversion_failure(exc)}")
+            else:
+                reply("error", f"inference failed: {message_line(exc, last=True)}")
         else:
             reply("outputs", outputs)
 
@@ -55,6 +57,20 @@ def _run(reply, xml: str, device: str, precision: str, feeds) -> list:
     reply("precision", inference_precision(compiled))
     reply("stage", "inference")
     return run(compiled, feeds)
+
+
+def _conversion_failure(exc: Exception) -> str:
+    """The frontend's reason, from its report: "-- OP with a message:", OpenVINO's lines,
+    "Summary:", "-- Conversion is failed for: OP" (the last reason before the summary, with the
+    op the summary names)."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    if "Summary:" not in lines:
+        return message_line(exc, last=True)
+    summary = lines.index("Summary:")
+    skipped = ("Check ", "Exception from src", "While validating", "[ONNX Frontend]", "-- ")
+    reasons = [line for line in lines[:summary] if not line.startswith(skipped)]
+    failed = lines[-1].removeprefix("-- Conversion is failed for:").strip()
+    return f"{failed}: {reasons[-1]}" if reasons else lines[-1]
 
 
 def _convert_model(onnx_path: str, xml: str) -> None:

@@ -65,6 +65,11 @@ def add_check_options(check: argparse.ArgumentParser) -> None:
         help="the references stop (exit 2) after N loop iterations in total, nested loops "
         f"included (default {DEFAULT_MAX_ITERATIONS})",
     )
+    _add_second_opinions(check)
+
+
+def _add_second_opinions(check: argparse.ArgumentParser) -> None:
+    """Saved inputs and outputs, and other sources to compare with."""
     check.add_argument("--save-inputs", metavar="F.npz", help="write the inputs fed (all of them)")
     check.add_argument("--save-outputs", metavar="F.npz", help="write the device's outputs")
     check.add_argument(
