@@ -501,3 +501,9 @@ def test_help_documents_max_iterations_formats_and_tolerances():
         assert fragment in text, fragment
     assert "ov-loops-convert/1" in "".join(run_cli("convert", "--help").stdout.split())
     assert "layer_path" in "".join(run_cli("validate", "--help").stdout.split())
+
+
+def test_ir_check_says_why_onnxruntime_is_not_asked(capsys):
+    result = run_main(capsys, "check", "ir_samples/valid/nested_loops.xml")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "  onnxruntime: skipped: the model is an IR (onnxruntime runs ONNX" in result.stdout

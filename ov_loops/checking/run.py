@@ -105,6 +105,11 @@ def check(
     return report
 
 
+IR_NOT_FOR_ONNXRUNTIME = (
+    "the model is an IR (onnxruntime runs ONNX: compare with its outputs through --load-outputs)"
+)
+
+
 @dataclass(frozen=True)
 class _Request:
     """A check's options beyond `Settings`."""
@@ -263,7 +268,9 @@ def _check_ir(path: Path, given: dict, request: _Request) -> CheckReport:
             raise InputError(f"IR reference: no value for output '{output.get_any_name()}'")
         expected.append(want)
     names = [output.get_any_name() for output in model.outputs]
-    report = _report(_Outcome(path, "IR reference (numpy)", names, expected, device), request)
+    outcome = _Outcome(path, "IR reference (numpy)", names, expected, device)
+    outcome.others["onnxruntime"] = IR_NOT_FOR_ONNXRUNTIME
+    report = _report(outcome, request)
     if validation.errors:
         report.notes.append(
             f"the IR has {len(validation.errors)} validation error(s): run ov-loops validate"
