@@ -121,6 +121,12 @@ class _Request:
     saved: SavedOutputs | None
     against: tuple[str, ...]
 
+    def require_outputs(self, names: list[str]) -> None:
+        """Output names in the options (tolerances, saved outputs) are the model's."""
+        self.tolerances.require_outputs(names)
+        if self.saved is not None:
+            self.saved.require_names(names)
+
     def feeds(self, specs: list[InputSpec], given: dict) -> tuple[dict, list[str]]:
         """The inputs (saved when asked) and the names of those generated."""
         settings = self.settings
@@ -145,7 +151,6 @@ class _Outcome:
 def _report(outcome: _Outcome, request: _Request) -> CheckReport:
     """The report: each output at its tolerance, the second opinions, the saved outputs."""
     settings, device = request.settings, outcome.device
-    request.tolerances.require_outputs(outcome.names)
     tolerances = [
         request.tolerances.for_output(name, np.asarray(have).dtype, device.precision)
         for name, have in zip(outcome.names, device.outputs)
@@ -209,6 +214,7 @@ def _check_onnx(path: Path, given: dict, request: _Request) -> CheckReport:
 
     settings = request.settings
     source = load_model(path)
+    request.require_outputs([value.name for value in source.graph.output])
     conversion = _translate(source)
     _require_sequences_given(source, given)
     feeds, generated = request.feeds(onnx_input_specs(source), given)
@@ -253,6 +259,7 @@ def _check_ir(path: Path, given: dict, request: _Request) -> CheckReport:
     settings = request.settings
     validation = validate(path)
     model = _core_read(path)
+    request.require_outputs([output.get_any_name() for output in model.outputs])
     feeds, _ = request.feeds(ir_input_specs(model), given)
     try:
         with timed("IR reference ran"):

@@ -51,24 +51,27 @@ class SavedOutputs:
     def read(cls, path: str | os.PathLike) -> SavedOutputs:
         return cls(path, read_npz(path, "outputs"))
 
+    def require_names(self, names: list[str]) -> None:
+        """The saved outputs are exactly the model's outputs `names` (checked before the
+        work starts)."""
+        missing = [name for name in names if name not in self.arrays]
+        extra = sorted(set(self.arrays) - set(names))
+        if missing or extra:
+            said = [f"missing {', '.join(missing)}"] * bool(missing)
+            said += [f"not outputs of the model: {', '.join(extra)}"] * bool(extra)
+            raise InputError(
+                f"{self.path}: the saved outputs do not match the model's ({'; '.join(said)}); "
+                f"the model's outputs: {', '.join(names) or 'none'}"
+            )
+
     def matched(self, names: list[str], like: list[np.ndarray]) -> list[np.ndarray]:
-        """The outputs in the order of `names`, which they must be exactly, each of the kind
-        of its counterpart in `like` (raw 2-byte values, numpy's storage of bfloat16, are read
-        back as bfloat16)."""
-        return _matched(self.path, self.arrays, names, like)
-
-
-def _matched(path, saved: dict, names: list[str], like: list[np.ndarray]) -> list[np.ndarray]:
-    missing = [name for name in names if name not in saved]
-    extra = sorted(set(saved) - set(names))
-    if missing or extra:
-        said = [f"missing {', '.join(missing)}"] * bool(missing)
-        said += [f"not outputs of the model: {', '.join(extra)}"] * bool(extra)
-        raise InputError(
-            f"{path}: the saved outputs do not match the model's ({'; '.join(said)}); the "
-            f"model's outputs: {', '.join(names) or 'none'}"
-        )
-    return [_as_kind(path, name, saved[name], ours) for name, ours in zip(names, like)]
+        """The outputs in the order of `names` (`require_names`), each of the kind of its
+        counterpart in `like` (raw 2-byte values, numpy's storage of bfloat16, are read back
+        as bfloat16)."""
+        self.require_names(names)
+        return [
+            _as_kind(self.path, name, self.arrays[name], ours) for name, ours in zip(names, like)
+        ]
 
 
 def _as_kind(path, name: str, value: np.ndarray, ours: np.ndarray) -> np.ndarray:
