@@ -4,7 +4,9 @@ command, -q/-v and progress lines; each with its bad input (one line, exit 2).""
 
 from __future__ import annotations
 
+import io
 import json
+import logging
 import sys
 import types
 
@@ -13,6 +15,7 @@ import onnx
 import pytest
 
 import ov_loops.checking.device as device
+from ov_loops import logs
 from ov_loops.checking.diff import diff
 from ov_loops.checking.opinions import convert_model_outputs
 from ov_loops.checking.tolerance import FLOAT_DEFAULTS, Tolerances, parse_tolerances
@@ -26,6 +29,17 @@ COUNTER_FEEDS = {
     "a0": np.zeros(2, np.float32),
     "b0": np.ones(2, np.float32),
 }
+
+
+@pytest.fixture(autouse=True)
+def _logging_left_as_found():
+    """The CLI configures the ov_loops loggers per run; later tests get them as they were."""
+    yield
+    for logger in (logging.getLogger("ov_loops"), logs.PROGRESS):
+        for handler in list(logger.handlers):
+            logger.removeHandler(handler)
+        logger.setLevel(logging.NOTSET)
+        logger.propagate = True
 
 
 @pytest.fixture
@@ -507,3 +521,24 @@ def test_ir_check_says_why_onnxruntime_is_not_asked(capsys):
     result = run_main(capsys, "check", "ir_samples/valid/nested_loops.xml")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "  onnxruntime: skipped: the model is an IR (onnxruntime runs ONNX" in result.stdout
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_on_a_terminal_waits_for_long_work_and_quiet_silences_it(monkeypatch):
+    """On a terminal, progress lines appear once the work has taken PROGRESS_AFTER seconds."""
+    monkeypatch.delenv("OV_LOOPS_PROGRESS", raising=False)
+    terminal = _Terminal()
+    logs.configure(0, terminal)
+    (handler,) = logs.PROGRESS.handlers
+    logs.progress("main/Loop_0 converted", 0.1)
+    assert terminal.getvalue() == ""  # quick work: no line
+    handler.start -= logs.PROGRESS_AFTER
+    logs.progress("main/Loop_1 converted", 1.5)
+    (line,) = terminal.getvalue().splitlines()
+    assert line.startswith("ov-loops: [") and line.endswith("] main/Loop_1 converted in 1.50 s")
+    logs.configure(-1, terminal)
+    assert logs.PROGRESS.handlers == []
