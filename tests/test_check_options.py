@@ -4,6 +4,7 @@ command, -q/-v and progress lines; each with its bad input (one line, exit 2).""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import logging
@@ -542,3 +543,33 @@ def test_progress_on_a_terminal_waits_for_long_work_and_quiet_silences_it(monkey
     assert line.startswith("ov-loops: [") and line.endswith("] main/Loop_1 converted in 1.50 s")
     logs.configure(-1, terminal)
     assert logs.PROGRESS.handlers == []
+
+
+@dataclasses.dataclass(frozen=True)
+class _Found:
+    """A stand-in for the divergence locator's answer: a dataclass with a text()."""
+
+    loop_path: str
+    iteration: int
+
+    def text(self) -> str:
+        return f"first divergence: {self.loop_path}, iteration {self.iteration}"
+
+
+def test_check_json_carries_the_divergence_and_non_finite_numbers_as_strings():
+    from ov_loops.checking.diff import OutputDiff
+    from ov_loops.checking.report import CheckReport
+
+    row = OutputDiff("a", (2,), "float32", float("inf"), float("nan"), 2, "shape differs")
+    tolerance = Tolerances().for_output("a", np.float32, "f32")
+    report = CheckReport("m.onnx", "CPU", "f32", [row], "ONNX reference (numpy)", [tolerance])
+    report.divergence = _Found("main/counters", 3)
+    document = json.loads(report.to_json())
+    assert document["divergence"] == {
+        "text": "first divergence: main/counters, iteration 3",
+        "loop_path": "main/counters",
+        "iteration": 3,
+    }
+    (output,) = document["outputs"]
+    assert (output["max_abs_error"], output["max_rel_error"]) == ("inf", "nan")
+    assert document["verdict"] == "MISMATCH" and output["note"] == "shape differs"

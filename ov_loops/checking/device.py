@@ -118,8 +118,9 @@ class DeviceWorker:
     """Compiles and runs models in a child process (`python -m
     ov_loops.checking._device_worker`), so a native crash in an OpenVINO plugin is a one-line
     InputError naming the signal and the stage (compile or inference) instead of the end of
-    this process. The child is started once,
-    reused while it lives, and replaced after a crash; requests are serialised."""
+    this process; it also runs `openvino.convert_model` for `check --against convert-model`.
+    The child (`command`, by default that module) is started once, reused while it lives, and
+    replaced after a crash; requests are serialised."""
 
     def __init__(self, command: list[str] | None = None) -> None:
         self._command = command or [sys.executable, "-m", "ov_loops.checking._device_worker"]

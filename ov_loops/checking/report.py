@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the command line imports this module for its schema: keep it light
     from ov_loops.checking.diff import OutputDiff
+    from ov_loops.checking.divergence import Divergence
     from ov_loops.checking.tolerance import Tolerance
 
 SCHEMA = "ov-loops-check/1"
@@ -85,7 +86,7 @@ class CheckReport:
     tolerances: list[Tolerance] = field(default_factory=list)
     inferred: str | None = None
     opinions: list[Opinion] = field(default_factory=list)
-    divergence: object | None = None
+    divergence: Divergence | None = None
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     outputs: list = field(default_factory=list, repr=False)  # the device's, in output order
@@ -181,7 +182,7 @@ def _diff_numbers(row: OutputDiff) -> dict:
     }
 
 
-def _divergence(divergence: object | None) -> dict | None:
+def _divergence(divergence: Divergence | None) -> dict | None:
     if divergence is None:
         return None
     fields = dataclasses.asdict(divergence) if dataclasses.is_dataclass(divergence) else {}
