@@ -573,3 +573,16 @@ def test_check_json_carries_the_divergence_and_non_finite_numbers_as_strings():
     (output,) = document["outputs"]
     assert (output["max_abs_error"], output["max_rel_error"]) == ("inf", "nan")
     assert document["verdict"] == "MISMATCH" and output["note"] == "shape differs"
+
+
+def test_native_precision_is_read_back_from_the_device_and_sets_the_tolerance(capsys, counters):
+    """This CPU infers in bf16 by default: f32 outputs are judged at bf16 tolerance there (on a
+    CPU without bf16 the device reports f32 and so does the table)."""
+    model_path, inputs = counters
+    args = ["--inputs", inputs, "--precision", "native", "--format", "json"]
+    report = json.loads(run_main(capsys, "check", model_path, *args).stdout)
+    inferred = report["precision"]["inferred"]
+    assert report["precision"]["requested"] == "native" and inferred in ("bf16", "f16", "f32")
+    expected = Tolerances().for_output("a", np.float32, inferred)
+    a = report["outputs"][0]
+    assert (a["computed_in"], a["rtol"], a["atol"]) == (inferred, expected.rtol, expected.atol)
