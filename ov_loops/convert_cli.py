@@ -8,9 +8,7 @@ starts light.
 from __future__ import annotations
 
 import argparse
-import logging
 import os
-import sys
 import time
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -84,9 +82,6 @@ def add_ovc_options(convert: argparse.ArgumentParser) -> None:
         help="store f32 weights as f16 in the .bin (default True, as ovc); "
         "--compress_to_fp16=False keeps them f32",
     )
-    convert.add_argument(
-        "--verbose", action="store_true", help="also print timings, inputs, outputs and loop ports"
-    )
 
 
 def output_path(args: argparse.Namespace) -> Path:
@@ -109,18 +104,9 @@ def output_path(args: argparse.Namespace) -> Path:
     return path
 
 
-def start_verbose() -> float:
-    """Let ov_loops' INFO messages through to stdout; the start time (perf_counter)."""
-    handler = logging.StreamHandler(sys.stdout)
-    handler.setFormatter(logging.Formatter("%(message)s"))
-    logger = logging.getLogger("ov_loops")
-    logger.addHandler(handler)
-    logger.setLevel(logging.INFO)
-    return time.perf_counter()
-
-
 def verbose_lines(model: ov.Model, path: Path, started: float) -> list[str]:
-    """What --verbose adds: the IR's inputs and outputs, each loop's ports, the total time."""
+    """What -v adds to convert's output: the IR's inputs and outputs, each loop's ports, the
+    total time."""
     from ov_loops.ir.validate import show
 
     lines = [f"input {_port_text(port)}" for port in model.inputs]

@@ -14,6 +14,7 @@ conversion that contains the loop, which returns it.
 from __future__ import annotations
 
 import io
+import time
 import weakref
 
 import onnx
@@ -40,6 +41,7 @@ from ov_loops.frontends.onnx.scan import OnnxScan
 from ov_loops.frontends.onnx.scan8 import batch_loop_ir
 from ov_loops.frontends.onnx.types import known_types
 from ov_loops.frontends.onnx.values import rank
+from ov_loops.logs import progress
 from ov_loops.loopir import trip_count as trips
 from ov_loops.loopir.loop import LoopIR
 from ov_loops.loopir.passes.concat_copies import copy_loop_outputs_into_concats
@@ -165,6 +167,7 @@ class Converter:
         key = context.get_attribute("key")
         loop = self._loops[key]
         values = [context.get_input(i) for i in range(context.get_input_size())]
+        start = time.perf_counter()
         try:
             outputs, reports = self._translate(key, loop, loop.split(values))
         except OvLoopsError as exc:
@@ -174,6 +177,7 @@ class Converter:
             self._outcomes[key] = ConversionError(f"{loop.path}: {message_line(exc)}")
             raise
         self._outcomes[key] = reports
+        progress(f"{loop.path} converted", time.perf_counter() - start)
         return outputs[: len(loop.node.output)]
 
     def _translate(
