@@ -185,6 +185,16 @@ def test_a_runtime_trip_count_masks_and_counts_the_copies_that_ran():
         assert unchunk.count_port == count_port
 
 
+def test_a_masked_stack_is_cut_once_also_for_zero_runs():
+    """Unchunk keeps no part after a run of no iteration, so the zero-run guard adds no second
+    cut (a copy of the whole output) to the stacked results (CPU values: the test below)."""
+    loop, _, _ = unrolling_loop(5, runtime=True)
+    after = CPU.run(loop, "max")
+    assert after.may_run_zero
+    for result in after.results[1:]:
+        assert [type(step) for step in result.after] == [Unchunk]
+
+
 @pytest.mark.parametrize(
     "build",
     [

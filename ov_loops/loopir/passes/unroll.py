@@ -220,7 +220,8 @@ class Plan:
 class Unchunk:
     """A stacked output the Loop gathered as [..., chunks, k, ...] (chunks at `axis`): its
     parts in one axis, and only the first `count` of them when copies were masked (`count` a
-    constant, or the value of Loop output `count_port`, clamped to the parts there are)::
+    constant, or the value of Loop output `count_port`, clamped to the parts there are, and 0
+    when the loop ran no iteration: the CPU plugin's outputs are stale then, cpu_guards.py)::
 
         value = value.reshape(..., chunks * k, ...)[:count] along axis
     """
@@ -233,6 +234,11 @@ class Unchunk:
     @classmethod
     def apply_all(cls, items, after: AfterLoop) -> list[ov.Output]:
         return [step.unchunk(value, after) for value, step in items]
+
+    @property
+    def empty_when_zero_runs(self) -> bool:
+        """Whether the output is already empty after a run of no iteration."""
+        return self.count_port is not None
 
     def unchunk(self, value: ov.Output, after: AfterLoop) -> ov.Output:
         rank = value.get_partial_shape().rank.get_length()
@@ -250,6 +256,8 @@ class Unchunk:
         else:
             counted = ops.reshape(after.outputs[self.count_port], _i64(1), False)
             kept = ops.maximum(ops.minimum(counted, size), _i64(0))
+            if after.zero is not None:
+                kept = ops.select(after.zero, _i64(0), kept)
         lengths = ops.concat([kept, ops.subtract(size, kept)], 0)
         axis = ops.constant(np.int64(self.axis))
         return ops.variadic_split(value, axis, lengths).output(0)
