@@ -746,18 +746,25 @@ def rnn_of_many_rows(count: int, runtime: bool) -> Scenario:
         "h0": np.zeros((rows, hidden), np.float32),
     }
     trip = _trip(count, runtime, parameters, feeds).value
-    loop = _loop(
-        "rnn_rows",
-        [ops.result(h_next), _stacked(h_next), _always()],
-        [h, part],
+    results = [ops.result(h_next), _stacked(h_next), _always()]
+    return _carried_over_parts("rnn_rows", results, h, part, h0, xs, trip), parameters, feeds
+
+
+def _carried_over_parts(path: str, results, carried, part, initial, xs, trip) -> LoopIR:
+    """A loop carrying `carried` (from `initial`, body Result 0) over the parts of `xs` along
+    axis 0 (`part`), at most `trip` times: the last carried value and the stack of Result 1;
+    Result 2 is the condition."""
+    return _loop(
+        path,
+        results,
+        [carried, part],
         [MergedInput(UNNUMBERED, 0, 0), SlicedInput(UNNUMBERED, 1, 0)],
         [LastValueOutput(UNNUMBERED, 0), ConcatenatedOutput(UNNUMBERED, 1, 0)],
-        [h0.output(0), xs.output(0)],
+        [initial.output(0), xs.output(0)],
         trip_count(trip, [xs.output(0)], [0]),
         initial_condition(None),
         execution_condition=2,
     )
-    return loop, parameters, feeds
 
 
 @scenario
@@ -779,18 +786,7 @@ def batch_loop(grows: bool = False, runtime: bool = True) -> Scenario:
         "acc0": np.full((3, 2), 0.25, np.float32),
     }
     trip = _trip(6, runtime, parameters, feeds).value
-    loop = _loop(
-        "batch",
-        results,
-        [acc, x_t],
-        [MergedInput(UNNUMBERED, 0, 0), SlicedInput(UNNUMBERED, 1, 0)],
-        [LastValueOutput(UNNUMBERED, 0), ConcatenatedOutput(UNNUMBERED, 1, 0)],
-        [acc0.output(0), xs.output(0)],
-        trip_count(trip, [xs.output(0)], [0]),
-        initial_condition(None),
-        execution_condition=2,
-    )
-    return loop, parameters, feeds
+    return _carried_over_parts("batch", results, acc, x_t, acc0, xs, trip), parameters, feeds
 
 
 @scenario
