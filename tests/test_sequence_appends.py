@@ -74,6 +74,19 @@ def test_every_axis_computes_what_the_list_did(axis, new_axis, prepended):
             np.testing.assert_array_equal(have, want)
 
 
+@pytest.mark.parametrize("axis", [0, -3])
+def test_a_list_stacked_on_axis_0_is_the_loops_own_output(axis):
+    """torch.stack(out) needs no op after the Loop: its scan output takes the stack's name (an
+    Identity there would be an OpenVINO Identity, a copy of the whole stack)."""
+    made = concatenated_list(axis, 1)
+    rewritten = _prepared(made)
+    (loop,) = [each for each in rewritten.graph.node if each.op_type == "Loop"]
+    assert "Y" in loop.output
+    assert "Identity" not in {each.op_type for each in rewritten.graph.node}
+    converted = ov_loops.convert(made)
+    assert "Identity" not in {op.get_type_name() for op in converted.get_ordered_ops()}
+
+
 def test_zero_iterations_give_an_empty_stack():
     """onnxruntime (and ONNX's reference) fail on ConcatFromSequence of an empty sequence;
     the fast path gives the empty scan output: [0, B, H] for torch.stack(out)."""

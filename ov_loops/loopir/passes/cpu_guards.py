@@ -16,6 +16,7 @@ import openvino.opset15 as ops
 from ov_loops import ovgraph
 from ov_loops.loopir.loop import LoopIR
 from ov_loops.loopir.passes.base import LoopPass
+from ov_loops.loopir.passes.unroll import Unchunk
 from ov_loops.loopir.steps import AfterLoop
 from ov_loops.ovgraph import dynamic_besides, length
 
@@ -23,7 +24,8 @@ from ov_loops.ovgraph import dynamic_besides, length
 class GuardZeroIterationRuns(LoopPass):
     """When a runtime trip count or condition may stop the loop before iteration 0, each
     concatenated output becomes empty and each result with an initial value becomes that value
-    on such a run (`EmptyWhenZeroRuns`, `InitialWhenZeroRuns`)::
+    on such a run (`EmptyWhenZeroRuns`, `InitialWhenZeroRuns`), unless a step already empties
+    it (unrolling's count of the copies that ran)::
 
         if loop.may_run_zero:
             concatenated result -> value if ran else empty along its axis
@@ -39,7 +41,7 @@ class GuardZeroIterationRuns(LoopPass):
         guarded = []
         for result in loop.results:
             entry = concatenated.get(result.port)
-            if entry is not None:
+            if entry is not None and not _cut_to_zero_runs(result):
                 shape = result.empty_shape
                 if shape is None:
                     shape = ovgraph.empty_shape(loop.body_value(entry.body_result), entry.axis)
@@ -48,6 +50,13 @@ class GuardZeroIterationRuns(LoopPass):
                 result = result.with_step(InitialWhenZeroRuns(result.initial))
             guarded.append(result)
         return loop.replace(results=tuple(guarded))
+
+
+def _cut_to_zero_runs(result) -> bool:
+    """Whether a step of `result` already empties it after a run of no iteration (unrolling's
+    `Unchunk` of masked copies, whose bodies have static shapes, so no dim is stale either): a
+    second cut would copy the whole output again."""
+    return any(isinstance(step, Unchunk) and step.empty_when_zero_runs for step in result.after)
 
 
 @dataclass(frozen=True)
