@@ -21,7 +21,7 @@ import openvino as ov
 from ov_loops.api import save, translate
 from ov_loops.checking.device import core, run_isolated, start_device_worker
 from ov_loops.checking.diff import OutputDiff, diff
-from ov_loops.checking.divergence import Divergence, locate
+from ov_loops.checking.divergence import Divergence, locate, locate_ir
 from ov_loops.checking.inputs import generate_inputs, ir_input_specs, load_inputs, onnx_input_specs
 from ov_loops.checking.settings import Settings
 from ov_loops.conversion.report import Conversion
@@ -169,7 +169,7 @@ def _check_onnx(path: Path, given: dict, settings: Settings) -> CheckReport:
             )
         report.second_opinion = _onnxruntime_opinion(source, feeds, got, names, settings)
         if not report.ok:
-            report.divergence = locate(conversion, trace, feeds, settings, scratch)
+            report.divergence = locate(source, conversion, trace, feeds, settings, scratch)
     return report
 
 
@@ -194,13 +194,14 @@ def _onnxruntime_opinion(source, feeds, got, names, settings: Settings):
 
 
 def _check_ir(path: Path, given: dict, settings: Settings) -> CheckReport:
-    from ov_loops.reference.ir_reference import run_ir
+    from ov_loops.reference.ir_reference import Trace, run_ir
 
     validation = validate(path)
     model = _core_read(path)
     feeds = generate_inputs(ir_input_specs(model), given, settings.shapes, settings.seed)
+    trace = Trace()
     try:
-        expected = run_ir(path, feeds, max_iterations=settings.max_iterations)
+        expected = run_ir(path, feeds, max_iterations=settings.max_iterations, trace=trace)
     except OvLoopsError as exc:
         raise InputError(str(exc)) from None
     got = run_isolated(path, settings.device, settings.precision, feeds)
@@ -215,6 +216,8 @@ def _check_ir(path: Path, given: dict, settings: Settings) -> CheckReport:
         report.notes.append(
             f"the IR has {len(validation.errors)} validation error(s): run ov-loops validate"
         )
+    if not report.ok:
+        report.divergence = locate_ir(model, trace, feeds, settings)
     return report
 
 
