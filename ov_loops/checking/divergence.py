@@ -41,7 +41,7 @@ from ov_loops.checking.probes import LOOP_TYPES, Instrumented, LoopProbe, decode
 from ov_loops.checking.settings import Settings
 from ov_loops.conversion.report import Conversion
 from ov_loops.frontends.onnx.scopes import all_graphs
-from ov_loops.reference.trace import LoopRun, Trace, Where
+from ov_loops.reference.trace import LoopRun, Trace, Where, loop_key
 
 NOT_OBSERVED = ("Parameter", "Constant", "Result")
 
@@ -147,7 +147,7 @@ def locate_ir(model: ov.Model, trace: Trace, feeds: dict, settings: Settings) ->
     layouts: dict[str, list[Carried]] = {}
 
     def key_of(op: ov.Node, scope: str) -> str:
-        path = f"{scope}/{op.get_friendly_name()}"
+        path = loop_key(scope, op.get_friendly_name())
         layouts[path] = ir_layout(op)
         return path
 
@@ -161,7 +161,7 @@ def locate_ir(model: ov.Model, trace: Trace, feeds: dict, settings: Settings) ->
         name = op.get_friendly_name()
         shown = [(f"{name}:{k}", ",".join(sorted(out.get_names())) or f"{name}:{k}")
                  for k, out in enumerate(op.outputs())]  # fmt: skip
-        loop_path = f"main/{name}" if op.get_type_name() in LOOP_TYPES else None
+        loop_path = loop_key("main", name) if op.get_type_name() in LOOP_TYPES else None
         checkpoints.append(Checkpoint(f"{op.get_type_name()} '{name}'", shown, loop_path))
     return _Walk(trace, device, layouts, settings).first(checkpoints)
 

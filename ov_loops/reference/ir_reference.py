@@ -16,7 +16,7 @@ from ov_loops.ir.reader import Graph, IRDocument, Layer, loop_spec, read_ir
 from ov_loops.ir.types import port_precision
 from ov_loops.reference.ir_sequences import SEQUENCE_KERNELS
 from ov_loops.reference.limits import DEFAULT_MAX_ITERATIONS, Budget
-from ov_loops.reference.trace import Trace
+from ov_loops.reference.trace import Trace, loop_key
 
 # An IR <data element_type>'s numpy type (bf16 is ml_dtypes.bfloat16: see _dtype).
 DTYPES = {
@@ -337,7 +337,7 @@ KERNELS.update(SEQUENCE_KERNELS)
 # -- graph execution ----------------------------------------------------------------------------
 class Executor:
     """Runs graphs of one IR document; with a `trace`, records each loop's merged values per
-    iteration (keyed by the loop's path: "main/<layer name>", "<loop path>/body/<name>", If
+    iteration (keyed by `trace.loop_key`: "main/<layer name>", "<loop key>/body/<name>", If
     branches as "<path>/<if name>/then_body") and the main graph's outputs ("<name>:<k>", k
     the output's index)."""
 
@@ -499,7 +499,7 @@ class Executor:
         body, where = layer.body, f"{layer.type} '{layer.name}'"
         parameter, result = _body_ids(body)
         (trip, keepgoing), iteration = start, 0
-        key = f"{self._scope[-1]}/{layer.name}"
+        key = loop_key(self._scope[-1], layer.name)
         recorded = self.trace.start(key) if self.trace is not None else None
         last: dict[str, np.ndarray] = {}
         stacked: dict[int, list[np.ndarray]] = {

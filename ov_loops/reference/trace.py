@@ -20,6 +20,13 @@ from ov_loops.reference.limits import MAX_LIVE_ELEMENTS
 Where = tuple[tuple[str, int], ...]  # the enclosing loops (key, iteration), outermost first
 
 
+def loop_key(scope: str, name: str) -> str:
+    """The key of loop `name` (an IR layer name) in the graph at path `scope` ("main",
+    "<loop key>/body"): `scope/name`, or the name itself when it already is a path in `scope`
+    (ov-loops names each Loop by its ONNX node path)."""
+    return name if name.startswith(f"{scope}/") else f"{scope}/{name}"
+
+
 class LoopRun(list):
     """One run of a loop: its carried values after each iteration (a list per iteration);
     `where` says in which iteration of which enclosing loop it ran, `order` when it started
