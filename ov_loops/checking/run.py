@@ -23,11 +23,11 @@ from ov_loops.checking.device import core, run_isolated, start_device_worker
 from ov_loops.checking.diff import OutputDiff, diff
 from ov_loops.checking.divergence import Divergence, locate, locate_ir
 from ov_loops.checking.inputs import generate_inputs, ir_input_specs, load_inputs, onnx_input_specs
+from ov_loops.checking.sequence_inputs import with_sequence_inputs
 from ov_loops.checking.settings import Settings
 from ov_loops.conversion.report import Conversion
 from ov_loops.errors import ConversionError, InputError, OvLoopsError, message_line
 from ov_loops.frontends.onnx.load import load_model
-from ov_loops.frontends.onnx.sequence_types import sequence_inputs
 from ov_loops.ir.validate import validate
 from ov_loops.reference.limits import DEFAULT_MAX_ITERATIONS
 
@@ -123,25 +123,13 @@ def _translate(source: onnx.ModelProto) -> Conversion:
         raise ConversionError(f"cannot convert: {type(exc).__name__}: {detail}") from None
 
 
-def _require_sequences_given(source: onnx.ModelProto, given: dict) -> None:
-    """Random tensors are no sequence: a sequence input's tensors must be given (checking
-    compares the converted model with the reference run on the lowered, tensor-only model)."""
-    for parts in sequence_inputs(source.graph):
-        if not set(parts) <= set(given):
-            raise InputError(
-                f"input '{parts[0]}' is a sequence or optional: give its tensors "
-                f"{', '.join(parts)} (ov_loops.sequence_values.pack_sequence); check does "
-                "not generate sequences"
-            )
-
-
 def _check_onnx(path: Path, given: dict, settings: Settings) -> CheckReport:
     from ov_loops.reference.onnx_reference import Trace, run_onnx
 
     source = load_model(path)
     conversion = _translate(source)
-    _require_sequences_given(source, given)
-    feeds = generate_inputs(onnx_input_specs(source), given, settings.shapes, settings.seed)
+    given, shapes = with_sequence_inputs(path, source, given, settings.shapes, settings.seed)
+    feeds = generate_inputs(onnx_input_specs(source), given, shapes, settings.seed)
     trace = Trace()
     try:
         expected = run_onnx(source, feeds, max_iterations=settings.max_iterations, trace=trace)
