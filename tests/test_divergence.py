@@ -10,6 +10,7 @@ import openvino.opset15 as ops
 import pytest
 
 import ov_loops
+import ov_loops.checking.divergence as divergence
 import ov_loops.checking.run as check_run
 import ov_loops.reference.ir_reference as ir_reference
 from ov_loops.checking.probes import LOOP_TYPES
@@ -90,3 +91,18 @@ def test_divergence_is_located_where_the_fault_strikes(name, tmp_path, monkeypat
     assert {key: getattr(found, key) for key in fault.expected} == fault.expected, text
     if "text" in fault.also:
         assert fault.also["text"] in found.text(), found.text()
+
+
+def test_a_locator_that_cannot_run_says_so_and_the_verdict_stands(tmp_path, monkeypatch):
+    def crashing(*args):
+        raise RuntimeError("Exception from src/plugin.cpp:1:\nthe plugin gave up")
+
+    monkeypatch.setattr(divergence, "run_isolated", crashing)
+    fault = FAULTS["expand_before_a_scan_in_the_ir_reference"]()
+    target = tmp_path / "model.xml"
+    ov_loops.save(ov_loops.convert(fault.model), target)
+    _inject_in_ir_reference(monkeypatch, fault)
+    report = ov_loops.check(target, inputs=fault.feeds)
+    assert report.exit_code == 1 and report.divergence.kind == "unlocated"
+    expected = "first divergence not located: the instrumented model failed: the plugin gave up"
+    assert report.lines()[-2].strip() == expected

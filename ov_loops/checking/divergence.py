@@ -22,6 +22,7 @@ agrees everywhere, the divergence is reported as not located, never guessed.
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,6 +41,7 @@ from ov_loops.checking.device import run_isolated
 from ov_loops.checking.probes import LOOP_TYPES, Instrumented, LoopProbe, decode, instrument
 from ov_loops.checking.settings import Settings
 from ov_loops.conversion.report import Conversion
+from ov_loops.errors import message_line
 from ov_loops.frontends.onnx.scopes import all_graphs
 from ov_loops.reference.trace import LoopRun, Trace, Where, loop_key
 
@@ -111,6 +113,10 @@ def locate(
 ) -> Divergence:
     """The first divergence of the converted model from the ONNX reference, whose `trace` of
     the prepared (lowered) `source` run on `feeds` is given."""
+    return _guarded(lambda: _locate_onnx(source, conversion, trace, feeds, settings, scratch))
+
+
+def _locate_onnx(source, conversion, trace, feeds, settings, scratch) -> Divergence:
     loops = {loop.path: loop for loop in conversion.loops if loop.spec is not None}
     names = {name for node in source.graph.node for name in node.output if name}
 
@@ -144,6 +150,20 @@ def locate(
 def locate_ir(model: ov.Model, trace: Trace, feeds: dict, settings: Settings) -> Divergence:
     """The first divergence of `model` (read from an IR) from the IR reference, whose `trace`
     of the same IR run on `feeds` is given; loops are keyed by their layer names' paths."""
+    return _guarded(lambda: _locate_ir(model, trace, feeds, settings))
+
+
+def _guarded(find: Callable[[], Divergence]) -> Divergence:
+    """`find()`; when the instrumented model cannot be built or run, a divergence not located
+    that says why (the check's verdict stands either way)."""
+    try:
+        return find()
+    except Exception as exc:  # OpenVINO raises RuntimeError, the device worker InputError
+        reason = message_line(exc, last=True)
+        return Divergence("unlocated", "", f"the instrumented model failed: {reason}")
+
+
+def _locate_ir(model: ov.Model, trace: Trace, feeds: dict, settings: Settings) -> Divergence:
     layouts: dict[str, list[Carried]] = {}
 
     def key_of(op: ov.Node, scope: str) -> str:
