@@ -13,8 +13,17 @@ import ov_loops
 import ov_loops.checking.divergence as divergence
 import ov_loops.checking.run as check_run
 import ov_loops.reference.ir_reference as ir_reference
+from ov_loops.checking.device import core
+from ov_loops.checking.inputs import generate_inputs, onnx_input_specs
 from ov_loops.checking.probes import LOOP_TYPES
+from ov_loops.checking.settings import Settings
+from ov_loops.frontends.onnx.load import load_model
+from ov_loops.reference.ir_reference import run_ir
+from ov_loops.reference.onnx_reference import run_onnx
+from ov_loops.reference.trace import Trace
 from tests.divergence_faults import FAULTS, Fault
+from tests.scenarios import SCENARIOS
+from tests.sequence_scenarios import SEQUENCE_SCENARIOS
 
 
 def _output_named(graph: ov.Model, tensor: str) -> ov.Output | None:
@@ -106,3 +115,35 @@ def test_a_locator_that_cannot_run_says_so_and_the_verdict_stands(tmp_path, monk
     assert report.exit_code == 1 and report.divergence.kind == "unlocated"
     expected = "first divergence not located: the instrumented model failed: the plugin gave up"
     assert report.lines()[-2].strip() == expected
+
+
+MATCHING = {
+    "loop_nested_three_deep_with_captures": SCENARIOS,
+    "loop_runtime_trip_count_beyond_int32": SCENARIOS,  # the CPU's i64 trip count in 32 bits
+    "scan8_sequence_lens_variable_lengths": SCENARIOS,  # a Scan-8 is two loops of one path
+    "append_in_loop_then_stack": SEQUENCE_SCENARIOS,  # a loop without carried values
+    "list_starting_non_empty_read_and_written_by_position": SEQUENCE_SCENARIOS,
+    "split_to_sequence_feeds_a_loop": SEQUENCE_SCENARIOS,
+}
+
+
+@pytest.mark.parametrize("name", sorted(MATCHING))
+def test_the_locator_finds_nothing_where_the_device_matches(name, tmp_path):
+    """Run directly on a correct conversion (as ONNX and as IR), the locator locates nothing:
+    no misaligned carried values, iteration counts or main-graph values."""
+    made, runs = MATCHING[name][name]()
+    feeds = runs[0][0] if isinstance(runs[0], tuple) else runs[0]
+    settings = Settings("CPU", {}, 0, 1e-4, 1e-5, "f32", 100_000)
+    source = load_model(made)
+    conversion = ov_loops.translate(made)
+    feeds = generate_inputs(onnx_input_specs(source), feeds, {}, 0)
+    trace = Trace()
+    run_onnx(source, feeds, trace=trace)
+    found = divergence.locate(source, conversion, trace, feeds, settings, str(tmp_path))
+    assert (found.kind, found.detail[:28]) == ("unlocated", "the instrumented model agree"), found
+    xml = tmp_path / "model.xml"
+    ov_loops.save(conversion.model, xml)
+    trace = Trace()
+    run_ir(xml, feeds, trace=trace)
+    found = divergence.locate_ir(core().read_model(str(xml)), trace, feeds, settings)
+    assert (found.kind, found.detail[:28]) == ("unlocated", "the instrumented model agree"), found

@@ -22,6 +22,7 @@ agrees everywhere, the divergence is reported as not located, never guessed.
 from __future__ import annotations
 
 import tempfile
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -117,7 +118,12 @@ def locate(
 
 
 def _locate_onnx(source, conversion, trace, feeds, settings, scratch) -> Divergence:
-    loops = {loop.path: loop for loop in conversion.loops if loop.spec is not None}
+    paths = Counter(loop.path for loop in conversion.loops)  # a Scan-8 is two loops: skipped
+    loops = {
+        loop.path: loop
+        for loop in conversion.loops
+        if paths[loop.path] == 1 and loop.spec is not None
+    }
     names = {name for node in source.graph.node for name in node.output if name}
 
     def key_of(op: ov.Node, scope: str) -> str | None:
@@ -298,6 +304,8 @@ class _Walk:
         """The first divergence in one run of a loop: nested loops first in each iteration."""
         layout = self.layouts.get(path, [])
         for iteration, (expected, got) in enumerate(zip(want, have)):
+            if not _fits(layout, expected, got):
+                layout = []  # the traces do not record what the layout says: compare nothing
             inside = (*stack, (path, iteration))
             nested = [dict(side.get(inside, [])) for side in self._runs]
             for inner, run in self._runs[0].get(inside, []):
@@ -320,6 +328,13 @@ class _Walk:
                 tuple(i for _, i in stopped),
             )  # fmt: skip
         return None
+
+
+def _fits(layout: list[Carried], reference: list, device: list) -> bool:
+    return all(
+        max(value.reference) < len(reference) and max(value.device) < len(device)
+        for value in layout
+    )
 
 
 def _by_where(trace: Trace) -> dict[Where, list[tuple[str, LoopRun]]]:

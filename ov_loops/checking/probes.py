@@ -7,7 +7,8 @@ length, and carried values may change shape, so a loop emits each value through 
 accumulators instead (Loop-5 carries values that grow)::
 
     in the body:  flat = Reshape(v, [-1]); shape = ShapeOf(v)      # v: a merged value
-                  for every 1-D part q (flat, shape, and each nested loop's emitted parts):
+                  for every 1-D part q (a tick [0] that counts the iterations, flat, shape,
+                  and each nested loop's emitted parts):
                       acc_q = Concat(acc_q, q); len_q = Concat(len_q, ShapeOf(q))
     the loop emits the last acc_q and len_q: split acc_q by len_q, one piece per iteration
 
@@ -43,8 +44,9 @@ class LoopProbe:
 
     @property
     def body_parts(self) -> int:
-        """The 1-D parts its body emits per iteration (each lifted to two loop outputs)."""
-        return 2 * self.merged + sum(2 * inner.body_parts for inner in self.nested)
+        """The 1-D parts its body emits per iteration (each lifted to two loop outputs): the
+        tick, (flat, shape) per merged value, the nested loops' outputs."""
+        return 1 + 2 * self.merged + sum(2 * inner.body_parts for inner in self.nested)
 
 
 @dataclass
@@ -95,7 +97,8 @@ def _probe_graph(graph: ov.Model, scope: str, key_of: KeyOf) -> tuple[list[LoopP
             op.set_function(body)
         own = _merged_parts(op, body)
         probes.append(LoopProbe(key, len(own) // 2, nested))
-        emitted.extend(_lift(op, body, [*own, *inner]))
+        tick = ops.constant(np.zeros(1, np.int64)).output(0)
+        emitted.extend(_lift(op, body, [tick, *own, *inner]))
     return probes, emitted
 
 
@@ -152,8 +155,8 @@ def _decode_run(probe: LoopProbe, emitted: list[np.ndarray], trace: Trace) -> No
     """One run of a probed loop from its emitted (accumulated, lengths) pairs."""
     pieces = [_split(emitted[k], emitted[k + 1]) for k in range(0, len(emitted), 2)]
     run = trace.start(probe.key)
-    for iteration in range(min((len(p) for p in pieces), default=0)):
-        at = [p[iteration] for p in pieces]
+    for iteration in range(len(pieces[0])):  # the tick's
+        at = [p[iteration] for p in pieces[1:]]
         nested = at[2 * probe.merged :]
         with trace.inside(probe.key, iteration):
             for inner in probe.nested:

@@ -294,6 +294,41 @@ def _identity(layer, x):
     return [x[0]]
 
 
+def _cumsum(layer, x):
+    """CumSum-3 (spec "CumSum-3")::
+
+    y[i] = sum(x[j] for j <= i)  along axis (default 0); exclusive: j < i; reverse: j >= i / j > i
+    """
+    data = x[0]
+    axis = _axis(x[1], data.ndim) if len(x) > 1 else 0
+    flip = layer.data.get("reverse", "false") == "true"
+    values = np.flip(data, axis) if flip else data
+    summed = np.cumsum(values, axis=axis, dtype=data.dtype)
+    if layer.data.get("exclusive", "false") == "true":
+        summed = summed - values
+    return [np.flip(summed, axis) if flip else summed]
+
+
+def _scatter_elements_update(layer, x):
+    """ScatterElementsUpdate-12 (spec "ScatterElementsUpdate-12"), reduction "none"::
+
+    out = copy(data); for each index position p of indices:
+        q = p with q[axis] = indices[p] (negative: + data.shape[axis]); out[q] = updates[p]
+    """
+    if layer.data.get("reduction", "none") != "none":
+        raise ConversionError(
+            f"IR reference: ScatterElementsUpdate '{layer.name}' with reduction "
+            f"{layer.data['reduction']}"
+        )
+    data, indices, updates = x[0].copy(), np.asarray(x[1]).astype(np.int64), x[2]
+    axis = _axis(x[3], data.ndim)
+    indices = np.where(indices < 0, indices + data.shape[axis], indices)
+    position = list(np.indices(indices.shape))
+    position[axis] = indices
+    data[tuple(position)] = updates.astype(data.dtype)
+    return [data]
+
+
 KERNELS.update(
     {
         "Divide": _divide,
@@ -329,6 +364,8 @@ KERNELS.update(
         "Reverse": _reverse,
         "Tile": _tile,
         "Identity": _identity,
+        "CumSum": _cumsum,
+        "ScatterElementsUpdate": _scatter_elements_update,
     }
 )
 KERNELS.update(SEQUENCE_KERNELS)
