@@ -225,3 +225,53 @@ def sequence_carried_element_appended_in_iteration_2():
     return Fault(
         _list_growing_from_its_last_element(), feeds, expected, "grown", above=11.5, also=also
     )
+
+
+@fault
+def scan_output_only_while_the_state_agrees():
+    """The Scan's stacked output (not its state) is off from row 2 on (running sums of [1, 2, 3]
+    rows: 3x > 6.5 at row 2): the loop's output is blamed, its carried values agreeing."""
+    body = graph(
+        [node("Add", ["s_in", "x_t"], ["s_out"]), node("Mul", ["s_out", "three"], ["y_t"])],
+        [typed("s_in", T.FLOAT, [3]), typed("x_t", T.FLOAT, [3])],
+        [typed("s_out", T.FLOAT, [3]), typed("y_t", T.FLOAT, [3])],
+        [const("three", np.full(3, 3))],
+        name="body",
+    )
+    main = graph(
+        [node("Scan", ["s0", "xs"], ["s", "ys"], body=body, num_scan_inputs=1, name="scan")],
+        [typed("s0", T.FLOAT, [3]), typed("xs", T.FLOAT, [4, 3])],
+        [typed("s", T.FLOAT, [3]), typed("ys", T.FLOAT, [4, 3])],
+    )
+    feeds = {"s0": np.zeros(3, F), "xs": np.ones((4, 3), F)}
+    expected = {"kind": "loop output", "node": "Scan 'scan'", "value": "ys"}
+    return Fault(model(main), feeds, expected, tensor="y_t", above=6.5)
+
+
+@fault
+def while_loop_stopping_early():
+    """keep = a + 0.5 < 10 (a = iteration number): the reference runs 11 iterations; the
+    device's a + 0.5 is off from a = 5 on, so it stops after 6, its carried values agreeing."""
+    body = loop_body(
+        [
+            node("Add", ["a_in", "one"], ["a_out"]),
+            node("Add", ["a_in", "half"], ["t"]),
+            node("Less", ["t", "limit"], ["keep"]),
+        ],
+        [typed("a_in", T.FLOAT, [])],
+        [typed("keep", T.BOOL, []), typed("a_out", T.FLOAT, [])],
+        initializers=[const("one", 1.0), const("half", 0.5), const("limit", 10.0)],
+    )
+    main = graph(
+        [node("Loop", ["M", "go", "a0"], ["a"], body=body, name="while")],
+        [typed("M", T.INT64, []), typed("go", T.BOOL, []), typed("a0", T.FLOAT, [])],
+        [typed("a", T.FLOAT, [])],
+    )
+    feeds = {"M": np.array(20, np.int64), "go": np.array(True), "a0": np.array(0, F)}
+    expected = {
+        "kind": "iterations",
+        "where": "main/while[6]",
+        "iterations": (6,),
+        "detail": "the reference runs 11 iterations, the device 6",
+    }
+    return Fault(model(main), feeds, expected, tensor="t", above=5)
