@@ -255,12 +255,19 @@ def _select(layer, x):
     return [np.where(x[0], x[1], x[2]).astype(np.result_type(x[1], x[2]))]
 
 
-def _convert(layer, x):
-    target = _dtype(layer.data["destination_type"])
-    value = x[0]
+def _converted(value: np.ndarray, target) -> np.ndarray:
     if np.issubdtype(np.dtype(target), np.integer) and np.issubdtype(value.dtype, np.floating):
         value = np.round(value)  # OpenVINO rounds half to even when converting to integers
-    return [value.astype(target)]
+    return value.astype(target)
+
+
+def _convert(layer, x):
+    return [_converted(x[0], _dtype(layer.data["destination_type"]))]
+
+
+def _convert_like(layer, x):
+    """ConvertLike-1: data converted to the element type of `like` (as Convert)."""
+    return [_converted(x[0], x[1].dtype)]
 
 
 def _range(layer, x):
@@ -365,6 +372,7 @@ KERNELS.update(
         "Tile": _tile,
         "Identity": _identity,
         "CumSum": _cumsum,
+        "ConvertLike": _convert_like,
         "ScatterElementsUpdate": _scatter_elements_update,
     }
 )
