@@ -2,15 +2,16 @@
 main-graph values, and every chosen loop's merged (carried) values after each iteration, nested
 loops included; and the decoding of what it emitted into a `Trace` like the references'.
 
-Loop-5 on the CPU concatenates per-iteration outputs only when every iteration gives the same
-length, and carried values may change shape, so a loop emits each value through two carried
-accumulators instead (Loop-5 carries values that grow)::
+A loop emits every 1-D body value q of its probe (a tick [0] that counts the iterations;
+flat = Reshape(v, [-1]) and shape = ShapeOf(v) of each merged value v; each nested loop's emitted
+values) once per iteration. Loop-5 on the CPU concatenates per-iteration outputs only when every
+iteration gives the same length, so::
 
-    in the body:  flat = Reshape(v, [-1]); shape = ShapeOf(v)      # v: a merged value
-                  for every 1-D part q (a tick [0] that counts the iterations, flat, shape,
-                  and each nested loop's emitted parts):
-                      acc_q = Concat(acc_q, q); len_q = Concat(len_q, ShapeOf(q))
-    the loop emits the last acc_q and len_q: split acc_q by len_q, one piece per iteration
+    q of a static length n ("rows"): a concatenated output of Unsqueeze(q, 0): [iterations, n]
+                                      (flattened where an enclosing loop emits it in turn)
+    q of a dynamic length ("ragged"): two carried accumulators (Loop-5 carries growing values)
+        acc_q = Concat(acc_q, q); len_q = Concat(len_q, ShapeOf(q))
+        the last acc_q split by len_q, one piece per iteration
 
 A nested loop's emitted parts are 1-D values of its enclosing body, lifted the same way, so
 loops directly inside loop bodies are probed at any depth (a loop inside an If is not).
@@ -34,19 +35,24 @@ KeyOf = Callable[[ov.Node, str], "str | None"]
 Pick = Callable[[ov.Model], "dict[str, ov.Output]"]
 
 
+ROWS, RAGGED = "rows", "ragged"
+
+
 @dataclass
 class LoopProbe:
-    """A probed loop: its key, how many merged values it emits, its probed nested loops."""
+    """A probed loop: its key, how many merged values it emits, its probed nested loops, and how
+    each of its body's parts is emitted ((ROWS, n): one output, (RAGGED, 0): two; in part
+    order: the tick, (flat, shape) per merged value, the nested loops' outputs)."""
 
     key: str
     merged: int
     nested: list[LoopProbe] = field(default_factory=list)
+    modes: list[tuple[str, int]] = field(default_factory=list)
 
     @property
-    def body_parts(self) -> int:
-        """The 1-D parts its body emits per iteration (each lifted to two loop outputs): the
-        tick, (flat, shape) per merged value, the nested loops' outputs."""
-        return 1 + 2 * self.merged + sum(2 * inner.body_parts for inner in self.nested)
+    def outputs(self) -> int:
+        """How many outputs the loop emits."""
+        return sum(1 if mode == ROWS else 2 for mode, _ in self.modes)
 
 
 @dataclass
@@ -96,9 +102,11 @@ def _probe_graph(graph: ov.Model, scope: str, key_of: KeyOf) -> tuple[list[LoopP
             body = _rebuilt(body)
             op.set_function(body)
         own = _merged_parts(op, body)
-        probes.append(LoopProbe(key, len(own) // 2, nested))
         tick = ops.constant(np.zeros(1, np.int64)).output(0)
-        emitted.extend(_lift(op, body, [tick, *own, *inner]))
+        inner = [ops.reshape(value, _i64([-1]), False).output(0) for value in inner]
+        outputs, modes = _lift(op, body, [tick, *own, *inner])
+        probes.append(LoopProbe(key, len(own) // 2, nested, modes))
+        emitted.extend(outputs)
     return probes, emitted
 
 
@@ -116,11 +124,17 @@ def _merged_parts(op: ov.Node, body: ov.Model) -> list[ov.Output]:
     return parts
 
 
-def _lift(op: ov.Node, body: ov.Model, parts: list[ov.Output]) -> list[ov.Output]:
-    """Each 1-D body value of `parts`, concatenated over the iterations, and its length per
-    iteration: two outputs of the loop each."""
-    emitted = []
+def _lift(op: ov.Node, body: ov.Model, parts: list[ov.Output]) -> tuple[list, list]:
+    """The loop's outputs that give each 1-D body value of `parts` per iteration, and the mode
+    of each (see the module's docstring)."""
+    emitted, modes = [], []
     for part in parts:
+        if part.get_partial_shape().is_static:
+            row = ops.result(ops.unsqueeze(part, _i64([0])))
+            body.add_results([row])
+            emitted.append(op.get_concatenated_slices(row.output(0), 0, 1, 1, -1, 0))
+            modes.append((ROWS, part.get_partial_shape()[0].get_length()))
+            continue
         for value in (part, ops.shape_of(part, ov.Type.i64).output(0)):
             kind = value.get_element_type()
             accumulator = ops.parameter([-1], kind)
@@ -130,8 +144,9 @@ def _lift(op: ov.Node, body: ov.Model, parts: list[ov.Output]) -> list[ov.Output
             empty = ops.constant(np.zeros(0, kind.to_dtype()))
             op.set_merged_input(accumulator, empty.output(0), grown.output(0))
             emitted.append(op.get_iter_value(grown.output(0), -1))
+        modes.append((RAGGED, 0))
     op.validate_and_infer_types()
-    return emitted
+    return emitted, modes
 
 
 def _i64(values: list[int]) -> ov.Node:
@@ -145,24 +160,29 @@ def decode(instrumented: Instrumented, outputs: list[np.ndarray], trace: Trace) 
         trace.keep(key, value)
     lifted = extra[len(instrumented.values) :]
     for probe in instrumented.probes:
-        count = 2 * probe.body_parts
-        _decode_run(probe, lifted[:count], trace)
-        lifted = lifted[count:]
+        _decode_run(probe, lifted[: probe.outputs], trace)
+        lifted = lifted[probe.outputs :]
     return trace
 
 
 def _decode_run(probe: LoopProbe, emitted: list[np.ndarray], trace: Trace) -> None:
-    """One run of a probed loop from its emitted (accumulated, lengths) pairs."""
-    pieces = [_split(emitted[k], emitted[k + 1]) for k in range(0, len(emitted), 2)]
+    """One run of a probed loop from its emitted outputs."""
+    pieces = []
+    for mode, width in probe.modes:
+        if mode == ROWS and width == 0:  # e.g. the shape of a scalar: as many as the ticks
+            pieces.append([emitted.pop(0).reshape(-1)] * len(pieces[0]))
+        elif mode == ROWS:
+            pieces.append(list(np.reshape(emitted.pop(0), (-1, width))))
+        else:
+            pieces.append(_split(emitted.pop(0), emitted.pop(0)))
     run = trace.start(probe.key)
     for iteration in range(len(pieces[0])):  # the tick's
         at = [p[iteration] for p in pieces[1:]]
         nested = at[2 * probe.merged :]
         with trace.inside(probe.key, iteration):
             for inner in probe.nested:
-                count = 2 * inner.body_parts
-                _decode_run(inner, nested[:count], trace)
-                nested = nested[count:]
+                _decode_run(inner, nested[: inner.outputs], trace)
+                nested = nested[inner.outputs :]
         own = at[: 2 * probe.merged]
         trace.record(run, [flat.reshape(shape) for flat, shape in zip(own[::2], own[1::2])])
 
