@@ -13,14 +13,17 @@ import ov_loops
 import ov_loops.checking.divergence as divergence
 import ov_loops.checking.run as check_run
 import ov_loops.reference.ir_reference as ir_reference
+from ov_loops.checking.carried import Carried, difference
 from ov_loops.checking.device import core
 from ov_loops.checking.inputs import generate_inputs, onnx_input_specs
 from ov_loops.checking.probes import LOOP_TYPES
 from ov_loops.checking.settings import Settings
+from ov_loops.contract.values import OPTIONAL_SEQUENCE, SEQUENCE
 from ov_loops.frontends.onnx.load import load_model
 from ov_loops.reference.ir_reference import run_ir
 from ov_loops.reference.onnx_reference import run_onnx
 from ov_loops.reference.trace import Trace
+from ov_loops.sequence_values import pack_sequence
 from tests.divergence_faults import FAULTS, Fault
 from tests.scenarios import SCENARIOS
 from tests.sequence_scenarios import SEQUENCE_SCENARIOS
@@ -147,3 +150,29 @@ def test_the_locator_finds_nothing_where_the_device_matches(name, tmp_path):
     run_ir(xml, feeds, trace=trace)
     found = divergence.locate_ir(core().read_model(str(xml)), trace, feeds, settings)
     assert (found.kind, found.detail[:28]) == ("unlocated", "the instrumented model agree"), found
+
+
+def _sequence_parts(*elements, present=None) -> list[np.ndarray]:
+    parts = pack_sequence([np.asarray(e, np.float32) for e in elements], np.float32)
+    return parts if present is None else [*parts, np.array(present)]
+
+
+@pytest.mark.parametrize(
+    "kind, reference, device, expected",
+    [
+        (SEQUENCE, ([1, 2], [3], [4]), ([1, 2], [3]), (2, "the device has 2 elements, the")),
+        (SEQUENCE, ([1, 2], [3, 4]), ([1, 2], [3]), (1, "has shape [1], the reference [2]")),
+        (SEQUENCE, ([1, 2], [3, 4]), ([1, 2], [3, 5]), (1, "(shape [2]) diverges at [1]: 5 vs")),
+        (OPTIONAL_SEQUENCE, (True, [1]), (False,), (None, "it is absent, the reference's present")),
+    ],
+    ids=["fewer-elements", "element-shape", "element-value", "optional-absent"],
+)
+def test_a_carried_sequence_is_compared_by_element(kind, reference, device, expected):
+    if kind == OPTIONAL_SEQUENCE:
+        want = _sequence_parts(*reference[1:], present=reference[0])
+        have = _sequence_parts(*device[1:], present=device[0])
+    else:
+        want, have = _sequence_parts(*reference), _sequence_parts(*device)
+    span = tuple(range(len(want)))
+    element, detail = difference(Carried(0, "s", kind, span, span), want, have, 1e-4, 1e-5)
+    assert element == expected[0] and detail.startswith(expected[1]), (element, detail)

@@ -110,7 +110,7 @@ def difference(
             shown = "" if got.shape != expected.shape else f"(shape {list(got.shape)}) "
             return element, shown + found
     if len(want_elements) != len(have_elements):
-        return len(want_elements), (
+        return min(len(want_elements), len(have_elements)), (
             f"the device has {len(have_elements)} elements, the reference {len(want_elements)}"
         )
     return None

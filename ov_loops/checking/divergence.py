@@ -56,8 +56,8 @@ class Divergence:
     `kind`: "carried" (a loop-carried value after an iteration; `where` is the path down to it
     with each loop's iteration, `main/Loop_0[3]/body/Scan_1[7]`; `element` the first differing
     element of a sequence), "iterations" (the loop ran another number of times), "node" (a
-    node outside loops, `node`), "loop output" (a loop's output, its carried values agreeing),
-    or "unlocated"."""
+    main-graph node, `node`: not a loop, or a loop whose iterations are not probed), "loop
+    output" (a loop's output, its carried values agreeing), or "unlocated"."""
 
     kind: str
     where: str
@@ -84,8 +84,7 @@ class Divergence:
         if self.kind == "iterations":
             return f"first divergence: {self.where}: {self.detail}"
         if self.kind == "node":
-            where = f"{self.node} output '{self.value}'"
-            return f"first divergence: outside loops, {where} {self.detail}"
+            return f"first divergence: node {self.node} output '{self.value}' {self.detail}"
         if self.kind == "loop output":
             return (
                 f"first divergence: {self.node} output '{self.value}' {self.detail}; its carried "
@@ -278,7 +277,7 @@ class _Walk:
                 )
                 if detail is None:
                     continue
-                if checkpoint.loop_path is None:
+                if checkpoint.loop_path not in self.device.runs:  # not a loop, or not probed
                     return Divergence("node", checkpoint.label, detail, checkpoint.label, shown)
                 found = self._top_level(checkpoint.loop_path)
                 return found or Divergence(
