@@ -126,15 +126,7 @@ def tensor_difference(want: np.ndarray, have: np.ndarray, rtol: float, atol: flo
         return f"has shape {list(have.shape)}, the reference {list(want.shape)}"
     if want.size == 0:
         return None
-    if want.dtype == np.bool_ or have.dtype == np.bool_:
-        close = want == have
-    elif want.dtype in (np.int64, np.uint64) and have.dtype == want.dtype:
-        narrow = np.int32 if want.dtype == np.int64 else np.uint32
-        close = (want == have) | (want.astype(narrow).astype(want.dtype) == have)
-    else:
-        with np.errstate(all="ignore"):
-            wanted, had = want.astype(np.float64), have.astype(np.float64)
-            close = np.isclose(had, wanted, rtol=rtol, atol=atol, equal_nan=True)
+    close = _close(want, have, rtol, atol)
     if close.all():
         return None
     at = tuple(int(i) for i in np.argwhere(~close)[0])
@@ -146,6 +138,38 @@ def tensor_difference(want: np.ndarray, have: np.ndarray, rtol: float, atol: flo
         f"diverges{place}: {_shown(have[at])} vs reference {_shown(want[at])} "
         f"(max abs err {worst}, {int((~close).sum())} of {close.size} elements)"
     )
+
+
+def _close(want: np.ndarray, have: np.ndarray, rtol: float, atol: float) -> np.ndarray:
+    """Element-wise agreement of two arrays of one shape (see `tensor_difference`)."""
+    if want.dtype == np.bool_ or have.dtype == np.bool_:
+        return want == have
+    if want.dtype in (np.int64, np.uint64) and have.dtype == want.dtype:
+        narrow = np.int32 if want.dtype == np.int64 else np.uint32
+        return (want == have) | (want.astype(narrow).astype(want.dtype) == have)
+    with np.errstate(all="ignore"):
+        wanted, had = want.astype(np.float64), have.astype(np.float64)
+        return np.isclose(had, wanted, rtol=rtol, atol=atol, equal_nan=True)
+
+
+def first_differing_iteration(
+    value: Carried, reference: list, device: list, rtol: float, atol: float
+) -> int:
+    """The first of the iterations both runs recorded where `value` differs (their count when
+    none): a tensor of one shape throughout compared in one step, anything else iteration by
+    iteration."""
+    count = min(len(reference), len(device))
+    if value.kind == TENSOR and count:
+        want = [np.asarray(r[value.reference[0]]) for r in reference[:count]]
+        have = [np.asarray(d[value.device[0]]) for d in device[:count]]
+        if len({a.shape for a in want + have}) == 1 and len({a.dtype for a in have}) == 1:
+            close = _close(np.stack(want), np.stack(have), rtol, atol).reshape(count, -1)
+            differing = np.flatnonzero(~close.all(axis=1))
+            return int(differing[0]) if differing.size else count
+    for iteration in range(count):
+        if difference(value, reference[iteration], device[iteration], rtol, atol) is not None:
+            return iteration
+    return count
 
 
 def _shown(value) -> str:

@@ -34,6 +34,7 @@ from ov_loops.api import save
 from ov_loops.checking.carried import (
     Carried,
     difference,
+    first_differing_iteration,
     ir_layout,
     onnx_layout,
     tensor_difference,
@@ -302,30 +303,40 @@ class _Walk:
     def _in_run(self, path: str, stack: Where, want: LoopRun, have: LoopRun) -> Divergence | None:
         """The first divergence in one run of a loop: nested loops first in each iteration."""
         layout = self.layouts.get(path, [])
-        for iteration, (expected, got) in enumerate(zip(want, have)):
-            if not _fits(layout, expected, got):
-                layout = []  # the traces do not record what the layout says: compare nothing
-            inside = (*stack, (path, iteration))
-            nested = [dict(side.get(inside, [])) for side in self._runs]
-            for inner, run in self._runs[0].get(inside, []):
-                if inner in nested[1]:
-                    found = self._in_run(inner, inside, run, nested[1][inner])
-                    if found is not None:
-                        return found
-            for value in layout:
-                found = difference(value, expected, got, self.rtol, self.atol)
-                if found is not None:
-                    return Divergence(
-                        "carried", _where(inside), found[1], f"Loop '{path}'", value.name, path,
-                        tuple(i for _, i in inside), value.index, found[0],
-                    )  # fmt: skip
+        if not all(_fits(layout, expected, got) for expected, got in zip(want, have)):
+            layout = []  # the traces do not record what the layout says: compare nothing
+        count = min(len(want), len(have))
+        differing = [first_differing_iteration(v, want, have, self.rtol, self.atol) for v in layout]
+        first = min(differing, default=count)
+        for iteration in range(min(first + 1, count)):
+            found = self._nested((*stack, (path, iteration)))
+            if found is not None:
+                return found
+        for value, iteration in zip(layout, differing):
+            if iteration == first < count:
+                inside = (*stack, (path, iteration))
+                element, detail = difference(value, want[first], have[first], self.rtol, self.atol)
+                return Divergence(
+                    "carried", _where(inside), detail, f"Loop '{path}'", value.name, path,
+                    tuple(i for _, i in inside), value.index, element,
+                )  # fmt: skip
         if len(want) != len(have) and not self.partial:
-            stopped = (*stack, (path, min(len(want), len(have))))
+            stopped = (*stack, (path, count))
             detail = f"the reference runs {len(want)} iterations, the device {len(have)}"
             return Divergence(
                 "iterations", _where(stopped), detail, f"Loop '{path}'", "", path,
                 tuple(i for _, i in stopped),
             )  # fmt: skip
+        return None
+
+    def _nested(self, inside: Where) -> Divergence | None:
+        """The first divergence in the loops that ran in one iteration, in the order they ran."""
+        device = dict(self._runs[1].get(inside, []))
+        for inner, run in self._runs[0].get(inside, []):
+            if inner in device:
+                found = self._in_run(inner, inside, run, device[inner])
+                if found is not None:
+                    return found
         return None
 
 
