@@ -3,7 +3,7 @@ cell as its *Sequence-5 op vs the same loop at optimize="max" and "default" with
 (hoisting, unrolling, Loop-5), vs openvino.convert_model's IR.
 
     python -m benchmarks.cell_lowering [--cells rnn,gru,gru_lbr,lstm] [--hidden 64,256,1024]
-        [--batch 1,16] [--steps 100] [--rounds 15] [--json OUT]
+        [--batch 1,16] [--steps 100] [--rounds 15] [--clock wall|cpu] [--json OUT]
 
 CPU, f32, one thread, one stream; the three compiled models run interleaved (the order rotated
 every round, benchmarks/timing.py); each cell is the median latency and the spread
@@ -23,7 +23,7 @@ import openvino as ov
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
 from benchmarks.loop_models import loop_feeds, loop_model  # noqa: E402
-from benchmarks.timing import interleaved_seconds  # noqa: E402
+from benchmarks.timing import CLOCKS, interleaved_seconds  # noqa: E402
 from ov_loops.conversion.driver import Converter  # noqa: E402
 from ov_loops.frontends.onnx.load import load_model  # noqa: E402
 from ov_loops.loopir.passes.pipeline import CPU, TargetProfile  # noqa: E402
@@ -56,7 +56,7 @@ def compiled_models(cell: str, hidden: int, batch: int) -> dict[str, ov.Compiled
     return {name: core.compile_model(m, "CPU", CONFIG) for name, m in made.items()}
 
 
-def measure(cell: str, hidden: int, batch: int, steps: int, rounds: int) -> dict:
+def measure(cell: str, hidden: int, batch: int, steps: int, rounds: int, clock: str) -> dict:
     """Median latencies (ms) and ratios to the openvino column with their spread."""
     models = compiled_models(cell, hidden, batch)
     feeds = loop_feeds(cell, hidden, batch, steps)
@@ -64,7 +64,7 @@ def measure(cell: str, hidden: int, batch: int, steps: int, rounds: int) -> dict
     outputs = {name: request.infer(feeds)[0].copy() for name, request in requests.items()}
     for name, got in outputs.items():
         np.testing.assert_allclose(got, outputs["openvino"], rtol=1e-3, atol=1e-3, err_msg=name)
-    samples = interleaved_seconds(requests, feeds, rounds)
+    samples = interleaved_seconds(requests, feeds, rounds, clock)
     row = {"cell": cell, "hidden": hidden, "batch": batch, "steps": steps}
     for name, values in samples.items():
         ratio = values / samples["openvino"]
@@ -83,13 +83,14 @@ def main() -> int:
     parser.add_argument("--batch", default="1,16")
     parser.add_argument("--steps", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--clock", choices=sorted(CLOCKS), default="wall")
     parser.add_argument("--json")
     args = parser.parse_args()
     rows = []
     for cell in args.cells.split(","):
         for hidden in map(int, args.hidden.split(",")):
             for batch in map(int, args.batch.split(",")):
-                row = measure(cell, hidden, batch, args.steps, args.rounds)
+                row = measure(cell, hidden, batch, args.steps, args.rounds, args.clock)
                 rows.append(row)
                 cells = "  ".join(
                     f"{name} x{row[name]['ratio']:.2f} ({row[name]['spread'][0]:.2f}-"

@@ -85,7 +85,7 @@ def read_back_loops(model: ov.Model) -> list[str]:
     """Save the model with ov_loops.save and read each loop's LoopSpec back from the IR."""
     with tempfile.TemporaryDirectory(prefix="ir-structure-") as scratch:
         xml = Path(scratch) / "model.xml"
-        ov_loops.save(model, xml)
+        ov_loops.save(model, xml, compress_to_fp16=False)
         document = read_ir(xml)
         return [
             f"{path}: {loop_spec(document, graph, layer)!r}"

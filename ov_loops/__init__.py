@@ -2,7 +2,8 @@
 Loop-5, and a validator for Loop-5 / TensorIterator-1 layers in any IR.
 
 The names below are resolved on first use (PEP 562), so `import ov_loops` (and the validator,
-`ov_loops.ir`) loads neither onnx, OpenVINO nor numpy until a name that needs them is used.
+`ov_loops.ir`) loads neither onnx, OpenVINO nor numpy until a name that needs them is used;
+`ov_loops.__version__` is read from the installed package's metadata.
 """
 
 from __future__ import annotations
@@ -44,6 +45,9 @@ __all__ = list(_HOMES)
 
 def __getattr__(name: str) -> object:
     """A public name, imported from its home module the first time it is asked for."""
+    if name == "__version__":
+        globals()[name] = _version()
+        return globals()[name]
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module 'ov_loops' has no attribute '{name}'")
@@ -54,3 +58,14 @@ def __getattr__(name: str) -> object:
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
+
+
+def _version() -> str:
+    """The installed distribution's version; "0+unknown" when ov_loops runs from a source tree
+    that was never installed."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("ov-loops")
+    except PackageNotFoundError:
+        return "0+unknown"

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import io
+import logging
 import os
+import shutil
 import tempfile
+import time
 from pathlib import Path
 
 import onnx
@@ -12,38 +16,72 @@ import openvino as ov
 from ov_loops.conversion.driver import convert_model
 from ov_loops.conversion.report import Conversion
 from ov_loops.errors import InputError
+from ov_loops.frontends.onnx.input_specs import input_shapes, output_names
+from ov_loops.frontends.onnx.io_edits import InputOutputEdits
 from ov_loops.frontends.onnx.load import load_model
 from ov_loops.loopir.passes.levels import check_optimize_level
 
-ModelSource = str | os.PathLike | bytes | onnx.ModelProto
+log = logging.getLogger(__name__)
+ModelSource = str | os.PathLike | bytes | io.IOBase | onnx.ModelProto
 
 
-def translate(model: ModelSource, optimize: str = "default") -> Conversion:
+def translate(
+    model: ModelSource,
+    optimize: str = "default",
+    input: object = None,  # noqa: A002 -- openvino.convert_model's name
+    output: str | list[str] | None = None,
+) -> Conversion:
     """Convert an ONNX model and report what became of each loop.
 
-    `model` is a path, the bytes of an ONNX file or an `onnx.ModelProto`; loading applies the
-    ONNX passes of `ov_loops.frontends.onnx.rewrites` (sort, check, normalise). `optimize` is
-    "none", "default" or "max": which loop optimisations run (see docs/architecture.md). Raises
-    `InputError` when it cannot be read (or `optimize` is unknown), `ConversionError` (or
-    `UnsupportedError`, listing every unsupported op with its node path) when it cannot be
-    converted.
+    `model` is a path, the bytes of an ONNX file, a binary stream (`io.BytesIO`) or an
+    `onnx.ModelProto`; loading applies the ONNX passes of `ov_loops.frontends.onnx.rewrites`
+    (sort, check, normalise). `optimize` is "none", "default" or "max": which loop
+    optimisations run (see docs/architecture.md). `input` sets the inputs' shapes and element
+    types as `openvino.convert_model` takes them (`"X[1,?,16]{f32},h0[1,16]"`, `{"X": [1, 5]}`,
+    `[("X", [1, 5], np.float32)]`, ...; frontends.onnx.input_specs): they reach every loop body,
+    and a trip count they make constant becomes a constant. `output` names the main-graph
+    tensors the model is cut at (`"y,h"` or a list). Raises `InputError` when it cannot be read
+    (or an argument is wrong), `ConversionError` (or `UnsupportedError`, listing every
+    unsupported op with its node path) when it cannot be converted.
     """
     check_optimize_level(optimize)
-    return convert_model(load_model(model), optimize=optimize)
+    edits = InputOutputEdits(input_shapes(input), output_names(output))
+    started = time.perf_counter()
+    loaded = load_model(model, edits.apply)
+    log.info("read and prepared the ONNX model in %s", _since(started))
+    started = time.perf_counter()
+    conversion = convert_model(loaded, optimize=optimize, input_shapes=edits.shapes)
+    log.info("converted %d loop(s) in %s", len(conversion.loops), _since(started))
+    return conversion
 
 
-def convert(model: ModelSource, optimize: str = "default") -> ov.Model:
-    """Convert an ONNX model to an `openvino.Model` whose loops are all Loop-5."""
-    return translate(model, optimize).model
+def _since(started: float) -> str:
+    return f"{1000 * (time.perf_counter() - started):.0f} ms"
 
 
-def save(model: ov.Model, path: str | os.PathLike, compress_to_fp16: bool = False) -> None:
-    """Write `path` (.xml) and its .bin beside it; on failure nothing is left half-written."""
+def convert(
+    model: ModelSource,
+    optimize: str = "default",
+    input: object = None,  # noqa: A002 -- openvino.convert_model's name
+    output: str | list[str] | None = None,
+) -> ov.Model:
+    """Convert an ONNX model to an `openvino.Model` whose loops are all Loop-5 (the arguments
+    are translate's)."""
+    return translate(model, optimize, input, output).model
+
+
+def save(model: ov.Model, path: str | os.PathLike, compress_to_fp16: bool = True) -> None:
+    """Write `path` (.xml) and its .bin beside it, creating missing directories; on failure
+    nothing is left half-written (nor a directory made for it).
+
+    `compress_to_fp16` (on by default, as in `openvino.save_model` and `ovc`) stores f32
+    constants, those in loop bodies too, as f16 that the model converts back to f32.
+    """
     target = Path(path)
     if target.suffix != ".xml":
         raise InputError(f"{target}: the output path must end in .xml")
-    if not target.parent.is_dir():
-        raise InputError(f"{target.parent}: no such directory")
+    made = _make_directories(target.parent)
+    started = time.perf_counter()
     try:
         with tempfile.TemporaryDirectory(dir=target.parent, prefix=".ov-loops-") as scratch:
             scratch_xml = Path(scratch) / target.name
@@ -51,4 +89,20 @@ def save(model: ov.Model, path: str | os.PathLike, compress_to_fp16: bool = Fals
             os.replace(scratch_xml.with_suffix(".bin"), target.with_suffix(".bin"))
             os.replace(scratch_xml, target)
     except OSError as exc:
+        if made is not None:
+            shutil.rmtree(made, ignore_errors=True)
         raise InputError(f"{target}: cannot write: {exc.strerror or exc}") from None
+    weights = "f16" if compress_to_fp16 else "f32"
+    log.info("saved %s (%s weights) in %s", target, weights, _since(started))
+
+
+def _make_directories(directory: Path) -> Path | None:
+    """Create `directory` and its missing parents; the outermost one created (None: none)."""
+    missing = [each for each in (directory, *directory.parents) if not each.exists()]
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise InputError(f"{directory}: not a directory") from None
+    except OSError as exc:
+        raise InputError(f"{directory}: cannot create: {exc.strerror or exc}") from None
+    return missing[-1] if missing else None

@@ -8,11 +8,16 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections.abc import Sequence
 
+from ov_loops import logs
+from ov_loops.checking.options import CHECK_EPILOG, add_check_options, run_check
+from ov_loops.conversion.json_report import CONVERT_JSON_KEYS, conversion_json
+from ov_loops.convert_cli import add_ovc_options, add_version
 from ov_loops.errors import OvLoopsError
+from ov_loops.ir.validate import VALIDATE_JSON_KEYS
 from ov_loops.loopir.passes.levels import OPTIMIZE_LEVELS
-from ov_loops.reference.limits import DEFAULT_MAX_ITERATIONS
 
 
 class _Parser(argparse.ArgumentParser):
@@ -23,23 +28,34 @@ class _Parser(argparse.ArgumentParser):
 def _add_convert(commands) -> None:
     convert = commands.add_parser("convert", help="convert an ONNX model to OpenVINO IR")
     convert.add_argument("model", help="the ONNX model (.onnx)")
-    convert.add_argument(
-        "-o", "--output", required=True, help="the IR to write (.xml; .bin beside)"
-    )
-    convert.add_argument(
-        "--compress-to-fp16", action="store_true", help="store f32 weights as f16 in the .bin"
-    )
+    add_ovc_options(convert)
     convert.add_argument(
         "--optimize",
         choices=OPTIMIZE_LEVELS,
         default="default",
         help="loop optimisations: none (workarounds only), default, max (default: default)",
     )
+    _add_output_options(convert, CONVERT_JSON_KEYS)
     convert.set_defaults(run=_convert)
+
+
+def _add_output_options(command: argparse.ArgumentParser, json_keys: str) -> None:
+    """--format, -q, -v: shared by every command."""
+    command.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help=f"json: one object on stdout; keys: {json_keys}",
+    )
+    command.add_argument(
+        "-q", "--quiet", action="count", default=0, help="log errors only, no progress lines"
+    )
+    command.add_argument("-v", "--verbose", action="count", default=0, help="log more (-vv: debug)")
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="ov-loops", description=__doc__.splitlines()[0])
+    add_version(parser)
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     _add_convert(commands)
 
@@ -47,54 +63,41 @@ def _parser() -> argparse.ArgumentParser:
         "validate", help="check the Loop / TensorIterator layers of an OpenVINO IR"
     )
     validate.add_argument("model", help="the IR (.xml; .bin beside)")
-    validate.add_argument("--format", choices=("text", "json"), default="text")
-    validate.add_argument("--show", action="store_true", help="print each loop's structure")
+    _add_output_options(validate, VALIDATE_JSON_KEYS)
+    validate.add_argument(
+        "--show", action="store_true", help="print each loop's structure (json: key show)"
+    )
     validate.set_defaults(run=_validate)
 
     check = commands.add_parser(
-        "check", help="run a model on a device and compare it with a numpy reference"
+        "check",
+        help="run a model on a device and compare it with a numpy reference",
+        epilog=CHECK_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     check.add_argument("model", help="the ONNX model (.onnx) or IR (.xml)")
-    check.add_argument("--device", default="CPU", help="CPU, GPU, NPU or AUTO (default CPU)")
-    check.add_argument("--inputs", help="inputs as an .npz (others are generated)")
-    check.add_argument(
-        "--shape",
-        action="append",
-        metavar="NAME=D0,D1,..",
-        help="the shape to generate for an input (repeatable)",
-    )
-    check.add_argument(
-        "--seed", type=int, default=0, help="seed of the generated inputs (non-negative)"
-    )
-    check.add_argument("--rtol", type=float, default=1e-4)
-    check.add_argument("--atol", type=float, default=1e-5)
-    check.add_argument(
-        "--precision",
-        choices=("f32", "native"),
-        default="f32",
-        help="f32 (default) asks the device for f32 inference; native keeps "
-        "its default (bf16 on this kind of CPU)",
-    )
-    check.add_argument(
-        "--max-iterations",
-        type=int,
-        default=DEFAULT_MAX_ITERATIONS,
-        metavar="N",
-        help="the references stop (exit 2) after N loop iterations in total, nested loops "
-        f"included (default {DEFAULT_MAX_ITERATIONS})",
-    )
+    add_check_options(check)
+    _add_output_options(check, "see below")
     check.set_defaults(run=_check)
     return parser
 
 
 def _convert(args: argparse.Namespace) -> int:
     from ov_loops.api import save, translate
+    from ov_loops.convert_cli import output_path, verbose_lines
 
-    conversion = translate(args.model, optimize=args.optimize)
-    save(conversion.model, args.output, compress_to_fp16=args.compress_to_fp16)
+    started = time.perf_counter()
+    path = output_path(args)
+    conversion = translate(args.model, optimize=args.optimize, input=args.input, output=args.output)
+    save(conversion.model, path, compress_to_fp16=args.compress_to_fp16)
+    if args.format == "json":
+        print(conversion_json(conversion, path))
+        return 0
     for loop in conversion.loops:
         print(loop.summary())
-    print(f"wrote {args.output} ({len(conversion.loops)} loop(s) translated)")
+    if args.verbose:
+        print("\n".join(verbose_lines(conversion.model, path, started)))
+    print(f"wrote {path} ({len(conversion.loops)} loop(s) translated)")
     return 0
 
 
@@ -103,7 +106,7 @@ def _validate(args: argparse.Namespace) -> int:
 
     report = validate(args.model)
     if args.format == "json":
-        print(report.to_json())
+        print(report.to_json(show(args.model) if args.show else None))
     else:
         if args.show:
             for line in show(args.model):
@@ -115,27 +118,14 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from ov_loops.checking import check
-    from ov_loops.checking.inputs import parse_shapes
-
-    report = check(
-        args.model,
-        device=args.device,
-        inputs=args.inputs,
-        shapes=parse_shapes(args.shape),
-        seed=args.seed,
-        rtol=args.rtol,
-        atol=args.atol,
-        precision=args.precision,
-        max_iterations=args.max_iterations,
-    )
-    for line in report.lines():
-        print(line)
+    report = run_check(args)
+    print(report.to_json() if args.format == "json" else "\n".join(report.lines()))
     return report.exit_code
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    logs.configure(args.verbose - args.quiet)
     try:
         return args.run(args)
     except OvLoopsError as exc:
@@ -144,3 +134,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("ov-loops: interrupted", file=sys.stderr)
         return 130
+    except ImportError as exc:  # a dependency is missing or broken: `validate` needs lxml alone
+        package = (exc.name or "?").split(".")[0]
+        print(
+            f"ov-loops: error: this command needs the Python package '{package}': {exc}",
+            file=sys.stderr,
+        )
+        return 2

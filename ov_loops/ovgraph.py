@@ -30,6 +30,57 @@ def constant_value(value: ov.Output) -> np.ndarray | None:
     return np.asarray(value.get_node().get_data()) if is_constant(value) else None
 
 
+# Folding stops at these: their values are not known before run time (or not small).
+_NOT_FOLDED = frozenset(
+    {"Parameter", "Loop", "TensorIterator", "If", "ReadValue", "RandomUniform", "Multinomial"}
+)
+MAX_FOLDED_ELEMENTS = 64
+MAX_FOLDED_DEPTH = 24
+
+
+def folded_value(value: ov.Output) -> np.ndarray | None:
+    """The value of `value` when the graph computes it from Constants and static shapes alone
+    (a trip count of `Shape(x)[0]` once x's shape is static), else None. Only small values
+    (at most MAX_FOLDED_ELEMENTS elements, MAX_FOLDED_DEPTH ops deep) are folded::
+
+        Constant c         -> c
+        ShapeOf(x)         -> x.shape          when x's shape is static
+        op(a, b, ...)      -> op.evaluate(folded a, folded b, ...)   when all fold
+    """
+    return _fold(value, MAX_FOLDED_DEPTH, {})
+
+
+def _fold(value: ov.Output, depth: int, known: dict) -> np.ndarray | None:
+    node = value.get_node()
+    key = (node.get_instance_id(), value.get_index())
+    if key not in known:
+        known[key] = _fold_node(value, node, depth, known)
+    return known[key]
+
+
+def _fold_node(value: ov.Output, node: ov.Node, depth: int, known: dict) -> np.ndarray | None:
+    if is_constant(value):
+        return constant_value(value)
+    shape = value.get_partial_shape()
+    if depth == 0 or node.get_type_name() in _NOT_FOLDED or shape.is_dynamic:
+        return None
+    if np.prod(shape.to_shape(), dtype=np.int64) > MAX_FOLDED_ELEMENTS:
+        return None
+    if node.get_type_name() == "ShapeOf":
+        source = node.get_input_partial_shape(0)
+        dtype = value.get_element_type().to_dtype()
+        return np.array(source.to_shape(), dtype) if source.is_static else None
+    arguments = [_fold(argument, depth - 1, known) for argument in node.input_values()]
+    if any(argument is None for argument in arguments):
+        return None
+    results = [ov.Tensor(out.get_element_type(), out.get_shape()) for out in node.outputs()]
+    try:
+        evaluated = node.evaluate(results, [ov.Tensor(np.asarray(a)) for a in arguments])
+    except RuntimeError:  # an op without an evaluate, or one that refuses these values
+        return None
+    return np.array(results[value.get_index()].data) if evaluated else None
+
+
 def length(value: ov.Output, axis: int) -> ov.Node:
     """value.shape[axis] as an i64 scalar."""
     index = ops.constant(np.array([axis], np.int64))

@@ -728,6 +728,50 @@ def unroll_reversed_constant_trip_count() -> Scenario:
     return unrolling_loop(14, False, backward=True)
 
 
+def rnn_of_many_rows(count: int, runtime: bool) -> Scenario:
+    """h = tanh(x_t @ W + h @ R) with h [16, 256] over xs [count + 2, 16, 256], `count` times
+    (a constant or a runtime M): a body of 2M multiply-adds, which unrolling masks less deep.
+    The last h and the stack of h."""
+    rows, hidden = 16, 256
+    xs, h0 = _parameter("xs", [count + 2, rows, hidden]), _parameter("h0", [rows, hidden])
+    h, part = _parameter("h", [rows, hidden]), _parameter("x_t", [1, rows, hidden])
+    rng = np.random.default_rng(7)
+    weights = (rng.standard_normal((2, hidden, hidden)) * 0.05).astype(np.float32)
+    W, R = ops.constant(weights[0]), ops.constant(weights[1])
+    x_t = ops.squeeze(part, _i64(0))
+    h_next = ops.tanh(ops.add(ops.matmul(x_t, W, False, False), ops.matmul(h, R, False, False)))
+    parameters = [xs, h0]
+    feeds = {
+        "xs": rng.standard_normal((count + 2, rows, hidden)).astype(np.float32),
+        "h0": np.zeros((rows, hidden), np.float32),
+    }
+    trip = _trip(count, runtime, parameters, feeds).value
+    results = [ops.result(h_next), _stacked(h_next), _always()]
+    return _carried_over_parts("rnn_rows", results, h, part, h0, xs, trip), parameters, feeds
+
+
+def _carried_over_parts(path: str, results, carried, part, initial, xs, trip) -> LoopIR:
+    """A loop carrying `carried` (from `initial`, body Result 0) over the parts of `xs` along
+    axis 0 (`part`), at most `trip` times: the last carried value and the stack of Result 1;
+    Result 2 is the condition."""
+    return _loop(
+        path,
+        results,
+        [carried, part],
+        [MergedInput(UNNUMBERED, 0, 0), SlicedInput(UNNUMBERED, 1, 0)],
+        [LastValueOutput(UNNUMBERED, 0), ConcatenatedOutput(UNNUMBERED, 1, 0)],
+        [initial.output(0), xs.output(0)],
+        trip_count(trip, [xs.output(0)], [0]),
+        initial_condition(None),
+        execution_condition=2,
+    )
+
+
+@scenario
+def unroll_many_rows_runtime_trip_count() -> Scenario:
+    return rnn_of_many_rows(5, True)
+
+
 def batch_loop(grows: bool = False, runtime: bool = True) -> Scenario:
     """acc = tanh(acc + x_t) with acc [N, 2], N dynamic, over xs [7, 2], a trip count 6 (a
     runtime M, or a constant); with `grows`, acc = concat(acc, x_t) along 0 instead (a carried
@@ -742,18 +786,7 @@ def batch_loop(grows: bool = False, runtime: bool = True) -> Scenario:
         "acc0": np.full((3, 2), 0.25, np.float32),
     }
     trip = _trip(6, runtime, parameters, feeds).value
-    loop = _loop(
-        "batch",
-        results,
-        [acc, x_t],
-        [MergedInput(UNNUMBERED, 0, 0), SlicedInput(UNNUMBERED, 1, 0)],
-        [LastValueOutput(UNNUMBERED, 0), ConcatenatedOutput(UNNUMBERED, 1, 0)],
-        [acc0.output(0), xs.output(0)],
-        trip_count(trip, [xs.output(0)], [0]),
-        initial_condition(None),
-        execution_condition=2,
-    )
-    return loop, parameters, feeds
+    return _carried_over_parts("batch", results, acc, x_t, acc0, xs, trip), parameters, feeds
 
 
 @scenario

@@ -18,7 +18,7 @@ def _run(outputs, parameters, feeds, tmp_path):
     """Save the model, validate it (no finding), compile on CPU in f32, run."""
     outputs = outputs if isinstance(outputs, list) else [outputs]
     made = ov.Model([ops.result(o) for o in outputs], parameters, "built")
-    ov_loops.save(made, tmp_path / "built.xml")
+    ov_loops.save(made, tmp_path / "built.xml", compress_to_fp16=False)
     report = ov_loops.validate(tmp_path / "built.xml")
     assert report.loops >= 1 and not report.findings, [f.message for f in report.findings]
     compiled = compile_f32(tmp_path / "built.xml")
@@ -203,7 +203,9 @@ def test_map_reduce_foldl_foldr(tmp_path):
 def test_reduce_uses_a_last_value_output(tmp_path):
     seq = _parameter("seq", [-1], F32)
     total, _ = ov_loops.reduce(lambda x, acc: ops.add(acc, x), seq, ops.constant(F32(0)))
-    ov_loops.save(ov.Model([ops.result(total)], [seq]), tmp_path / "reduce.xml")
+    ov_loops.save(
+        ov.Model([ops.result(total)], [seq]), tmp_path / "reduce.xml", compress_to_fp16=False
+    )
     text = (tmp_path / "reduce.xml").read_text()
     outputs = [
         line

@@ -126,7 +126,7 @@ def test_cli_check_match_and_mismatch(tmp_path):
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "inference precision f32" in result.stdout and result.stdout.strip().endswith("MATCH")
-    assert "onnxruntime agrees" in result.stdout
+    assert "onnxruntime vs the reference: agrees on all 2 output(s)" in result.stdout
     # A valid IR that the CPU plugin computes wrong: check finds it (exit 1).
     sample = "ir_samples/valid/loop_all_ports.xml"
     mismatch = run_cli("check", sample)

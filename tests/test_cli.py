@@ -78,7 +78,13 @@ def test_unknown_optimize_level_is_one_line_exit_2(tmp_path):
         ov_loops.convert(made, optimize="fast")
 
 
-def test_compress_to_fp16_halves_the_weights(tmp_path):
+@pytest.mark.parametrize(
+    "f16_flags",
+    [(), ("--compress-to-fp16",), ("--compress_to_fp16",), ("--compress_to_fp16=True",)],
+    ids=["default", "hyphens", "ovc_spelling", "ovc_spelling_true"],
+)
+def test_compress_to_fp16_halves_the_weights(tmp_path, f16_flags):
+    """On by default, as in ovc; `--compress_to_fp16=False` (ovc's spelling) keeps f32."""
     body = loop_body(
         [node("MatMul", ["h_in", "W"], ["h_out"]), node("Identity", ["cond_in"], ["keep"])],
         [typed("h_in", T.FLOAT, [1, 64])],
@@ -93,8 +99,11 @@ def test_compress_to_fp16_halves_the_weights(tmp_path):
         )
     )
     source = write(tmp_path, made)
-    assert run_cli("convert", str(source), "-o", str(tmp_path / "f32.xml")).returncode == 0
-    result = run_cli("convert", str(source), "-o", str(tmp_path / "f16.xml"), "--compress-to-fp16")
+    f32_flags = ("--compress_to_fp16=False",)
+    assert (
+        run_cli("convert", str(source), "-o", str(tmp_path / "f32.xml"), *f32_flags).returncode == 0
+    )
+    result = run_cli("convert", str(source), "-o", str(tmp_path / "f16.xml"), *f16_flags)
     assert result.returncode == 0, result.stderr
     f32, f16 = (tmp_path / "f32.bin").stat().st_size, (tmp_path / "f16.bin").stat().st_size
     assert f32 >= 64 * 64 * 4 and f16 < 0.6 * f32, (f32, f16)
@@ -244,22 +253,18 @@ def test_loop_arity_mismatch_names_the_node(tmp_path):
     [
         ([], "the following arguments are required"),
         (["convert"], "the following arguments are required"),
-        (["convert", "m.onnx"], "-o/--output"),
         (["explode"], "invalid choice"),
     ],
-    ids=["nothing", "no_model", "no_output", "unknown_command"],
+    ids=["nothing", "no_model", "unknown_command"],
 )
 def test_bad_usage_exits_2_in_one_line(args, fragment):
     assert_one_line_error(run_cli(*args), 2, fragment)
 
 
-def test_output_must_be_xml_in_an_existing_directory(tmp_path):
+def test_output_must_be_xml_or_a_directory(tmp_path):
     made, _ = loop_captures_main_graph_and_initializer()
     source = write(tmp_path, made)
     assert_one_line_error(
         run_cli("convert", str(source), "-o", str(tmp_path / "o.txt")), 2, "must end in .xml"
-    )
-    assert_one_line_error(
-        run_cli("convert", str(source), "-o", str(tmp_path / "no/o.xml")), 2, "no such directory"
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["model.onnx"]

@@ -83,7 +83,7 @@ def test_divergence_is_located_where_the_fault_strikes(name, tmp_path, monkeypat
     target = tmp_path / "model.onnx"
     if fault.as_ir:
         target = tmp_path / "model.xml"
-        ov_loops.save(ov_loops.convert(fault.model), target)
+        ov_loops.save(ov_loops.convert(fault.model), target, compress_to_fp16=False)
     if fault.layer is not None:
         _inject_in_ir_reference(monkeypatch, fault)
     if fault.tensor is not None:
@@ -112,7 +112,7 @@ def test_a_locator_that_cannot_run_says_so_and_the_verdict_stands(tmp_path, monk
     monkeypatch.setattr(divergence, "run_isolated", crashing)
     fault = FAULTS["expand_before_a_scan_in_the_ir_reference"]()
     target = tmp_path / "model.xml"
-    ov_loops.save(ov_loops.convert(fault.model), target)
+    ov_loops.save(ov_loops.convert(fault.model), target, compress_to_fp16=False)
     _inject_in_ir_reference(monkeypatch, fault)
     report = ov_loops.check(target, inputs=fault.feeds)
     assert report.exit_code == 1 and report.divergence.kind == "unlocated"
@@ -145,7 +145,7 @@ def test_the_locator_finds_nothing_where_the_device_matches(name, tmp_path):
     found = divergence.locate(source, conversion, trace, feeds, settings, str(tmp_path))
     assert (found.kind, found.detail[:28]) == ("unlocated", "the instrumented model agree"), found
     xml = tmp_path / "model.xml"
-    ov_loops.save(conversion.model, xml)
+    ov_loops.save(conversion.model, xml, compress_to_fp16=False)
     trace = Trace()
     run_ir(xml, feeds, trace=trace)
     found = divergence.locate_ir(core().read_model(str(xml)), trace, feeds, settings)

@@ -228,3 +228,43 @@ def test_concat_of_a_loop_output_is_right_after_input_shapes_change(tmp_path):
         for rows in (2, 1, 3)
     ]
     assert_matches_onnxruntime(model(main), runs, tmp_path)
+
+
+def _nested_runtime_count_loops() -> onnx.ModelProto:
+    """Outer Loop (N times) around an inner Loop (K times) carrying h = tanh(h W); no body
+    declares h's shape (as TorchScript exports); both counts are inputs, so each may be 0."""
+    inner = loop_body(
+        [node("MatMul", ["h_inner", "W"], ["hw"]), node("Tanh", ["hw"], ["h_inner_out"]),
+         node("Identity", ["cond_in"], ["cond_out"])],
+        [typed("h_inner")],
+        [typed("cond_out", T.BOOL, []), typed("h_inner_out")],
+    )  # fmt: skip
+    outer = loop_body(
+        [node("Loop", ["K", "", "h_outer"], ["h_after"], body=inner),
+         node("Add", ["h_after", "one"], ["h_outer_out"]),
+         node("Identity", ["cond_in"], ["cond_out"])],
+        [typed("h_outer")],
+        [typed("cond_out", T.BOOL, []), typed("h_outer_out")],
+        iteration="j",
+    )  # fmt: skip
+    main = graph(
+        [node("Loop", ["N", "", "h0"], ["h_last"], body=outer)],
+        [typed("N", T.INT64, []), typed("K", T.INT64, []), typed("h0", T.FLOAT, ["B", 8])],
+        [typed("h_last", T.FLOAT, ["B", 8])],
+        [const("W", np.random.default_rng(3).normal(size=(8, 8)) / 4), const("one", 0.5)],
+    )
+    return model(main)
+
+
+@pytest.mark.parametrize("optimize", ["none", "max"])
+def test_nested_loops_with_runtime_counts_run_zero_times_each(optimize, tmp_path):
+    """The inner loop's zero-iteration guard keeps h's static dims ([?,8], not [?,?]), so the
+    outer loop's carried h stays [?,8] and the inner loop is not refused for entering less
+    static than it leaves."""
+    rng = np.random.default_rng(0)
+    runs = [
+        {"N": np.array(n, np.int64), "K": np.array(k, np.int64),
+         "h0": rng.normal(size=(rows, 8)).astype(np.float32)}
+        for n, k, rows in [(3, 2, 2), (2, 0, 3), (0, 3, 1), (4, 1, 2)]
+    ]  # fmt: skip
+    assert_matches_onnxruntime(_nested_runtime_count_loops(), runs, tmp_path, optimize=optimize)

@@ -16,7 +16,12 @@ from hypothesis import given, settings
 import ov_loops
 from ov_loops.loopir.loop import LoopIR
 from ov_loops.loopir.passes.pipeline import CPU
-from ov_loops.loopir.passes.unroll import Unchunk, UnrollIterations, chosen_factor
+from ov_loops.loopir.passes.unroll import (
+    Unchunk,
+    UnrollIterations,
+    chosen_factor,
+    masked_limit,
+)
 from ov_loops.lower.loop5 import lower_to_loop5
 from ov_loops.lower.select import lower
 from tests.harness import (
@@ -33,6 +38,7 @@ from tests.loopir_scenarios import (
     batch_loop,
     captures_constant_and_parameter,
     rank13_stack_static,
+    rnn_of_many_rows,
     unrolling_loop,
 )
 from tests.scan_scenarios import SCENARIOS as SCAN_SCENARIOS
@@ -141,6 +147,18 @@ def test_a_large_body_is_unrolled_less():
     assert UnrollIterations()(large) is large
 
 
+@pytest.mark.parametrize(
+    ("count", "runtime", "factor"), [(5, True, 4), (14, False, 14), (17, False, 4)]
+)
+def test_masked_copies_of_a_heavy_body_are_fewer(count, runtime, factor):
+    """Two [16, 256] x [256, 256] MatMuls (2M multiply-adds): masked, at most
+    sqrt(2**25 / 2**21) = 4 copies; a constant trip count with a divisor needs no mask and
+    keeps the factor the body's size gives."""
+    loop, _, _ = rnn_of_many_rows(count, runtime)
+    assert masked_limit(loop.body) == 4
+    assert chosen_factor(loop) == factor
+
+
 def test_a_divisible_constant_trip_count_and_a_true_condition_need_no_mask():
     loop, _, _ = accumulating_loop(12, runtime=False)
     after = UnrollIterations(4)(loop)
@@ -165,6 +183,16 @@ def test_a_runtime_trip_count_masks_and_counts_the_copies_that_ran():
     for result in after.results[1:]:
         (unchunk,) = result.after
         assert unchunk.count_port == count_port
+
+
+def test_a_masked_stack_is_cut_once_also_for_zero_runs():
+    """Unchunk keeps no part after a run of no iteration, so the zero-run guard adds no second
+    cut (a copy of the whole output) to the stacked results (CPU values: the test below)."""
+    loop, _, _ = unrolling_loop(5, runtime=True)
+    after = CPU.run(loop, "max")
+    assert after.may_run_zero
+    for result in after.results[1:]:
+        assert [type(step) for step in result.after] == [Unchunk]
 
 
 @pytest.mark.parametrize(

@@ -3,9 +3,11 @@ that a native crash inside an OpenVINO plugin (SIGSEGV, SIGFPE, abort) ends the 
 check (`ov_loops.checking.device.DeviceWorker` starts it and turns its death into a one-line
 error).
 
-Protocol, pickled frames: a request on stdin is (IR path, device, precision, feeds); the replies,
-on the worker's original stdout, are ("stage", "compile"), ("stage", "inference"), then
-("outputs", arrays) or ("error", one-line message). The worker's fd 1 is pointed at its stderr,
+Protocol, pickled frames: a request on stdin is ("run", IR path, device, precision, feeds) or
+("convert_model", ONNX path, IR path). The replies, on the worker's original stdout, are stages
+(("stage", "compile"), ("stage", "inference"), ("precision", OpenVINO's inference precision or
+None); ("stage", "convert_model")), then ("outputs", arrays, or None after convert_model) or
+("error", one-line message). The worker's fd 1 is pointed at its stderr,
 so whatever a plugin prints cannot corrupt the replies. It serves requests until stdin closes.
 """
 
@@ -16,7 +18,7 @@ import pickle
 import sys
 from typing import BinaryIO
 
-from ov_loops.checking.device import compile_model, run
+from ov_loops.checking.device import compile_model, inference_precision, run
 from ov_loops.errors import OvLoopsError, message_line
 
 
@@ -29,20 +31,53 @@ def serve(requests: BinaryIO, replies: BinaryIO) -> None:
 
     while True:
         try:
-            xml, device, precision, feeds = pickle.load(requests)
+            kind, *arguments = pickle.load(requests)
         except EOFError:
             return
         try:
-            reply("stage", "compile")
-            compiled = compile_model(xml, device, precision)
-            reply("stage", "inference")
-            outputs = run(compiled, feeds)
+            if kind == "convert_model":
+                reply("stage", "convert_model")
+                outputs = _convert_model(*arguments)
+            else:
+                outputs = _run(reply, *arguments)
         except OvLoopsError as exc:
             reply("error", str(exc))
         except Exception as exc:  # OpenVINO raises RuntimeError; bad feeds TypeError and more
-            reply("error", f"inference failed: {message_line(exc, last=True)}")
+            if kind == "convert_model":
+                reply("error", f"openvino.convert_model failed: {_conversion_failure(exc)}")
+            else:
+                reply("error", f"inference failed: {message_line(exc, last=True)}")
         else:
             reply("outputs", outputs)
+
+
+def _run(reply, xml: str, device: str, precision: str, feeds) -> list:
+    reply("stage", "compile")
+    compiled = compile_model(xml, device, precision)
+    reply("precision", inference_precision(compiled))
+    reply("stage", "inference")
+    return run(compiled, feeds)
+
+
+def _conversion_failure(exc: Exception) -> str:
+    """The frontend's reason, from its report: "-- OP with a message:", OpenVINO's lines,
+    "Summary:", "-- Conversion is failed for: OP" (the last reason before the summary, with the
+    op the summary names)."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    if "Summary:" not in lines:
+        return message_line(exc, last=True)
+    summary = lines.index("Summary:")
+    skipped = ("Check ", "Exception from src", "While validating", "[ONNX Frontend]", "-- ")
+    reasons = [line for line in lines[:summary] if not line.startswith(skipped)]
+    failed = lines[-1].removeprefix("-- Conversion is failed for:").strip()
+    return f"{failed}: {reasons[-1]}" if reasons else lines[-1]
+
+
+def _convert_model(onnx_path: str, xml: str) -> None:
+    """OpenVINO's own conversion of the ONNX model, saved uncompressed."""
+    import openvino as ov
+
+    ov.save_model(ov.convert_model(onnx_path), xml, compress_to_fp16=False)
 
 
 def main() -> None:

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
@@ -62,6 +63,15 @@ def _takes_precision_hint(device: str) -> bool:
         return False
 
 
+def inference_precision(compiled: ov.CompiledModel) -> str | None:
+    """The precision the compiled model infers in ("f32", "bf16", "f16", ...), None when the
+    device does not say."""
+    try:
+        return compiled.get_property("INFERENCE_PRECISION_HINT").get_type_name()
+    except (RuntimeError, AttributeError):
+        return None
+
+
 def to_tensor(array: np.ndarray) -> ov.Tensor:
     """An ov.Tensor of `array`; bfloat16 goes by its bits (OpenVINO's numpy view of bf16 is f16);
     0-d arrays stay 0-d."""
@@ -95,14 +105,25 @@ def run(compiled: ov.CompiledModel, inputs: dict | list) -> list[np.ndarray]:
     return outputs
 
 
+@dataclass(frozen=True)
+class DeviceRun:
+    """The outputs of one run, in output order, and the precision the device inferred in
+    (OpenVINO's INFERENCE_PRECISION_HINT of the compiled model; None when it does not say)."""
+
+    outputs: list[np.ndarray]
+    precision: str | None
+
+
 class DeviceWorker:
     """Compiles and runs models in a child process (`python -m
     ov_loops.checking._device_worker`), so a native crash in an OpenVINO plugin is a one-line
     InputError naming the signal and the stage (compile or inference) instead of the end of
-    this process. The child is started once,
-    reused while it lives, and replaced after a crash; requests are serialised."""
+    this process; it also runs `openvino.convert_model` for `check --against convert-model`.
+    The child (`command`, by default that module) is started once, reused while it lives, and
+    replaced after a crash; requests are serialised."""
 
-    def __init__(self) -> None:
+    def __init__(self, command: list[str] | None = None) -> None:
+        self._command = command or [sys.executable, "-m", "ov_loops.checking._device_worker"]
         self._process: subprocess.Popen | None = None
         self._stderr: BinaryIO | None = None
         self._lock = threading.Lock()
@@ -117,7 +138,7 @@ class DeviceWorker:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as the child)
         self._process = subprocess.Popen(
-            [sys.executable, "-m", "ov_loops.checking._device_worker"],
+            self._command,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,
@@ -135,27 +156,39 @@ class DeviceWorker:
             process.kill()
             process.wait()
 
-    def run(self, xml: str | os.PathLike, device: str, precision: str, feeds) -> list[np.ndarray]:
-        """`run(compile_model(xml, device, precision), feeds)`, in the child."""
-        request = (str(Path(xml).resolve()), device, precision, feeds)
+    def run(self, xml: str | os.PathLike, device: str, precision: str, feeds) -> DeviceRun:
+        """`run(compile_model(xml, device, precision), feeds)`, in the child, with the
+        precision the device inferred in."""
+        request = ("run", str(Path(xml).resolve()), device, precision, feeds)
+        replies = self._call(request, f"on {device}", f"the {device} plugin cannot run this model")
+        return DeviceRun(replies["outputs"], replies.get("precision"))
+
+    def convert_model(self, onnx_path: str | os.PathLike, xml: str | os.PathLike) -> None:
+        """`openvino.convert_model(onnx_path)` saved as the IR `xml`, in the child."""
+        request = ("convert_model", str(Path(onnx_path).resolve()), str(Path(xml).resolve()))
+        self._call(request, "", "openvino.convert_model cannot convert this model")
+
+    def _call(self, request: tuple, where: str, consequence: str) -> dict:
+        """Send `request`; its replies by kind, up to its outputs."""
         with self._lock:
             self.start()
-            stage = "startup"
+            stage, replies = "startup", {}
             try:
                 pickle.dump(request, self._process.stdin, protocol=pickle.HIGHEST_PROTOCOL)
                 self._process.stdin.flush()
-                while True:
+                while "outputs" not in replies:
                     kind, value = pickle.load(self._process.stdout)
                     if kind == "stage":
                         stage = value
                     elif kind == "error":
                         raise InputError(value)
                     else:
-                        return value
+                        replies[kind] = value
+                return replies
             except (EOFError, OSError, pickle.UnpicklingError):
-                raise self._died(stage, device) from None
+                raise self._died(f"{stage} {where}".strip(), consequence) from None
 
-    def _died(self, stage: str, device: str) -> InputError:
+    def _died(self, stage: str, consequence: str) -> InputError:
         process, self._process = self._process, None
         try:
             code = process.wait(timeout=10)
@@ -167,10 +200,7 @@ class DeviceWorker:
                 name = signal.Signals(-code).name
             except ValueError:
                 name = f"signal {-code}"
-            return InputError(
-                f"OpenVINO crashed with {name} during {stage} on {device}: the {device} plugin "
-                "cannot run this model"
-            )
+            return InputError(f"OpenVINO crashed with {name} during {stage}: {consequence}")
         self._stderr.seek(0)
         said = [line.strip() for line in self._stderr.read().decode(errors="replace").splitlines()]
         last = next((line for line in reversed(said) if line), "")
@@ -190,4 +220,17 @@ def run_isolated(
 ) -> list[np.ndarray]:
     """Compile the IR `xml` on `device` and run it once, in the device worker (see
     `DeviceWorker`); failures and native crashes are one-line InputErrors."""
+    return _worker.run(xml, device, precision, feeds).outputs
+
+
+def run_on_device(
+    xml: str | os.PathLike, device: str, precision: str, feeds: dict | list
+) -> DeviceRun:
+    """`run_isolated`, with the precision the device inferred in."""
     return _worker.run(xml, device, precision, feeds)
+
+
+def convert_isolated(onnx_path: str | os.PathLike, xml: str | os.PathLike) -> None:
+    """`openvino.convert_model` of `onnx_path`, saved as `xml`, in the device worker: a crash
+    or failure is a one-line InputError."""
+    _worker.convert_model(onnx_path, xml)

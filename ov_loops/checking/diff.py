@@ -25,7 +25,8 @@ class OutputDiff:
 
 
 def diff(name: str, expected: np.ndarray, got: np.ndarray, rtol: float, atol: float) -> OutputDiff:
-    """Element-wise comparison: |got - expected| <= atol + rtol * |expected| (NaN equals NaN)."""
+    """Element-wise comparison: |got - expected| <= atol + rtol * |expected| (NaN equals NaN);
+    integers with rtol = atol = 0 compare exactly."""
     expected, got = np.asarray(expected), np.asarray(got)
     if expected.size == 0 and got.size == 0:
         return OutputDiff(name, got.shape, str(got.dtype), 0.0, 0.0, 0)
@@ -59,6 +60,8 @@ def diff(name: str, expected: np.ndarray, got: np.ndarray, rtol: float, atol: fl
         wrong = ~(error <= atol + rtol * np.where(np.isfinite(want), np.abs(want), 0.0))
         relative = np.where(error == 0, 0.0, relative)
     relative[np.isnan(relative)] = np.inf
+    if expected.dtype.kind in "iu" and got.dtype.kind in "iu" and rtol == atol == 0:
+        wrong = np.atleast_1d(expected != got)  # exact, also past 2**53 where float64 rounds
     return OutputDiff(
         name, got.shape, str(got.dtype), float(error.max()), float(relative.max()), int(wrong.sum())
     )

@@ -216,7 +216,7 @@ def _all_values(model: ov.Model) -> dict[str, ov.Output]:
 
 def _run(instrumented: Instrumented, feeds: dict, settings: Settings, scratch: str) -> Trace:
     xml = Path(scratch) / "instrumented.xml"
-    save(instrumented.model, xml)
+    save(instrumented.model, xml, compress_to_fp16=False)
     outputs = run_isolated(xml, settings.device, settings.precision, feeds)
     return decode(instrumented, outputs, Trace())
 

@@ -25,19 +25,61 @@ class InputSpec:
 
 
 def parse_shapes(items: list[str] | None) -> dict[str, tuple[int, ...]]:
-    """--shape NAME=D0,D1,... (an empty list of dims is a scalar; dims are non-negative)."""
+    """--shape NAME=D0,D1,... or OpenVINO's NAME[D0,D1,...] (several in one value, separated by
+    commas: x[3,4],y[2]); an empty list of dims is a scalar; dims are non-negative."""
     shapes = {}
     for item in items or []:
-        name, equals, dims = item.partition("=")
-        if not name or not equals:
-            raise InputError(f"--shape {item}: expected NAME=D0,D1,...")
-        try:
-            shapes[name] = tuple(int(d) for d in dims.split(",") if d.strip())
-        except ValueError:
-            raise InputError(f"--shape {item}: dims must be integers") from None
-        if any(d < 0 for d in shapes[name]):
-            raise InputError(f"--shape {item}: dims must not be negative")
+        for name, dims in _shape_entries(item):
+            if not name:
+                raise InputError(f"--shape {item}: expected NAME=D0,D1,... or NAME[D0,D1,...]")
+            try:
+                shape = tuple(int(d) for d in dims.split(",") if d.strip())
+            except ValueError:
+                raise InputError(f"--shape {item}: dims must be integers") from None
+            if any(d < 0 for d in shape):
+                raise InputError(f"--shape {item}: dims must not be negative")
+            if name in shapes:
+                raise InputError(f"--shape {item}: input '{name}' given twice")
+            shapes[name] = shape
     return shapes
+
+
+def _shape_entries(item: str) -> list[tuple[str, str]]:
+    """(name, dims text) pairs of one --shape value."""
+    if "[" not in item:
+        name, equals, dims = item.partition("=")
+        return [(name if equals else "", dims)]
+    entries = []
+    rest = item
+    while rest:
+        name, bracket, tail = rest.partition("[")
+        dims, closing, rest = tail.partition("]")
+        if not bracket or not closing or "[" in dims or (rest and not rest.startswith(",")):
+            raise InputError(f"--shape {item}: expected NAME[D0,D1,...][,NAME[...]]")
+        entries.append((name, dims))
+        rest = rest[1:]
+    return entries
+
+
+def parse_val_ranges(items: list[str] | None) -> dict[str | None, tuple[float, float]]:
+    """--val-range NAME=LO,HI (that input) or LO,HI (every generated number input); the key
+    None holds the global range. LO <= HI, both finite."""
+    ranges: dict[str | None, tuple[float, float]] = {}
+    for item in items or []:
+        name, equals, bounds = item.rpartition("=")
+        key = name if equals else None
+        if equals and not name:
+            raise InputError(f"--val-range {item}: expected NAME=LO,HI or LO,HI")
+        try:
+            low, high = (float(b) for b in bounds.split(","))
+        except ValueError:
+            raise InputError(f"--val-range {item}: expected NAME=LO,HI or LO,HI") from None
+        if not (np.isfinite(low) and np.isfinite(high)) or low > high:
+            raise InputError(f"--val-range {item}: bounds must be finite with LO <= HI")
+        if key in ranges:
+            raise InputError(f"--val-range {item}: {key or 'the global range'} given twice")
+        ranges[key] = (low, high)
+    return ranges
 
 
 def generate_inputs(
@@ -45,22 +87,15 @@ def generate_inputs(
     given: dict[str, np.ndarray],
     shapes: dict[str, tuple[int, ...]],
     seed: int,
+    ranges: dict[str | None, tuple[float, float]] | None = None,
 ) -> dict[str, np.ndarray]:
     """Inputs not `given`: shapes from the model and `shapes` (dynamic dims 2), values that keep
-    loops short: integers in [0, 4) (trip counts, indices), booleans true, floats N(0, 0.5).
+    loops short: integers in [0, 4) (trip counts, indices), booleans true, floats N(0, 0.5),
+    unless `ranges` bounds them (by name, or None: every number input; see `_generated_value`).
     Given values are converted to the input's type (within its kind, bf16 from raw 2-byte
     values) and must fit its declared shape; generated ones are bounded in elements."""
-    names = [spec.name for spec in specs]
-    for source, named in (("inputs", given), ("--shape", shapes)):
-        unknown = sorted(set(named) - set(names))
-        if unknown:
-            raise InputError(
-                f"{source} not in the model: {', '.join(unknown)}; the model's inputs: "
-                f"{', '.join(names) or 'none'}"
-            )
-    both = sorted(set(given) & set(shapes))
-    if both:
-        raise InputError(f"given both in --inputs and --shape: {', '.join(both)}")
+    ranges = ranges or {}
+    _require_known([spec.name for spec in specs], given, shapes, ranges)
     plan = {spec.name: _generated_shape(spec, shapes) for spec in specs if spec.name not in given}
     total = sum(_elements(dims) for dims in plan.values())
     if total > MAX_LIVE_ELEMENTS:
@@ -74,8 +109,26 @@ def generate_inputs(
         if spec.name in given:
             inputs[spec.name] = _given_value(spec, given[spec.name])
         else:
-            inputs[spec.name] = _generated_value(spec, plan[spec.name], rng)
+            bounds = ranges.get(spec.name, None if spec.dtype == np.bool_ else ranges.get(None))
+            inputs[spec.name] = _generated_value(spec, plan[spec.name], rng, bounds)
     return inputs
+
+
+def _require_known(names: list[str], given: dict, shapes: dict, ranges: dict) -> None:
+    """Every name in the .npz, --shape and --val-range is an input; none is given and also
+    shaped or ranged for generation."""
+    named = {name for name in ranges if name is not None}
+    for source, keys in (("inputs", given), ("--shape", shapes), ("--val-range", named)):
+        unknown = sorted(set(keys) - set(names))
+        if unknown:
+            raise InputError(
+                f"{source} not in the model: {', '.join(unknown)}; the model's inputs: "
+                f"{', '.join(names) or 'none'}"
+            )
+    for option, keys in (("--shape", shapes), ("--val-range", named)):
+        both = sorted(set(given) & set(keys))
+        if both:
+            raise InputError(f"given both in --inputs and {option}: {', '.join(both)}")
 
 
 def _elements(dims: tuple[int, ...]) -> int:
@@ -98,20 +151,37 @@ def _generated_shape(spec: InputSpec, shapes: dict[str, tuple[int, ...]]) -> tup
     return dims
 
 
-def _generated_value(spec: InputSpec, dims: tuple[int, ...], rng) -> np.ndarray:
+def _generated_value(
+    spec: InputSpec, dims: tuple[int, ...], rng, bounds: tuple[float, float] | None
+) -> np.ndarray:
+    """Without `bounds`: integers in [0, 4), booleans true, floats N(0, 0.5). With (LO, HI):
+    integers uniform in [ceil(LO), floor(HI)] within the type's range (LO = HI fixes a trip
+    count), floats uniform in [LO, HI), booleans LO = HI = 0 false, 1 true, 0,1 either (a
+    global range leaves booleans true)."""
     kind = _element_kind(spec.dtype)
-    if kind == "bool":
-        value = np.ones(dims, np.bool_)
-    elif kind == "int":
-        value = rng.integers(0, 4, dims)
-    elif kind == "float":
-        value = rng.standard_normal(dims) * 0.5
-    else:
+    if kind is None:
         raise InputError(
             f"input '{spec.name}' has element type {spec.dtype}: check generates only numbers "
             "and booleans"
         )
-    return np.asarray(value).astype(spec.dtype)  # 0-d arrays, not scalars
+    if bounds is None:
+        if kind == "bool":
+            return np.ones(dims, np.bool_)
+        if kind == "int":
+            return np.asarray(rng.integers(0, 4, dims)).astype(spec.dtype)
+        return np.asarray(rng.standard_normal(dims) * 0.5).astype(spec.dtype)
+    low, high = bounds
+    if kind == "float":
+        return np.asarray(rng.uniform(low, high, dims)).astype(spec.dtype)
+    if kind == "bool" and not {low, high} <= {0.0, 1.0}:
+        raise InputError(f"--val-range: input '{spec.name}' is boolean: its bounds are 0 or 1")
+    info = np.iinfo(spec.dtype) if kind == "int" else np.iinfo(np.uint8)
+    first, last = max(int(np.ceil(low)), int(info.min)), min(int(np.floor(high)), int(info.max))
+    if first > last:
+        raise InputError(
+            f"--val-range: no {spec.dtype} value of input '{spec.name}' lies in [{low:g}, {high:g}]"
+        )
+    return np.asarray(rng.integers(first, last, dims, endpoint=True)).astype(spec.dtype)
 
 
 def _element_kind(dtype: np.dtype) -> str | None:
@@ -212,28 +282,32 @@ def _ir_dtype(element_type: ov.Type) -> np.dtype:
 
 def load_inputs(path: str | os.PathLike | None) -> dict[str, np.ndarray]:
     """The arrays of an .npz archive, by name; anything else is a one-line InputError."""
-    if path is None:
-        return {}
+    return {} if path is None else read_npz(path, "inputs")
+
+
+def read_npz(path: str | os.PathLike, what: str) -> dict[str, np.ndarray]:
+    """The arrays of the .npz archive at `path`, by name; anything else is a one-line
+    InputError saying it cannot read `what`."""
     try:
         with open(path, "rb") as handle:
             magic = handle.read(6)
     except OSError as exc:
-        raise InputError(f"{path}: cannot read inputs: {exc.strerror or exc}") from None
+        raise InputError(f"{path}: cannot read {what}: {exc.strerror or exc}") from None
     if not magic:
-        raise InputError(f"{path}: cannot read inputs: the file is empty")
+        raise InputError(f"{path}: cannot read {what}: the file is empty")
     if magic == b"\x93NUMPY":
         raise InputError(
-            f"{path}: cannot read inputs: a .npy file holds one unnamed array; give an .npz "
+            f"{path}: cannot read {what}: a .npy file holds one unnamed array; give an .npz "
             "(numpy.savez(path, NAME=array, ...))"
         )
     if not magic.startswith(b"PK"):
-        raise InputError(f"{path}: cannot read inputs: not an .npz archive")
+        raise InputError(f"{path}: cannot read {what}: not an .npz archive")
     try:
         loaded = np.load(path, allow_pickle=False)
     except Exception as exc:  # numpy raises OSError, ValueError, BadZipFile, ... on bad files
-        raise InputError(f"{path}: cannot read inputs: {exc}") from None
+        raise InputError(f"{path}: cannot read {what}: {exc}") from None
     try:
         with loaded:
             return {name: loaded[name] for name in loaded.files}
     except Exception as exc:  # a damaged member: zlib, zipfile and format errors
-        raise InputError(f"{path}: cannot read inputs: {exc}") from None
+        raise InputError(f"{path}: cannot read {what}: {exc}") from None

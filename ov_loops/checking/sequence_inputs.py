@@ -9,7 +9,7 @@ For each such input `x`, in order of preference:
     given a list of arrays under "x" (Python API)  packed; None: an absent Optional
     nothing                                       generated: 3 elements (an Optional of a tensor:
         1) of the declared element type and shape, `--shape x=D0,D1` the elements' shape,
-        dynamic dims 2, values as check generates tensors
+        dynamic dims 2, values as check generates tensors (`--val-range x=LO,HI` bounds them)
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import numpy as np
 import onnx
 
 from ov_loops.checking.inputs import InputSpec, generate_inputs
+from ov_loops.checking.settings import Settings
 from ov_loops.contract.values import OPTIONAL, OPTIONAL_SEQUENCE
 from ov_loops.errors import InputError
 from ov_loops.frontends.onnx.sequence_types import element_type, kind_of, sequence_inputs
@@ -33,14 +34,15 @@ def with_sequence_inputs(
     original: str | os.PathLike,
     lowered: onnx.ModelProto,
     given: dict,
-    shapes: dict[str, tuple[int, ...]],
-    seed: int,
+    ranges: dict[str | None, tuple[float, float]],
+    settings: Settings,
 ) -> tuple[dict, dict[str, tuple[int, ...]]]:
     """`given` with the tensors of every sequence or optional input of `lowered` (the model
-    file `original` prepared for conversion) filled in, and `shapes` without the element shapes
-    it used (see the module's docstring)."""
+    file `original` prepared for conversion) filled in, and the settings' shapes without the
+    element shapes it used (see the module's docstring); `ranges` (--val-range, by input name,
+    None for all) bound the generated elements' values."""
     declared = {value.name: value for value in _inputs_of(original)}
-    given, shapes = dict(given), dict(shapes)
+    given, shapes = dict(given), dict(settings.shapes)
     for parts in sequence_inputs(lowered.graph):
         name, kind = parts[0], kind_of(declared[parts[0]].type)
         if set(parts) <= set(given):
@@ -54,7 +56,9 @@ def with_sequence_inputs(
         tensor = element_type(declared[name].type).tensor_type
         dtype = onnx.helper.tensor_dtype_to_np_dtype(tensor.elem_type)
         if not found:
-            elements = _generated(name, kind, tensor, shapes.pop(name, None), seed)
+            bound = ranges.get(name, ranges.get(None))
+            limits = {} if bound is None else {None: bound}
+            elements = _generated(name, kind, tensor, shapes.pop(name, None), settings.seed, limits)
         if kind == OPTIONAL and elements is not None and len(elements) > 1:
             raise InputError(f"input '{name}' is an optional: it holds one element at most")
         given.update(zip(parts, _packed(kind, elements, dtype)))
@@ -81,7 +85,7 @@ def _elements_given(name: str, given: dict) -> tuple[bool, list | None]:
     return True, [np.asarray(given.pop(indexed[k])) for k in range(len(indexed))]
 
 
-def _generated(name: str, kind: str, tensor, dims, seed: int) -> list[np.ndarray]:
+def _generated(name: str, kind: str, tensor, dims, seed: int, ranges: dict) -> list[np.ndarray]:
     if dims is None:
         if not tensor.HasField("shape"):
             raise InputError(
@@ -92,7 +96,7 @@ def _generated(name: str, kind: str, tensor, dims, seed: int) -> list[np.ndarray
     dtype = onnx.helper.tensor_dtype_to_np_dtype(tensor.elem_type)
     count = 1 if kind == OPTIONAL else GENERATED_ELEMENTS
     specs = [InputSpec(f"{name}[{k}]", np.dtype(dtype), tuple(dims)) for k in range(count)]
-    generated = generate_inputs(specs, {}, {}, seed)
+    generated = generate_inputs(specs, {}, {}, seed, ranges)
     return [generated[spec.name] for spec in specs]
 
 

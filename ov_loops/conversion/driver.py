@@ -14,6 +14,7 @@ conversion that contains the loop, which returns it.
 from __future__ import annotations
 
 import io
+import time
 import weakref
 
 import onnx
@@ -40,6 +41,7 @@ from ov_loops.frontends.onnx.scan import OnnxScan
 from ov_loops.frontends.onnx.scan8 import batch_loop_ir
 from ov_loops.frontends.onnx.types import known_types
 from ov_loops.frontends.onnx.values import rank
+from ov_loops.logs import progress
 from ov_loops.loopir import trip_count as trips
 from ov_loops.loopir.loop import LoopIR
 from ov_loops.loopir.passes.concat_copies import copy_loop_outputs_into_concats
@@ -58,9 +60,14 @@ class Converter:
     """Converts one ONNX model: the registry of its loops, from placeholder to expansion."""
 
     def __init__(
-        self, model: onnx.ModelProto, target: TargetProfile = CPU, optimize: str = "default"
+        self,
+        model: onnx.ModelProto,
+        target: TargetProfile = CPU,
+        optimize: str = "default",
+        input_shapes: dict[str, ov.PartialShape] | None = None,
     ) -> None:
         self._model = model
+        self._input_shapes = input_shapes or {}
         self._target = target
         self._optimize = check_optimize_level(optimize)
         self._outer_types = known_types(model)
@@ -97,7 +104,8 @@ class Converter:
         if self._optimize != "none":  # MOC on a body may prune its nested Loops' ports
             loops = rederived(model, loops)
         copy_loop_outputs_into_concats(model)
-        return Conversion(types_of.with_declared_inputs(model, self._model.graph), loops)
+        declared = types_of.with_declared_inputs(model, self._model.graph, self._input_shapes)
+        return Conversion(declared, loops)
 
     # -- registry ----------------------------------------------------------------------------
     def _registrar(self, parent: int):
@@ -139,6 +147,8 @@ class Converter:
             self._outcomes.pop(key, None)
         try:
             loaded = self._frontend.load(io.BytesIO(model.SerializeToString()))
+            if parent == MAIN:
+                _set_input_shapes(loaded, self._input_shapes)
             converted = self._frontend.convert_partially(loaded)
         except Exception as exc:  # OpenVINO raises plain RuntimeErrors with long messages
             raise ConversionError(f"{path}: OpenVINO cannot convert: {message_line(exc)}") from None
@@ -157,6 +167,7 @@ class Converter:
         key = context.get_attribute("key")
         loop = self._loops[key]
         values = [context.get_input(i) for i in range(context.get_input_size())]
+        start = time.perf_counter()
         try:
             outputs, reports = self._translate(key, loop, loop.split(values))
         except OvLoopsError as exc:
@@ -166,6 +177,7 @@ class Converter:
             self._outcomes[key] = ConversionError(f"{loop.path}: {message_line(exc)}")
             raise
         self._outcomes[key] = reports
+        progress(f"{loop.path} converted", time.perf_counter() - start)
         return outputs[: len(loop.node.output)]
 
     def _translate(
@@ -302,11 +314,24 @@ def _relaxed(layout: LoopBody, carried_types: list[TensorType], body: ov.Model) 
 
 
 def convert_model(
-    model: onnx.ModelProto, target: TargetProfile = CPU, optimize: str = "default"
+    model: onnx.ModelProto,
+    target: TargetProfile = CPU,
+    optimize: str = "default",
+    input_shapes: dict[str, ov.PartialShape] | None = None,
 ) -> Conversion:
     """Convert a loaded, checked ONNX model for `target` (CPU: every CPU-plugin workaround),
-    optimising loops at level `optimize` (pipeline.OPTIMIZE_LEVELS)."""
-    return Converter(model, target, optimize).convert()
+    optimising loops at level `optimize` (pipeline.OPTIMIZE_LEVELS); `input_shapes` are given
+    to the frontend for the main graph's inputs (frontends.onnx.io_edits: bounded dims)."""
+    return Converter(model, target, optimize, input_shapes).convert()
+
+
+def _set_input_shapes(loaded, shapes: dict[str, ov.PartialShape]) -> None:
+    """Give the frontend the main graph's input shapes, bounded dims (which the ONNX model
+    cannot state) included; an input nothing reads has no place (with_declared_inputs)."""
+    for name, shape in shapes.items():
+        place = loaded.get_place_by_tensor_name(name)
+        if place is not None:
+            loaded.set_partial_shape(place, shape)
 
 
 def _add_placeholder_opset(model: onnx.ModelProto) -> None:

@@ -21,6 +21,11 @@ from ov_loops.ir.reader import (
 )
 from ov_loops.ir.rules import ERROR, RULES, WARNING, LoopContext
 
+VALIDATE_JSON_KEYS = (
+    "path; loops; errors; warnings; findings [{code, severity, layer_id, layer_name, "
+    "layer_path, entry, message, line}]; show (with --show: the lines of each loop's structure)"
+)
+
 BIN_CODE = "BIN001"
 STRUCTURE_CODE = "ST001"
 
@@ -75,17 +80,18 @@ class Report:
             f"{len(self.warnings)} warning(s)"
         )
 
-    def to_json(self) -> str:
-        return json.dumps(
-            {
-                "path": str(self.path),
-                "loops": self.loops,
-                "errors": len(self.errors),
-                "warnings": len(self.warnings),
-                "findings": [asdict(finding) for finding in self.findings],
-            },
-            indent=2,
-        )
+    def to_json(self, show: list[str] | None = None) -> str:
+        """The report as JSON (keys: `VALIDATE_JSON_KEYS`); with `show`, its lines too."""
+        document = {
+            "path": str(self.path),
+            "loops": self.loops,
+            "errors": len(self.errors),
+            "warnings": len(self.warnings),
+            "findings": [asdict(finding) for finding in self.findings],
+        }
+        if show is not None:
+            document["show"] = show
+        return json.dumps(document, indent=2)
 
 
 def validate(path: str | Path) -> Report:

@@ -14,7 +14,7 @@ import openvino.opset15 as ops
 
 from ov_loops.contract.spec import TRIP_COUNT_CONSTANT, TRIP_COUNT_INPUT, TRIP_COUNT_UNBOUNDED
 from ov_loops.errors import ConversionError
-from ov_loops.ovgraph import constant_value, length
+from ov_loops.ovgraph import folded_value, length
 
 INT32_MAX = 2**31 - 1
 
@@ -53,10 +53,12 @@ def trip_count(
 
     Absent or >= 2**31-1 -> -1 (unbounded: the CPU plugin would truncate it to i32);
     negative -> 0 (onnxruntime runs no iteration). Constants are mapped here, runtime values
-    by a Select in the graph. A Loop does not stop at the end of a sliced input by itself, so
-    the count is capped at the shortest one; when the lengths `must_agree` (Scan), differing
-    static lengths are an error and at run time the longest is used, so that a shorter input
-    makes the Loop fail rather than silently drop iterations.
+    by a Select in the graph; a value computed from constants and static shapes alone
+    (`Shape(x)[0]` once x's shape is static) is a constant (ovgraph.folded_value). A Loop
+    does not stop at the end of a sliced input by itself, so the count is capped at the
+    shortest one; when the lengths `must_agree` (Scan), differing static lengths are an error
+    and at run time the longest is used, so that a shorter input makes the Loop fail rather
+    than silently drop iterations.
     """
     trip = _onnx_trip_count(value)
     if not sliced:
@@ -93,7 +95,7 @@ def _static_length(value: ov.Output, axis: int) -> int | None:
 def _onnx_trip_count(value: ov.Output | None) -> TripCount:
     if value is None:
         return TripCount(ops.constant(np.int64(-1)).output(0), TRIP_COUNT_UNBOUNDED, None, False)
-    known = constant_value(value)
+    known = folded_value(value)
     if known is not None and known.size == 1:
         count = int(known.reshape(-1)[0])
         if count >= INT32_MAX:
@@ -123,10 +125,11 @@ class InitialCondition:
 
 
 def initial_condition(value: ov.Output | None) -> InitialCondition:
-    """An omitted ONNX `cond` starts true; constants are recognised so a false one can be folded."""
+    """An omitted ONNX `cond` starts true; constants (also values computed from constants and
+    static shapes alone) are recognised so a false one can be folded."""
     if value is None:
         return InitialCondition(ops.constant(True).output(0), True, False)
-    known = constant_value(value)
+    known = folded_value(value)
     if known is not None and known.size == 1:
         flag = bool(known.reshape(-1)[0])
         return InitialCondition(ops.constant(flag).output(0), flag, False)

@@ -77,7 +77,7 @@ def _judge(outcome: dict, valid: bool) -> list[str]:
     found = []
     if "Traceback" in err:
         found.append("tracebacks")
-    verdict = out.endswith(("MATCH", "MISMATCH"))
+    verdict = _has_verdict(out)
     if (code in (0, 1) and not verdict) or (code not in (0, 1) and out):
         found.append("partial_outputs")
     if code not in (0, 1) and len(err.strip().splitlines()) != 1:
@@ -85,6 +85,17 @@ def _judge(outcome: dict, valid: bool) -> list[str]:
     if valid and (code == 1 or "DISAGREES" in out):
         found.append("disagreements")
     return found
+
+
+def _has_verdict(out: str) -> bool:
+    """The text report ends in its verdict line (MATCH, MISMATCH, MATCH (N warning(s) above));
+    the JSON one is one object with a verdict."""
+    if out.startswith("{"):
+        try:
+            return json.loads(out).get("verdict") in ("MATCH", "MISMATCH")
+        except ValueError:
+            return False
+    return out.splitlines()[-1].startswith(("MATCH", "MISMATCH")) if out else False
 
 
 class _Models:
@@ -110,7 +121,7 @@ class _Models:
             onnx.save(made, source)
             xml: Path | None = self.folder / f"{name}.xml"
             try:
-                ov_loops.save(ov_loops.convert(made), xml)
+                ov_loops.save(ov_loops.convert(made), xml, compress_to_fp16=False)
             except ov_loops.OvLoopsError:
                 xml = None
             self._saved[name] = (source, xml, feeds)
@@ -228,6 +239,28 @@ def _hostile_options(rng, names: list[str]) -> list[str]:
     iterations = HOSTILE_ITERATIONS[rng.integers(len(HOSTILE_ITERATIONS))]
     if iterations is not None:
         options += ["--max-iterations", str(iterations)]
+    return options + _hostile_issue14_options(rng, names)
+
+
+HOSTILE_BOUNDS = ["0", "1", "-1", "3", "1e30", "-1e30", "nan", "inf", "2.5", "x", ""]
+
+
+def _hostile_issue14_options(rng, names: list[str]) -> list[str]:
+    """--val-range, OpenVINO's NAME[D0,D1] shapes, --rtol/--atol (global or per output), JSON."""
+    options = []
+    name = str(rng.choice([*names, "bogus"])) if names else "bogus"
+    if rng.random() < 0.3:
+        low, high = (HOSTILE_BOUNDS[rng.integers(len(HOSTILE_BOUNDS))] for _ in range(2))
+        prefix = rng.choice([f"{name}=", "", "=", f"{name}"])
+        options.append(f"--val-range={prefix}{low},{high}")
+    if rng.random() < 0.2:
+        dims = ",".join(str(HOSTILE_DIMS[rng.integers(len(HOSTILE_DIMS))]) for _ in range(2))
+        options += ["--shape", str(rng.choice([f"{name}[{dims}]", f"{name}[{dims}", f"[{dims}]"]))]
+    if rng.random() < 0.3:
+        value = str(rng.choice(["1e-3", "0", "-1", "inf", "nan", "x", "a=1", "=1", "bogus=1"]))
+        options.append(f"--{rng.choice(['rtol', 'atol'])}={value}")
+    if rng.random() < 0.2:
+        options += ["--format", "json"]
     return options
 
 

@@ -1,4 +1,4 @@
-"""Load an ONNX model from a path, bytes or a ModelProto, with one-line errors.
+"""Load an ONNX model from a path, bytes, a binary stream or a ModelProto, with one-line errors.
 
 Loading reads the model and its external data, then applies the ONNX passes of
 frontends.onnx.rewrites (topological sort, the ONNX checker, normalisations).
@@ -6,10 +6,11 @@ frontends.onnx.rewrites (topological sort, the ONNX checker, normalisations).
 
 from __future__ import annotations
 
+import io
 import math
 import os
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -25,13 +26,20 @@ T = onnx.TensorProto
 _BITS = {T.INT4: 4, T.UINT4: 4, T.FLOAT4E2M1: 4, T.INT2: 2, T.UINT2: 2}
 
 
-def load_model(source: str | os.PathLike[str] | bytes | onnx.ModelProto) -> onnx.ModelProto:
+def load_model(
+    source: str | os.PathLike[str] | bytes | io.IOBase | onnx.ModelProto,
+    edit: Callable[[onnx.ModelProto], None] | None = None,
+) -> onnx.ModelProto:
     """Return the model read, checked and prepared for conversion (a ModelProto given is left
-    as it is); raise InputError for anything unreadable or invalid."""
+    as it is; a stream, such as `io.BytesIO`, is read from its position to its end); raise
+    InputError for anything unreadable or invalid. `edit` changes the model as read, before
+    its passes (the user's input shapes and output cut: frontends.onnx.io_edits)."""
     model, what, directory = _read(source)
     _require_utf8(model, what)
     _load_external_data(model, directory, what)
     try:
+        if edit is not None:
+            edit(model)
         return prepare(model)
     except InputError as exc:
         raise InputError(f"{what}: {exc}") from None
@@ -45,12 +53,25 @@ def _read(source) -> tuple[onnx.ModelProto, str, Path | None]:
         return model, "the model", None
     if isinstance(source, (bytes, bytearray, memoryview)):
         return _parse(bytes(source), "the given bytes"), "the given bytes", None
+    if isinstance(source, io.IOBase) or callable(getattr(source, "read", None)):
+        return _parse(_read_stream(source), "the given stream"), "the given stream", None
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
         with reading(path, "an ONNX file"):
             data = path.read_bytes()
         return _parse(data, str(path)), str(path), path.parent
     raise InputError(f"cannot read a model from a {type(source).__name__}")
+
+
+def _read_stream(stream) -> bytes:
+    """The bytes of a binary stream; a text stream or a failing read is an InputError."""
+    try:
+        data = stream.read()
+    except (OSError, ValueError) as exc:  # ValueError: a closed stream
+        raise InputError(f"the given stream: cannot read: {exc}") from None
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise InputError("the given stream: not a binary stream (open the file with 'rb')")
+    return bytes(data)
 
 
 def _parse(data: bytes, what: str) -> onnx.ModelProto:

@@ -404,7 +404,15 @@ class _ListRewrite:
 
     # -- the readers of the final list -------------------------------------------------------
     def _replace(self, reader: onnx.NodeProto, stacked: str) -> None:
-        """Replace `reader` by nodes computing its output from the scan output `stacked`."""
+        """Replace `reader` by nodes computing its output from the scan output `stacked`; a
+        sole reader that would be an Identity of `stacked` (a stack on axis 0 with nothing
+        prepended) names `stacked` instead: OpenVINO runs an Identity as a copy of the whole
+        stack."""
+        if len(self.found.readers) == 1 and self._is_stacked_as_is(reader):
+            producer = _producer(self.graph, stacked)
+            producer.output[list(producer.output).index(stacked)] = reader.output[0]
+            self.graph.node.remove(reader)
+            return
         self.made = []
         if reader.op_type == "SequenceLength":
             result = self._length(stacked)
@@ -422,6 +430,15 @@ class _ListRewrite:
         self.graph.node.remove(reader)
         for offset, made in enumerate(self.made):
             self.graph.node.insert(position + offset, made)
+
+    def _is_stacked_as_is(self, reader: onnx.NodeProto) -> bool:
+        """Whether `reader` is a ConcatFromSequence that stacks on axis 0 with no tensor
+        prepended: its output is the scan output itself."""
+        if reader.op_type == "SequenceLength" or self.found.prepended:
+            return False
+        axis, new_axis = _concat_attributes(reader)
+        rank = self.shapes.rank(self.found.element)
+        return bool(new_axis) and (axis == 0 or (rank is not None and axis % (rank + 1) == 0))
 
     def _length(self, stacked: str) -> str:
         """k + Shape(X)[0]."""

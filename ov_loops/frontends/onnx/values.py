@@ -68,9 +68,12 @@ def add_unread_parameters(body: ov.Model, declared) -> None:
         body.add_parameters(missing)
 
 
-def with_declared_inputs(model: ov.Model, graph: onnx.GraphProto) -> ov.Model:
+def with_declared_inputs(
+    model: ov.Model, graph: onnx.GraphProto, shapes: dict[str, ov.PartialShape] | None = None
+) -> ov.Model:
     """The model with a Parameter for every input the ONNX graph declares, in its order: the
-    frontend drops inputs nothing reads, and users feed them by name all the same."""
+    frontend drops inputs nothing reads, and users feed them by name all the same. Such a
+    Parameter has the shape `shapes` gives it, else the declared one."""
     initializers = {init.name for init in graph.initializer}
     existing = {
         name: parameter
@@ -78,7 +81,7 @@ def with_declared_inputs(model: ov.Model, graph: onnx.GraphProto) -> ov.Model:
         for name in parameter.output(0).get_names()
     }
     ordered = [
-        existing.get(value.name) or declared_parameter(value)
+        existing.get(value.name) or declared_parameter(value, (shapes or {}).get(value.name))
         for value in graph.input
         if value.name not in initializers
     ]
@@ -90,21 +93,28 @@ def with_declared_inputs(model: ov.Model, graph: onnx.GraphProto) -> ov.Model:
     return ov.Model(model.get_results(), ordered, model.get_friendly_name())
 
 
-def declared_parameter(value: onnx.ValueInfoProto) -> ov.Node:
-    """A Parameter of the type and shape a graph input declares (for an input nothing reads)."""
+def declared_parameter(value: onnx.ValueInfoProto, shape: ov.PartialShape | None = None) -> ov.Node:
+    """A Parameter of the type and shape (unless `shape` is given) a graph input declares (for
+    an input nothing reads)."""
     tensor = value.type.tensor_type
     element = ov_element_type(tensor.elem_type)
     if element is None:
         name = onnx.helper.tensor_dtype_to_string(tensor.elem_type)
         raise ConversionError(f"main: input '{value.name}': OpenVINO has no element type {name}")
+    if shape is None:
+        shape = _declared_shape(tensor)
+    parameter = ops.parameter(shape, element, name=value.name)
+    parameter.output(0).set_names({value.name})
+    return parameter
+
+
+def _declared_shape(tensor: onnx.TypeProto.Tensor) -> ov.PartialShape:
     shape = ov.PartialShape.dynamic()
     if tensor.HasField("shape"):
         shape = ov.PartialShape(
             [d.dim_value if d.HasField("dim_value") else -1 for d in tensor.shape.dim]
         )
-    parameter = ops.parameter(shape, element, name=value.name)
-    parameter.output(0).set_names({value.name})
-    return parameter
+    return shape
 
 
 def rank(value: ov.Output) -> int | None:

@@ -16,6 +16,7 @@ import openvino.opset15 as ops
 from ov_loops import ovgraph
 from ov_loops.loopir.loop import LoopIR
 from ov_loops.loopir.passes.base import LoopPass
+from ov_loops.loopir.passes.unroll import Unchunk
 from ov_loops.loopir.steps import AfterLoop
 from ov_loops.ovgraph import dynamic_besides, length
 
@@ -23,7 +24,8 @@ from ov_loops.ovgraph import dynamic_besides, length
 class GuardZeroIterationRuns(LoopPass):
     """When a runtime trip count or condition may stop the loop before iteration 0, each
     concatenated output becomes empty and each result with an initial value becomes that value
-    on such a run (`EmptyWhenZeroRuns`, `InitialWhenZeroRuns`)::
+    on such a run (`EmptyWhenZeroRuns`, `InitialWhenZeroRuns`), unless a step already empties
+    it (unrolling's count of the copies that ran)::
 
         if loop.may_run_zero:
             concatenated result -> value if ran else empty along its axis
@@ -39,7 +41,7 @@ class GuardZeroIterationRuns(LoopPass):
         guarded = []
         for result in loop.results:
             entry = concatenated.get(result.port)
-            if entry is not None:
+            if entry is not None and not _cut_to_zero_runs(result):
                 shape = result.empty_shape
                 if shape is None:
                     shape = ovgraph.empty_shape(loop.body_value(entry.body_result), entry.axis)
@@ -48,6 +50,13 @@ class GuardZeroIterationRuns(LoopPass):
                 result = result.with_step(InitialWhenZeroRuns(result.initial))
             guarded.append(result)
         return loop.replace(results=tuple(guarded))
+
+
+def _cut_to_zero_runs(result) -> bool:
+    """Whether a step of `result` already empties it after a run of no iteration (unrolling's
+    `Unchunk` of masked copies, whose bodies have static shapes, so no dim is stale either): a
+    second cut would copy the whole output again."""
+    return any(isinstance(step, Unchunk) and step.empty_when_zero_runs for step in result.after)
 
 
 @dataclass(frozen=True)
@@ -148,4 +157,19 @@ def _pick_by_shape(zero: ov.Output, start: ov.Output, output: ov.Output) -> ov.O
     end = ops.select(zero, first_length, ops.shape_of(both, ov.Type.i64))
     picked = ops.slice(both, begin, end, ops.constant(np.array([1], np.int64)), none)
     shape = ops.select(zero, ops.shape_of(start, ov.Type.i64), ops.shape_of(output, ov.Type.i64))
-    return ops.reshape(picked, shape, False).output(0)
+    return _keep_common_dims(ops.reshape(picked, shape, False).output(0), start, output)
+
+
+def _keep_common_dims(value: ov.Output, start: ov.Output, output: ov.Output) -> ov.Output:
+    """`value` (a reshape to a run-time shape, all its dims dynamic) declared with the static
+    dims `start` and `output` share: a Reshape with special_zero copies every other dim.
+    Without it a carried value [?,8] guarded in an inner loop returns [?,?], and the outer
+    loop's carried type relaxes to [?,?] (then RefuseZeroRunReshapedCarry refuses the inner
+    loop)."""
+    common = [
+        mine.get_length() if mine.is_static and mine == theirs else 0
+        for mine, theirs in zip(start.get_partial_shape(), output.get_partial_shape())
+    ]
+    if not any(common):
+        return value
+    return ops.reshape(value, ops.constant(np.array(common, np.int64)), True).output(0)

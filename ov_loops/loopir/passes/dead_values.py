@@ -48,7 +48,8 @@ class RemoveDeadValues(LoopPass):
         if unread:
             after = after.without_parameters(unread)
         if unchanged:
-            after = after.noting(f"made {len(unchanged)} unchanged carried value(s) invariant")
+            values = sum(1 for value in loop.carried if unchanged.issuperset(value.merged))
+            after = after.noting(f"made {values} unchanged carried value(s) invariant")
         if unread:
             after = after.noting(f"dropped {len(unread)} unread input(s)")
         return after

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -28,6 +29,9 @@ from ov_loops.ovgraph import constant_value, empty_shape, length
 
 MAX_FACTOR = 16
 TARGET_BODY_OPS = 256  # operations per Loop-5 iteration worth aiming for
+# A masked factor is at most sqrt(MASKED_WORK / the body's MatMul multiply-adds); see
+# `masked_limit`.
+MASKED_WORK = 2**25
 STRUCTURAL = {"Parameter", "Result", "Constant"}
 SUBGRAPH_OPS = {"Loop", "TensorIterator", "If"}
 
@@ -81,7 +85,8 @@ def body_size(body: ov.Model) -> int:
 
 def chosen_factor(loop: LoopIR) -> int | None:
     """k: TARGET_BODY_OPS over the body's size, at most MAX_FACTOR and the trip count; with a
-    constant trip count its largest divisor between k/2 and k instead, if there is one."""
+    constant trip count its largest divisor between k/2 and k instead, if there is one; when
+    the copies need masking, at most `masked_limit` of the body."""
     factor = min(MAX_FACTOR, TARGET_BODY_OPS // max(1, body_size(loop.body)))
     count = loop.trip.constant
     if count is not None:
@@ -89,7 +94,36 @@ def chosen_factor(loop: LoopIR) -> int | None:
         lowest = max(2, (factor + 1) // 2)
         divisors = [d for d in range(factor, lowest - 1, -1) if count % d == 0]
         factor = divisors[0] if divisors else factor
+    if factor >= 2 and Plan.of(loop, factor).masked:
+        factor = min(factor, masked_limit(loop.body))
     return factor if factor >= 2 else None
+
+
+def masked_limit(body: ov.Model) -> int:
+    """The largest factor worth masking for `body`: sqrt(MASKED_WORK / w), w the multiply-adds
+    of its MatMuls (of static shapes), at least 2; MAX_FACTOR without MatMuls.
+
+    A masked loop runs (k - 1) / 2 copies past its end on average, each a whole body's work,
+    while unrolling saves (1 - 1/k) of Loop-5's overhead per iteration: the best k falls as the
+    square root of the body's work. Measured (benchmarks/sequence_loops.py's RNN, a runtime
+    trip count of 100, CPU f32, one thread, medians of 15 per-round ratios to onnxruntime on CPU
+    time): [16, 256] x [256, 256] twice (2M multiply-adds; limit 4): x16 1.32, x8 1.19, x4 1.16,
+    x2 1.21, no unrolling 1.18; [16, 64] x [64, 64] twice (131K; limit 16): x16 1.00, x8 0.92,
+    x4 0.95; one row (8K): x16 0.47, x8 0.47, x4 0.52, x2 0.67.
+    """
+    matmuls = [op for op in body.get_ordered_ops() if op.get_type_name() == "MatMul"]
+    work = sum(_multiply_adds(op) for op in matmuls)
+    return MAX_FACTOR if work == 0 else max(2, math.isqrt(MASKED_WORK // work))
+
+
+def _multiply_adds(matmul: ov.Node) -> int:
+    """Output elements times the contracted dim of a MatMul of static shapes (else 0)."""
+    left, output = matmul.get_input_partial_shape(0), matmul.get_output_partial_shape(0)
+    if left.is_dynamic or output.is_dynamic:
+        return 0
+    dims = left.to_shape()
+    transposed = matmul.get_attributes()["transpose_a"] and len(dims) > 1
+    return math.prod(output.to_shape()) * dims[-2 if transposed else -1]
 
 
 def unrollable(loop: LoopIR) -> bool:
@@ -186,7 +220,8 @@ class Plan:
 class Unchunk:
     """A stacked output the Loop gathered as [..., chunks, k, ...] (chunks at `axis`): its
     parts in one axis, and only the first `count` of them when copies were masked (`count` a
-    constant, or the value of Loop output `count_port`, clamped to the parts there are)::
+    constant, or the value of Loop output `count_port`, clamped to the parts there are, and 0
+    when the loop ran no iteration: the CPU plugin's outputs are stale then, cpu_guards.py)::
 
         value = value.reshape(..., chunks * k, ...)[:count] along axis
     """
@@ -199,6 +234,11 @@ class Unchunk:
     @classmethod
     def apply_all(cls, items, after: AfterLoop) -> list[ov.Output]:
         return [step.unchunk(value, after) for value, step in items]
+
+    @property
+    def empty_when_zero_runs(self) -> bool:
+        """Whether the output is already empty after a run of no iteration."""
+        return self.count_port is not None
 
     def unchunk(self, value: ov.Output, after: AfterLoop) -> ov.Output:
         rank = value.get_partial_shape().rank.get_length()
@@ -216,6 +256,8 @@ class Unchunk:
         else:
             counted = ops.reshape(after.outputs[self.count_port], _i64(1), False)
             kept = ops.maximum(ops.minimum(counted, size), _i64(0))
+            if after.zero is not None:
+                kept = ops.select(after.zero, _i64(0), kept)
         lengths = ops.concat([kept, ops.subtract(size, kept)], 0)
         axis = ops.constant(np.int64(self.axis))
         return ops.variadic_split(value, axis, lengths).output(0)

@@ -1,0 +1,111 @@
+"""The command line of `ov-loops check`: its options and the call they make."""
+
+from __future__ import annotations
+
+import argparse
+
+from ov_loops.checking.report import CHECK_JSON_KEYS
+from ov_loops.reference.limits import DEFAULT_MAX_ITERATIONS
+
+CHECK_EPILOG = f"""\
+tolerances: |device - reference| <= atol + rtol * |reference|, by the precision an output was
+computed in (the narrower of its type and the device's inference precision): f64 1e-7/1e-9,
+f32 1e-4/1e-5, f16 5e-3/1e-3, bf16 4e-2/1e-2 (rtol/atol); integers and booleans exact. A
+global --rtol/--atol replaces the float defaults; --rtol/--atol NAME=V sets output NAME's.
+
+--format json prints one object:
+{CHECK_JSON_KEYS}
+
+exit: 0 MATCH, 1 MISMATCH (or the model cannot be converted), 2 bad input or device.
+OV_LOOPS_PROGRESS=1 forces progress lines on stderr (default: on a terminal, after 1 s)."""
+
+
+def add_check_options(check: argparse.ArgumentParser) -> None:
+    """The options of `ov-loops check` (model and output options excepted)."""
+    check.add_argument("--device", default="CPU", help="CPU, GPU, NPU or AUTO (default CPU)")
+    check.add_argument("--inputs", metavar="F.npz", help="inputs as an .npz (others generated)")
+    check.add_argument(
+        "--shape",
+        action="append",
+        metavar="NAME=D0,D1|NAME[D0,D1]",
+        help="the shape to generate for an input; OpenVINO's NAME[D0,D1],NAME2[D0] form takes "
+        "several (repeatable)",
+    )
+    check.add_argument(
+        "--val-range",
+        action="append",
+        metavar="[NAME=]LO,HI",
+        help="generated values of input NAME (or of every number input) in [LO, HI]: integers "
+        "uniform, inclusive (M=5,5 fixes a trip count), floats uniform, booleans 0/1 "
+        "(repeatable; write --val-range=-1,1 when LO is negative; default integers in [0, 3], "
+        "floats N(0, 0.5), booleans true)",
+    )
+    check.add_argument(
+        "--seed", type=int, default=0, help="seed of the generated inputs (non-negative)"
+    )
+    for name in ("rtol", "atol"):
+        check.add_argument(
+            f"--{name}",
+            action="append",
+            metavar="V|NAME=V",
+            help=f"{name} of every float output, or of output NAME (repeatable; see below)",
+        )
+    check.add_argument(
+        "--precision",
+        choices=("f32", "native"),
+        default="f32",
+        help="f32 (default) asks the device for f32 inference; native keeps "
+        "its default (bf16 on this kind of CPU)",
+    )
+    check.add_argument(
+        "--max-iterations",
+        type=int,
+        default=DEFAULT_MAX_ITERATIONS,
+        metavar="N",
+        help="the references stop (exit 2) after N loop iterations in total, nested loops "
+        f"included (default {DEFAULT_MAX_ITERATIONS})",
+    )
+    _add_second_opinions(check)
+
+
+def _add_second_opinions(check: argparse.ArgumentParser) -> None:
+    """Saved inputs and outputs, and other sources to compare with."""
+    check.add_argument("--save-inputs", metavar="F.npz", help="write the inputs fed (all of them)")
+    check.add_argument("--save-outputs", metavar="F.npz", help="write the device's outputs")
+    check.add_argument(
+        "--load-outputs",
+        metavar="F.npz",
+        help="also compare the device's outputs with these (names: the model's outputs); a "
+        "difference is a MISMATCH",
+    )
+    check.add_argument(
+        "--against",
+        action="append",
+        choices=("convert-model",),
+        default=[],
+        help="convert-model: also run openvino.convert_model's IR and compare it with the "
+        "reference (ONNX only)",
+    )
+
+
+def run_check(args: argparse.Namespace):
+    """`ov_loops.check` with the options parsed from the command line."""
+    from ov_loops.checking import check
+    from ov_loops.checking.inputs import parse_shapes, parse_val_ranges
+    from ov_loops.checking.tolerance import parse_tolerances
+
+    return check(
+        args.model,
+        device=args.device,
+        inputs=args.inputs,
+        shapes=parse_shapes(args.shape),
+        seed=args.seed,
+        precision=args.precision,
+        max_iterations=args.max_iterations,
+        tolerances=parse_tolerances(args.rtol, args.atol),
+        val_ranges=parse_val_ranges(args.val_range),
+        save_inputs=args.save_inputs,
+        save_outputs=args.save_outputs,
+        load_outputs=args.load_outputs,
+        against=tuple(args.against),
+    )

@@ -1,0 +1,211 @@
+"""What a user says about a model's inputs, in `ovc`'s and `openvino.convert_model`'s forms.
+
+Text (`ovc --input`): entries separated by commas outside brackets, each `NAME[DIMS]{TYPE}` with
+every part optional: `X[1,?,16]{f32},h0[1,16]`, `[1,100],[1,?]` (unnamed: the model's inputs in
+order), `n[]` (a scalar). A dim is N, `?` or -1 (dynamic), or a range `A..B`, `..B`, `A..`.
+Python values: the text, a name, a shape (`ov.PartialShape`, `ov.Shape`, a list of ints and
+`ov.Dimension`s), a type (`ov.Type`, a numpy dtype or scalar type), a tuple of a name, a shape
+and a type, a list of those, or a dict from names to a shape, a type or a tuple of both.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import openvino as ov
+
+from ov_loops.errors import InputError
+
+# Element type spellings: OpenVINO's short names, and numpy's names.
+ELEMENT_TYPES = {
+    **{t.get_type_name(): t for t in (ov.Type.f16, ov.Type.f32, ov.Type.f64, ov.Type.bf16)},
+    **{t.get_type_name(): t for t in (ov.Type.i8, ov.Type.i16, ov.Type.i32, ov.Type.i64)},
+    **{t.get_type_name(): t for t in (ov.Type.u8, ov.Type.u16, ov.Type.u32, ov.Type.u64)},
+    "boolean": ov.Type.boolean,
+    "bool": ov.Type.boolean,
+    "float16": ov.Type.f16,
+    "float32": ov.Type.f32,
+    "float64": ov.Type.f64,
+    "bfloat16": ov.Type.bf16,
+    **{f"int{bits}": getattr(ov.Type, f"i{bits}") for bits in (8, 16, 32, 64)},
+    **{f"uint{bits}": getattr(ov.Type, f"u{bits}") for bits in (8, 16, 32, 64)},
+}
+_ENTRY = re.compile(
+    r"(?P<name>[^\[\]{}]*?)\s*(?:\[(?P<dims>[^\[\]{}]*)\])?\s*(?:\{(?P<type>[^{}\[\]]*)\})?"
+)
+_RANGE = re.compile(r"(?P<low>\d*)\.\.(?P<high>\d*)")
+
+
+@dataclass(frozen=True)
+class InputShape:
+    """One input as the user gives it: its name (None: by position), shape and element type
+    (None: as the model declares)."""
+
+    name: str | None = None
+    shape: ov.PartialShape | None = None
+    element: ov.Type | None = None
+
+    def text(self) -> str:
+        """The entry in `--input` syntax."""
+        shape = "" if self.shape is None else str(self.shape)
+        element = "" if self.element is None else f"{{{self.element.get_type_name()}}}"
+        return f"{self.name or ''}{shape}{element}"
+
+
+def parse_input_text(text: str) -> list[InputShape]:
+    """The entries of an `--input` text (see the module's docstring)."""
+    return [_parse_entry(entry.strip(), text) for entry in _split_entries(text)]
+
+
+def _split_entries(text: str) -> list[str]:
+    entries, depth, start = [], 0, 0
+    for index, char in enumerate(text):
+        depth += {"[": 1, "{": 1, "]": -1, "}": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            entries.append(text[start:index])
+            start = index + 1
+    return [*entries, text[start:]]
+
+
+def _parse_entry(entry: str, text: str) -> InputShape:
+    match = _ENTRY.fullmatch(entry)
+    if not entry or match is None:
+        raise InputError(f"input {text!r}: cannot read {entry!r}: expected NAME[DIMS]{{TYPE}}")
+    dims, element = match["dims"], match["type"]
+    return InputShape(
+        match["name"] or None,
+        None if dims is None else ov.PartialShape([_dimension(d, text) for d in _tokens(dims)]),
+        None if element is None else element_type(element.strip(), text),
+    )
+
+
+def _tokens(dims: str) -> list[str]:
+    return [token for token in re.split(r"[\s,]+", dims.strip()) if token] if dims.strip() else []
+
+
+def _dimension(token: str, text: str) -> ov.Dimension:
+    """N, ? or -1, A..B, ..B, A.."""
+    if token in ("?", "-1"):
+        return ov.Dimension()
+    if token.isdigit():
+        return ov.Dimension(int(token))
+    found = _RANGE.fullmatch(token)
+    if found is not None:
+        low, high = int(found["low"] or 0), int(found["high"] or -1)
+        if high == -1 or low <= high:
+            return ov.Dimension(low, high)
+    raise InputError(f"input {text!r}: bad dimension {token!r} (expected N, ?, -1 or a range A..B)")
+
+
+def element_type(name: str, text: str) -> ov.Type:
+    """The element type spelled `name` (f32, i64, boolean, float32, ...)."""
+    found = ELEMENT_TYPES.get(name)
+    if found is None:
+        raise InputError(
+            f"input {text!r}: unknown element type {name!r} (known: "
+            f"{', '.join(sorted(ELEMENT_TYPES))})"
+        )
+    return found
+
+
+def input_shapes(given: object) -> list[InputShape]:
+    """The entries of `input=` in any form `openvino.convert_model` takes (module docstring);
+    None: no entry."""
+    if given is None:
+        return []
+    if isinstance(given, str):
+        return parse_input_text(given)
+    if isinstance(given, dict):
+        return [_named(name, value) for name, value in given.items()]
+    if _is_shape(given) or _is_type(given):
+        return [_single(given)]
+    if isinstance(given, (list, tuple)):
+        if _is_single(given):
+            return [_single(given)]
+        return [_single(item) for item in given]
+    raise InputError(f"input: cannot read a {type(given).__name__} as a model input")
+
+
+def _named(name: object, value: object) -> InputShape:
+    if not isinstance(name, str):
+        raise InputError(f"input: a dict's keys are input names, not {type(name).__name__}")
+    entry = _single(value) if value is not None else InputShape()
+    if entry.name is not None and entry.name != name:
+        raise InputError(f"input: key {name!r} holds an entry named {entry.name!r}")
+    return InputShape(name, entry.shape, entry.element)
+
+
+def _single(value: object) -> InputShape:
+    """One input from a name, a shape, a type, or a tuple of them (each at most once)."""
+    parts: dict[str, object] = {}
+    items = [value] if (_is_shape(value) or not isinstance(value, (list, tuple))) else value
+    for item in items:
+        kind = _kind(item)
+        if kind is None or kind in parts:
+            what = "a second " + kind if kind else f"a {type(item).__name__}"
+            raise InputError(f"input {value!r}: {what} (expected a name, a shape and a type)")
+        parts[kind] = item
+    return InputShape(
+        parts.get("name"),
+        _partial_shape(parts["shape"]) if "shape" in parts else None,
+        _ov_type(parts["type"]) if "type" in parts else None,
+    )
+
+
+def _is_single(items: list | tuple) -> bool:
+    kinds = [_kind(item) for item in items]
+    return None not in kinds and len(set(kinds)) == len(kinds)
+
+
+def _kind(item: object) -> str | None:
+    if isinstance(item, str):
+        return "name"
+    if _is_shape(item):
+        return "shape"
+    return "type" if _is_type(item) else None
+
+
+def _is_shape(value: object) -> bool:
+    if isinstance(value, (ov.PartialShape, ov.Shape)):
+        return True
+    return isinstance(value, (list, tuple)) and all(
+        isinstance(dim, (int, ov.Dimension)) and not isinstance(dim, bool) for dim in value
+    )
+
+
+def _is_type(value: object) -> bool:
+    if isinstance(value, (ov.Type, np.dtype)):
+        return True
+    return isinstance(value, type) and (
+        issubclass(value, np.generic) or value in (bool, int, float)
+    )
+
+
+def _partial_shape(value: object) -> ov.PartialShape:
+    if isinstance(value, (list, tuple)):
+        bad = [dim for dim in value if isinstance(dim, int) and dim < -1]
+        if bad:
+            raise InputError(f"input {list(value)}: dimension {bad[0]} (expected >= 0 or -1)")
+    return ov.PartialShape(value)
+
+
+def _ov_type(value: object) -> ov.Type:
+    if isinstance(value, ov.Type):
+        return value
+    dtype = np.dtype(value)
+    found = ELEMENT_TYPES.get(dtype.name)
+    if found is None:
+        raise InputError(f"input: numpy type {dtype.name} has no OpenVINO element type")
+    return found
+
+
+def output_names(given: object) -> list[str]:
+    """The tensors of `output=`: a comma-separated text, or a list of names; None: none."""
+    if given is None:
+        return []
+    items = given.split(",") if isinstance(given, str) else list(given)
+    if not all(isinstance(item, str) and item.strip() for item in items):
+        raise InputError(f"output {given!r}: expected tensor names")
+    return [item.strip() for item in items]

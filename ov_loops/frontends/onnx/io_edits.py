@@ -1,0 +1,164 @@
+"""The user's input shapes and types and output cut, applied to the ONNX model before its passes.
+
+Inputs are set in the ONNX graph itself (static dims as dims, element types as types), so that
+ONNX shape inference, OpenVINO's frontend and every loop body see them; bounded dims (`1..8`),
+which ONNX cannot state, are given to OpenVINO's frontend for the main graph (`shapes`).
+"""
+
+from __future__ import annotations
+
+import onnx
+import openvino as ov
+
+from ov_loops.errors import InputError
+from ov_loops.frontends.onnx.input_specs import InputShape
+from ov_loops.frontends.onnx.scopes import all_graphs, captured_names, defined_names, subgraphs
+from ov_loops.frontends.onnx.types import onnx_elem_type
+
+
+class InputOutputEdits:
+    """Input shapes and types to set, and output tensors to cut the main graph at."""
+
+    def __init__(self, inputs: list[InputShape], outputs: list[str]) -> None:
+        self.inputs = inputs
+        self.outputs = outputs
+        self.shapes: dict[str, ov.PartialShape] = {}  # what the frontend gets, once applied
+
+    def apply(self, model: onnx.ModelProto) -> None:
+        """Edit `model` in place; InputError names the input or tensor that cannot be edited."""
+        if self.inputs:
+            self.shapes = set_inputs(model, self.inputs)
+        if self.outputs:
+            cut_outputs(model, self.outputs)
+
+
+def model_inputs(graph: onnx.GraphProto) -> list[onnx.ValueInfoProto]:
+    """The graph's inputs a user feeds (those with an initializer are constants)."""
+    initializers = {init.name for init in graph.initializer}
+    return [value for value in graph.input if value.name not in initializers]
+
+
+def set_inputs(model: onnx.ModelProto, given: list[InputShape]) -> dict[str, ov.PartialShape]:
+    """Set the shapes and types `given` on the model's inputs; return the shapes by name.
+
+    Entries are all named or all unnamed (the model's inputs in order). A shape must have the
+    rank the model declares, and each dim the model declares static must lie in the given one.
+    """
+    inputs = model_inputs(model.graph)
+    resolved = _resolve(given, [value.name for value in inputs])
+    for value in inputs:
+        entry = resolved.get(value.name)
+        if entry is not None:
+            _set_input(value, entry)
+    return {name: entry.shape for name, entry in resolved.items() if entry.shape is not None}
+
+
+def _resolve(given: list[InputShape], names: list[str]) -> dict[str, InputShape]:
+    listed = ", ".join(names) or "none"
+    named = [entry.name is not None for entry in given]
+    if any(named) and not all(named):
+        raise InputError("input: name every input or none (unnamed ones go by position)")
+    if not all(named):
+        if len(given) > len(names):
+            raise InputError(f"input: {len(given)} shapes for {len(names)} inputs ({listed})")
+        return {name: InputShape(name, e.shape, e.element) for name, e in zip(names, given)}
+    resolved: dict[str, InputShape] = {}
+    for entry in given:
+        if entry.name not in names:
+            raise InputError(f"input '{entry.name}' is not an input of the model: {listed}")
+        if entry.name in resolved:
+            raise InputError(f"input '{entry.name}' is given twice")
+        resolved[entry.name] = entry
+    return resolved
+
+
+def _set_input(value: onnx.ValueInfoProto, entry: InputShape) -> None:
+    if value.type.WhichOneof("value") not in (None, "tensor_type"):
+        raise InputError(f"input '{value.name}' is not a tensor: its shape cannot be set")
+    tensor = value.type.tensor_type
+    if entry.element is not None:
+        elem_type = onnx_elem_type(entry.element)
+        if elem_type == 0:
+            raise InputError(f"input '{value.name}': ONNX has no element type {entry.element}")
+        tensor.elem_type = elem_type
+    if entry.shape is not None:
+        declared = list(tensor.shape.dim) if tensor.HasField("shape") else None
+        _check_shape(value.name, entry.shape, declared)
+        symbols = [dim.dim_param for dim in declared or []]
+        tensor.ClearField("shape")
+        tensor.shape.SetInParent()
+        for index, dim in enumerate(entry.shape):
+            made = tensor.shape.dim.add()
+            if dim.is_static:
+                made.dim_value = dim.get_length()
+            elif index < len(symbols) and symbols[index]:
+                made.dim_param = symbols[index]
+
+
+def _check_shape(name: str, shape: ov.PartialShape, declared: list | None) -> None:
+    if declared is None:
+        return
+    text = "[" + ",".join(_dim_text(dim) for dim in declared) + "]"
+    if shape.rank.get_length() != len(declared):
+        raise InputError(
+            f"input '{name}': shape {shape} has rank {shape.rank.get_length()}, the model "
+            f"declares {text} (rank {len(declared)})"
+        )
+    for index, (dim, model_dim) in enumerate(zip(shape, declared)):
+        if model_dim.HasField("dim_value") and not dim.compatible(
+            ov.Dimension(model_dim.dim_value)
+        ):
+            raise InputError(
+                f"input '{name}': dim {index} is {dim} in {shape}, the model declares "
+                f"{model_dim.dim_value} ({text})"
+            )
+
+
+def _dim_text(dim: onnx.TensorShapeProto.Dimension) -> str:
+    if dim.HasField("dim_value"):
+        return str(dim.dim_value)
+    return dim.dim_param or "?"
+
+
+def cut_outputs(model: onnx.ModelProto, names: list[str]) -> None:
+    """Make `names` (main-graph tensors) the model's outputs, in that order, and drop the nodes
+    they do not need; the model's inputs are all kept."""
+    graph = model.graph
+    known = defined_names(graph)
+    for index, name in enumerate(names):
+        if name in names[:index]:
+            raise InputError(f"output '{name}' is given twice")
+        if name not in known:
+            raise InputError(_unknown_output(graph, name))
+    declared = {value.name: value for value in (*graph.input, *graph.value_info, *graph.output)}
+    outputs = [declared.get(name) or onnx.ValueInfoProto(name=name) for name in names]
+    kept = _needed_nodes(graph, set(names))
+    graph.ClearField("output")
+    graph.output.extend(outputs)
+    nodes = [node for index, node in enumerate(graph.node) if index in kept]
+    graph.ClearField("node")
+    graph.node.extend(nodes)
+
+
+def _unknown_output(graph: onnx.GraphProto, name: str) -> str:
+    for each, path in all_graphs(graph, "main"):
+        if each is not graph and name in defined_names(each):
+            return f"output '{name}' is inside {path}: only main-graph tensors can be outputs"
+    return f"output '{name}': no such tensor in the main graph"
+
+
+def _needed_nodes(graph: onnx.GraphProto, names: set[str]) -> set[int]:
+    """Indices of the nodes the values `names` are computed from (in any node order)."""
+    needed, kept = set(names), set()
+    changed = True
+    while changed:
+        changed = False
+        for index, node in enumerate(graph.node):
+            if index in kept or not needed.intersection(node.output):
+                continue
+            kept.add(index)
+            needed.update(node.input)
+            for _, body in subgraphs(node):
+                needed.update(captured_names(body))
+            changed = True
+    return kept
