@@ -3,6 +3,8 @@ places (tests/divergence_faults.py) are located there, for ONNX and IR inputs.""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import onnx
 import openvino as ov
@@ -176,3 +178,12 @@ def test_a_carried_sequence_is_compared_by_element(kind, reference, device, expe
     span = tuple(range(len(want)))
     element, detail = difference(Carried(0, "s", kind, span, span), want, have, 1e-4, 1e-5)
     assert element == expected[0] and detail.startswith(expected[1]), (element, detail)
+
+
+def test_the_cpu_plugin_fault_in_a_valid_sample_ir_is_located():
+    """A valid IR the CPU plugin computes wrong (README pitfalls: a back edge aliasing its
+    Parameter): the IR-only check places it at the first iteration whose carried value differs."""
+    report = ov_loops.check(Path(__file__).parents[1] / "ir_samples/valid/loop_all_ports.xml")
+    found = report.divergence
+    assert report.exit_code == 1 and found is not None, "\n".join(report.lines())
+    assert (found.kind, found.where, found.value) == ("carried", "main/accumulate[1]", "acc_in")
