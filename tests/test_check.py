@@ -107,8 +107,8 @@ def test_swapped_back_edges_are_located_to_loop_iteration_and_value(tmp_path, mo
     assert report.exit_code == 1
     divergence = report.divergence
     assert (divergence.loop_path, divergence.iteration) == ("main/counters", 0)
-    assert (divergence.carried_index, divergence.carried_name) == (0, "a0")
-    assert "first divergence: main/counters, iteration 0, loop-carried value 0 'a0'" in (
+    assert (divergence.carried_index, divergence.value) == (0, "a0")
+    assert "first divergence: main/counters[0] carried value 0 'a0' diverges at [0]" in (
         "\n".join(report.lines())
     )
 

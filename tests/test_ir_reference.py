@@ -82,6 +82,15 @@ def _kernel_cases():
             ov.Type.f32,
         ),
     ]
+    on_0, on_1 = ops.constant(np.int64(0)), ops.constant(np.int64(1))
+    rows = ops.constant(np.array([[1, 0, -1]], np.int64))  # fewer rows than x: a partial update
+    sums_and_scatters = [
+        *(ops.cumsum(x, on_1, exclusive, reverse) for exclusive in (0, 1) for reverse in (0, 1)),
+        ops.cumsum(x, on_0, True, False),
+        ops.scatter_elements_update(x, rows, ops.slice(y, c(0), c(1), c(1), c(0)), on_0),
+        ops.convert(ops.convert_like(ops.floor(ops.multiply(x, ops.constant(np.float32(3)))),
+                                     ops.constant(np.zeros(1, np.int32))), ov.Type.f32),
+    ]  # fmt: skip
     axis = ops.constant(np.int64(1))
     splits = list(ops.split(x, axis, 3).outputs()) + list(
         ops.variadic_split(x, axis, c(1, 2)).outputs()
@@ -91,6 +100,7 @@ def _kernel_cases():
         ("logic", logic),
         ("shapes", shapes),
         ("splits", splits),
+        ("sums and scatters", sums_and_scatters),
     ]:
         named = []
         for index, output in enumerate(outputs):

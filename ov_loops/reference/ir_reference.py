@@ -5,7 +5,8 @@ error naming it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +16,7 @@ from ov_loops.ir.reader import Graph, IRDocument, Layer, loop_spec, read_ir
 from ov_loops.ir.types import port_precision
 from ov_loops.reference.ir_sequences import SEQUENCE_KERNELS
 from ov_loops.reference.limits import DEFAULT_MAX_ITERATIONS, Budget
+from ov_loops.reference.trace import Trace, loop_key
 
 # An IR <data element_type>'s numpy type (bf16 is ml_dtypes.bfloat16: see _dtype).
 DTYPES = {
@@ -253,12 +255,19 @@ def _select(layer, x):
     return [np.where(x[0], x[1], x[2]).astype(np.result_type(x[1], x[2]))]
 
 
-def _convert(layer, x):
-    target = _dtype(layer.data["destination_type"])
-    value = x[0]
+def _converted(value: np.ndarray, target) -> np.ndarray:
     if np.issubdtype(np.dtype(target), np.integer) and np.issubdtype(value.dtype, np.floating):
         value = np.round(value)  # OpenVINO rounds half to even when converting to integers
-    return [value.astype(target)]
+    return value.astype(target)
+
+
+def _convert(layer, x):
+    return [_converted(x[0], _dtype(layer.data["destination_type"]))]
+
+
+def _convert_like(layer, x):
+    """ConvertLike-1: data converted to the element type of `like` (as Convert)."""
+    return [_converted(x[0], x[1].dtype)]
 
 
 def _range(layer, x):
@@ -290,6 +299,41 @@ def _tile(layer, x):
 
 def _identity(layer, x):
     return [x[0]]
+
+
+def _cumsum(layer, x):
+    """CumSum-3 (spec "CumSum-3")::
+
+    y[i] = sum(x[j] for j <= i)  along axis (default 0); exclusive: j < i; reverse: j >= i / j > i
+    """
+    data = x[0]
+    axis = _axis(x[1], data.ndim) if len(x) > 1 else 0
+    flip = layer.data.get("reverse", "false") == "true"
+    values = np.flip(data, axis) if flip else data
+    summed = np.cumsum(values, axis=axis, dtype=data.dtype)
+    if layer.data.get("exclusive", "false") == "true":
+        summed = summed - values
+    return [np.flip(summed, axis) if flip else summed]
+
+
+def _scatter_elements_update(layer, x):
+    """ScatterElementsUpdate-12 (spec "ScatterElementsUpdate-12"), reduction "none"::
+
+    out = copy(data); for each index position p of indices:
+        q = p with q[axis] = indices[p] (negative: + data.shape[axis]); out[q] = updates[p]
+    """
+    if layer.data.get("reduction", "none") != "none":
+        raise ConversionError(
+            f"IR reference: ScatterElementsUpdate '{layer.name}' with reduction "
+            f"{layer.data['reduction']}"
+        )
+    data, indices, updates = x[0].copy(), np.asarray(x[1]).astype(np.int64), x[2]
+    axis = _axis(x[3], data.ndim)
+    indices = np.where(indices < 0, indices + data.shape[axis], indices)
+    position = list(np.indices(indices.shape))
+    position[axis] = indices
+    data[tuple(position)] = updates.astype(data.dtype)
+    return [data]
 
 
 KERNELS.update(
@@ -327,6 +371,9 @@ KERNELS.update(
         "Reverse": _reverse,
         "Tile": _tile,
         "Identity": _identity,
+        "CumSum": _cumsum,
+        "ConvertLike": _convert_like,
+        "ScatterElementsUpdate": _scatter_elements_update,
     }
 )
 KERNELS.update(SEQUENCE_KERNELS)
@@ -334,11 +381,16 @@ KERNELS.update(SEQUENCE_KERNELS)
 
 # -- graph execution ----------------------------------------------------------------------------
 class Executor:
-    """Runs graphs of one IR document."""
+    """Runs graphs of one IR document; with a `trace`, records each loop's merged values per
+    iteration (keyed by `trace.loop_key`: "main/<layer name>", "<loop key>/body/<name>", If
+    branches as "<path>/<if name>/then_body") and the main graph's outputs ("<name>:<k>", k
+    the output's index)."""
 
-    def __init__(self, document: IRDocument, budget: Budget) -> None:
+    def __init__(self, document: IRDocument, budget: Budget, trace: Trace | None = None) -> None:
         self.document = document
         self.budget = budget
+        self.trace = trace
+        self._scope = ["main"]  # the path of the graph being run
         # Loop bodies run once per iteration: their order, wiring and constants are read once.
         self._plans: dict[int, tuple[list[Layer], dict]] = {}
         self._constants: dict[int, np.ndarray] = {}
@@ -367,9 +419,11 @@ class Executor:
             raise ConversionError(f"IR reference: Const '{layer.name}' lies outside the .bin")
         return np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
 
-    def run_graph(self, graph: Graph, parameters: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    def run_graph(
+        self, graph: Graph, parameters: dict[str, np.ndarray], traced: bool = False
+    ) -> dict[str, np.ndarray]:
         """Execute `graph` with values for its Parameters (by layer id); return each Result's
-        value by layer id."""
+        value by layer id. `traced`: keep every layer's outputs in the trace."""
         values: dict[tuple[str, int], np.ndarray] = {}
         order, producers = self._plan(graph)
         results = {}
@@ -386,9 +440,11 @@ class Executor:
             except Exception as exc:  # numpy, the port wiring and the .bin raise anything
                 detail = " ".join(str(exc).split()) or type(exc).__name__
                 raise ConversionError(f"IR reference: {where} failed: {detail}") from None
-            for port, value in zip(sorted(layer.outputs), outputs):
+            for index, (port, value) in enumerate(zip(sorted(layer.outputs), outputs)):
                 self.budget.value(where, value)
                 values[(layer.id, port)] = value
+                if traced and layer.type not in ("Parameter", "Const"):
+                    self.trace.keep(f"{layer.name}:{index}", value)
         return results
 
     def _run_layer(self, graph: Graph, layer: Layer, inputs: list, parameters: dict) -> list:
@@ -406,11 +462,25 @@ class Executor:
             f"IR reference: no kernel for {layer.type} ({layer.version}) '{layer.name}'"
         )
 
+    @contextmanager
+    def _within(self, scope: str, iteration: tuple[str, int] | None = None) -> Iterator[None]:
+        """Run a body at path `scope` (in `iteration` of a loop: (its path, the iteration))."""
+        self._scope.append(scope)
+        try:
+            if iteration is not None and self.trace is not None:
+                with self.trace.inside(*iteration):
+                    yield
+            else:
+                yield
+        finally:
+            self._scope.pop()
+
     def run_if(self, layer: Layer, inputs: list[np.ndarray]) -> list[np.ndarray]:
         """If-8: the then or else body, fed and read through its port map."""
         then_body, else_body = layer.branches
         flag = bool(np.asarray(inputs[0]).reshape(-1)[0])
         body, tag = (then_body, "then_port_map") if flag else (else_body, "else_port_map")
+        branch = f"{self._scope[-1]}/{layer.name}/{tag.removesuffix('_port_map')}_body"
         by_port = dict(zip(sorted(layer.inputs), inputs))
         entries = layer.element.find(tag)
         feeds = {
@@ -418,7 +488,8 @@ class Executor:
             for e in entries
             if e.tag == "input"
         }
-        results = self.run_graph(body, feeds)
+        with self._within(branch):
+            results = self.run_graph(body, feeds)
         wired = {
             int(e.get("external_port_id")): results[e.get("internal_layer_id")]
             for e in entries
@@ -473,6 +544,8 @@ class Executor:
         body, where = layer.body, f"{layer.type} '{layer.name}'"
         parameter, result = _body_ids(body)
         (trip, keepgoing), iteration = start, 0
+        key = loop_key(self._scope[-1], layer.name)
+        recorded = self.trace.start(key) if self.trace is not None else None
         last: dict[str, np.ndarray] = {}
         stacked: dict[int, list[np.ndarray]] = {
             e.body_result: [] for e in spec.concatenated_outputs
@@ -490,7 +563,10 @@ class Executor:
                 params[declared.id] = np.array(
                     iteration, _dtype(declared.data.get("element_type", "i64"))
                 ).reshape(_ints(declared.data.get("shape")))
-            last = self.run_graph(body, params)
+            with self._within(f"{key}/body", (key, iteration)):
+                last = self.run_graph(body, params)
+            if recorded is not None:
+                self.trace.record(recorded, [last[result[e.body_result]] for e in _merged(spec)])
             for index, store in stacked.items():
                 store.append(last[result[index]])
                 held.add(store[-1])
@@ -523,6 +599,11 @@ class Executor:
                     params[parameter[merged.body_parameter]] if merged else _zeros(port)
                 )
         return [values[index] for index in range(len(ports))]
+
+
+def _merged(spec) -> list:
+    """A LoopSpec's merged inputs in external port order (the order a trace records them in)."""
+    return sorted(spec.merged_inputs, key=lambda entry: entry.external_port)
 
 
 def _body_ids(body: Graph) -> tuple[list[str], list[str]]:
@@ -592,14 +673,16 @@ def run_ir(
     path: str | Path,
     inputs: dict[str, np.ndarray],
     max_iterations: int = DEFAULT_MAX_ITERATIONS,
+    trace: Trace | None = None,
 ) -> dict[str, np.ndarray]:
     """The IR's outputs for `inputs` (by Parameter tensor name or layer name), keyed by every
     tensor name of each Result's input. Loops stop with an error after `max_iterations`
     iterations in total, or when a value or the loops' accumulated outputs exceed the element
-    bounds of `ov_loops.reference.limits`. Every failure is a one-line ConversionError (an
-    unreadable file an InputError)."""
+    bounds of `ov_loops.reference.limits`. With `trace`, loops' merged values are recorded per
+    iteration and the main graph's layer outputs (see `Executor`). Every failure is a one-line
+    ConversionError (an unreadable file an InputError)."""
     document = read_ir(path, stream=False)
-    executor = Executor(document, Budget("IR reference", max_iterations))
+    executor = Executor(document, Budget("IR reference", max_iterations), trace)
     try:
         with np.errstate(all="ignore"):
             return _run_main(executor, document.graph, inputs)
@@ -618,7 +701,7 @@ def _run_main(executor: Executor, graph: Graph, inputs: dict) -> dict[str, np.nd
         if value is None:
             raise ConversionError(f"IR reference: no value for input '{layer.name}'")
         parameters[layer.id] = np.asarray(value)
-    results = executor.run_graph(graph, parameters)
+    results = executor.run_graph(graph, parameters, traced=executor.trace is not None)
     named = {}
     for layer in graph.of_type("Result"):
         source, port = graph.producer(layer.id, min(layer.inputs))

@@ -9,8 +9,7 @@ reads it, and each states its semantics.
 
 from __future__ import annotations
 
-from collections import defaultdict
-from dataclasses import dataclass, field
+from contextlib import nullcontext
 
 import numpy as np
 import onnx
@@ -18,31 +17,10 @@ from onnx.reference import ReferenceEvaluator
 from onnx.reference.op_run import OpRun
 
 from ov_loops.errors import ConversionError, OvLoopsError, message_line
-from ov_loops.reference.limits import DEFAULT_MAX_ITERATIONS, MAX_LIVE_ELEMENTS, Budget
+from ov_loops.reference.limits import DEFAULT_MAX_ITERATIONS, Budget
+from ov_loops.reference.trace import Trace
 
-
-@dataclass
-class Trace:
-    """Per loop node (by its first output name): for each run of it, the loop-carried values
-    after each iteration. Recording stops, and `truncated` says so, past `max_elements`."""
-
-    runs: dict[str, list[list[list[np.ndarray]]]] = field(default_factory=lambda: defaultdict(list))
-    max_elements: int = MAX_LIVE_ELEMENTS
-    elements: int = 0
-    truncated: bool = False
-
-    def start(self, key: str) -> list[list[np.ndarray]]:
-        run: list[list[np.ndarray]] = []
-        self.runs[key].append(run)
-        return run
-
-    def record(self, run: list[list[np.ndarray]], values: list[np.ndarray]) -> None:
-        size = sum(int(np.size(value)) for value in values)
-        if self.truncated or self.elements + size > self.max_elements:
-            self.truncated = True
-            return
-        self.elements += size
-        run.append([np.array(value) for value in values])
+__all__ = ["Trace", "run_onnx"]
 
 
 def _scalar(value) -> int | bool:
@@ -97,6 +75,12 @@ class _Bounded(OpRun):
         if recorded is not None:
             self.trace.record(recorded, carried)
 
+    def iterating(self, iteration: int):
+        """The context of one body run: loops it starts are traced as inside `iteration`."""
+        if self.trace is None:
+            return nullcontext()
+        return self.trace.inside(self.onnx_node.output[0], iteration)
+
 
 class _Loop(_Bounded):
     """ONNX Loop, "Operator semantics" of the spec, with onnxruntime's reading::
@@ -136,7 +120,8 @@ class _Loop(_Bounded):
                 feeds[names[0]] = np.array(iteration, np.int64).reshape(iteration_shape)
                 feeds[names[1]] = np.array(keepgoing).reshape(condition_shape)
                 feeds.update(zip(names[2:], carried))
-                outputs = self._run_body(feeds, attributes=attributes, bindings=bindings)
+                with self.iterating(iteration):
+                    outputs = self._run_body(feeds, attributes=attributes, bindings=bindings)
                 keepgoing = bool(_scalar(outputs[0]))
                 carried = list(outputs[1 : 1 + carried_count])
                 self.keep(node, held, carried, outputs[1 + carried_count :], scans, recorded)
@@ -210,7 +195,8 @@ class _Scan(_Bounded):
                 feeds.update(zip(names[:n_states], states))
                 for name, x, axis, reverse in zip(names[n_states:], xs, axes, directions):
                     feeds[name] = np.take(x, length - 1 - t if reverse else t, axis=axis)
-                outputs = self._run_body(feeds, attributes=attributes, bindings=bindings)
+                with self.iterating(t):
+                    outputs = self._run_body(feeds, attributes=attributes, bindings=bindings)
                 states = list(outputs[:n_states])
                 self.keep(node, held, states, outputs[n_states:], elements, recorded)
         out_axes = self._attr("scan_output_axes", k_outputs)
@@ -344,12 +330,20 @@ def run_onnx(
     """The model's outputs for `inputs`, computed in numpy; loops stop with an error after
     `max_iterations` iterations in total, or when a value or the loops' accumulated outputs
     exceed the element bounds of `ov_loops.reference.limits`. With `trace`, loop-carried values
-    are recorded per iteration. A sequence output is a list of arrays."""
+    are recorded per iteration and the main graph's tensor values by name. A sequence output is
+    a list of arrays."""
     budget = Budget("ONNX reference", max_iterations)
     try:
         evaluator = ReferenceEvaluator(model, new_ops=_control_flow_ops(budget, trace))
         with np.errstate(all="ignore"):
-            return [_output(value) for value in evaluator.run(None, inputs)]
+            if trace is None:
+                return [_output(value) for value in evaluator.run(None, inputs)]
+            values = evaluator.run(None, inputs, intermediate=True)
+        given = {*inputs, *evaluator.rt_inits_}
+        for name, value in values.items():
+            if isinstance(value, np.ndarray) and name not in given:
+                trace.keep(name, value)
+        return [_output(values[name]) for name in evaluator.output_names]
     except OvLoopsError:
         raise
     except Exception as exc:  # onnx.reference's kernels raise anything on bad inputs

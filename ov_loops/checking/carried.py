@@ -1,0 +1,177 @@
+"""Loop-carried values as the divergence locator compares them: one logical value (a tensor, or
+a sequence or optional carried as its four or five tensors) per entry, and how one iteration's
+value on the device differs from the reference's (a sequence element by element).
+
+A trace records an iteration's carried tensors in some order: the ONNX reference in the ONNX
+node's order, the IR reference and the instrumented model in the Loop's external port order.
+A `Carried` says which of them make one logical value, on each side.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import onnx
+import openvino as ov
+
+from ov_loops.contract.values import OPTIONAL_SEQUENCE, PORTS_PER_KIND, SEQUENCE, TENSOR
+from ov_loops.conversion.report import ConvertedLoop
+from ov_loops.frontends.onnx.sequence_types import PART_SUFFIXES, carried_groups
+from ov_loops.sequence_values import unpack_sequence
+
+
+@dataclass(frozen=True)
+class Carried:
+    """A logical carried value: its index among the loop's carried values on the device, its
+    name and kind, and the positions of its tensors in a reference and a device iteration."""
+
+    index: int
+    name: str
+    kind: str
+    reference: tuple[int, ...]
+    device: tuple[int, ...]
+
+
+def onnx_layout(node: onnx.NodeProto, loop: ConvertedLoop, merged: int) -> list[Carried]:
+    """The carried values of ONNX Loop/Scan `node` (of the lowered model) that the Loop-5 it
+    became still carries, matched by outer name (`loop.carried`, in merged input order); [] when
+    the device's `merged` inputs do not add up to them (nothing to compare honestly)."""
+    body = next(a.g for a in node.attribute if a.name == "body")
+    if node.op_type == "Loop":
+        outer, inner = list(node.input[2:]), list(body.input[2:])
+    else:
+        scans = next((a.i for a in node.attribute if a.name == "num_scan_inputs"), 0)
+        states = len(node.input) - scans
+        outer, inner = list(node.input[:states]), list(body.input[:states])
+    groups, first = [], 0
+    for kind, count in carried_groups(inner):
+        groups.append((outer[first], kind, tuple(range(first, first + count))))
+        first += count
+    layout, port = [], 0
+    for index, name in enumerate(loop.carried):
+        found = next((g for g in groups if g[0] == name), None)
+        if found is None:
+            return []
+        groups.remove(found)
+        count = PORTS_PER_KIND[found[1]]
+        layout.append(Carried(index, name, found[1], found[2], tuple(range(port, port + count))))
+        port += count
+    return layout if port == merged else []
+
+
+def ir_layout(loop: ov.Node) -> list[Carried]:
+    """The merged values of an IR loop, in external port order, a sequence's parts (body
+    Parameters `x`, `x.sizes`, `x.ranks`, `x.shapes`, and `x.present` for an Optional of a
+    sequence, as ov-loops names them) one value; both sides record them in the same order."""
+    merged = sorted(
+        (d for d in loop.get_input_descriptions() if type(d).__name__ == "MergedInputDescription"),
+        key=lambda d: d.input_index,
+    )
+    parameters = loop.get_function().get_parameters()
+    names = [parameters[d.body_parameter_index].get_friendly_name() for d in merged]
+    layout, position = [], 0
+    while position < len(names):
+        name, count = names[position], 1
+        for parts in (5, 4):
+            suffixed = [name + suffix for suffix in PART_SUFFIXES[1:parts]]
+            if names[position + 1 : position + parts] == suffixed:
+                count = parts
+                break
+        kind = {1: TENSOR, 4: SEQUENCE, 5: OPTIONAL_SEQUENCE}[count]
+        span = tuple(range(position, position + count))
+        layout.append(Carried(len(layout), name, kind, span, span))
+        position += count
+    return layout
+
+
+def difference(
+    value: Carried, reference: list[np.ndarray], device: list[np.ndarray], rtol: float, atol: float
+) -> tuple[int | None, str] | None:
+    """None when `value` agrees in one iteration; else (the first differing element of a
+    sequence, or None) and what differs."""
+    want = [reference[p] for p in value.reference]
+    have = [device[p] for p in value.device]
+    if value.kind == TENSOR:
+        found = tensor_difference(want[0], have[0], rtol, atol)
+        return None if found is None else (None, found)
+    if value.kind == OPTIONAL_SEQUENCE and bool(want[4]) != bool(have[4]):
+        state = {True: "present", False: "absent"}
+        return None, f"it is {state[bool(have[4])]}, the reference's {state[bool(want[4])]}"
+    try:
+        want_elements, have_elements = unpack_sequence(*want[:4]), unpack_sequence(*have[:4])
+    except ValueError:  # sizes and shapes that do not describe the buffer: compare the parts
+        differing = (tensor_difference(w, h, rtol, atol) for w, h in zip(want, have))
+        found = next(filter(None, differing), None)
+        return None if found is None else (None, f"its parts do not unpack: {found}")
+    for element, (expected, got) in enumerate(zip(want_elements, have_elements)):
+        found = tensor_difference(expected, got, rtol, atol)
+        if found is not None:
+            shown = "" if got.shape != expected.shape else f"(shape {list(got.shape)}) "
+            return element, shown + found
+    if len(want_elements) != len(have_elements):
+        return min(len(want_elements), len(have_elements)), (
+            f"the device has {len(have_elements)} elements, the reference {len(want_elements)}"
+        )
+    return None
+
+
+def tensor_difference(want: np.ndarray, have: np.ndarray, rtol: float, atol: float) -> str | None:
+    """None when `have` is within |have - want| <= atol + rtol * |want| of `want` everywhere
+    (NaN equal to NaN; a 64-bit integer also when it is the reference's value wrapped to 32
+    bits, as OpenVINO's CPU plugin computes them, e.g. a trip count INT64_MAX as -1); else the
+    first element that is not, and the largest error."""
+    want, have = np.asarray(want), np.asarray(have)
+    if want.shape != have.shape:
+        return f"has shape {list(have.shape)}, the reference {list(want.shape)}"
+    if want.size == 0:
+        return None
+    close = _close(want, have, rtol, atol)
+    if close.all():
+        return None
+    at = tuple(int(i) for i in np.argwhere(~close)[0])
+    with np.errstate(all="ignore"):
+        error = np.where(close, 0.0, np.abs(have.astype(np.float64) - want.astype(np.float64)))
+    worst = "nan" if np.isnan(error).all() else f"{np.nanmax(error):.3g}"
+    place = f" at {list(at)}" if at else ""
+    return (
+        f"diverges{place}: {_shown(have[at])} vs reference {_shown(want[at])} "
+        f"(max abs err {worst}, {int((~close).sum())} of {close.size} elements)"
+    )
+
+
+def _close(want: np.ndarray, have: np.ndarray, rtol: float, atol: float) -> np.ndarray:
+    """Element-wise agreement of two arrays of one shape (see `tensor_difference`)."""
+    if want.dtype == np.bool_ or have.dtype == np.bool_:
+        return want == have
+    if want.dtype in (np.int64, np.uint64) and have.dtype == want.dtype:
+        narrow = np.int32 if want.dtype == np.int64 else np.uint32
+        return (want == have) | (want.astype(narrow).astype(want.dtype) == have)
+    with np.errstate(all="ignore"):
+        wanted, had = want.astype(np.float64), have.astype(np.float64)
+        return np.isclose(had, wanted, rtol=rtol, atol=atol, equal_nan=True)
+
+
+def first_differing_iteration(
+    value: Carried, reference: list, device: list, rtol: float, atol: float
+) -> int:
+    """The first of the iterations both runs recorded where `value` differs (their count when
+    none): a tensor of one shape throughout compared in one step, anything else iteration by
+    iteration."""
+    count = min(len(reference), len(device))
+    if value.kind == TENSOR and count:
+        want = [np.asarray(r[value.reference[0]]) for r in reference[:count]]
+        have = [np.asarray(d[value.device[0]]) for d in device[:count]]
+        if len({a.shape for a in want + have}) == 1 and len({a.dtype for a in have}) == 1:
+            close = _close(np.stack(want), np.stack(have), rtol, atol).reshape(count, -1)
+            differing = np.flatnonzero(~close.all(axis=1))
+            return int(differing[0]) if differing.size else count
+    for iteration in range(count):
+        if difference(value, reference[iteration], device[iteration], rtol, atol) is not None:
+            return iteration
+    return count
+
+
+def _shown(value) -> str:
+    value = np.asarray(value).item()
+    return f"{value:.6g}" if isinstance(value, float) else str(value)
