@@ -53,7 +53,12 @@ def _converted_scenarios() -> dict[str, tuple[bytes, bytes]]:
             model, _ = SCENARIOS[name]()
             onnx_path, xml = Path(scratch) / f"{name}.onnx", Path(scratch) / f"{name}.xml"
             onnx_path.write_bytes(model.SerializeToString())
-            if run_cli(["convert", str(onnx_path), "-o", str(xml)]).returncode == 0:
+            if (
+                run_cli(
+                    ["convert", str(onnx_path), "-o", str(xml), "--compress_to_fp16=False"]
+                ).returncode
+                == 0
+            ):
                 converted[name] = (xml.read_bytes(), xml.with_suffix(".bin").read_bytes())
     return converted
 

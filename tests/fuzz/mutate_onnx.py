@@ -96,7 +96,7 @@ def try_mutant(input_seed: int, recorder: Recorder) -> None:
         out.mkdir()
         xml = out / "model.xml"
         outcome = run_cli(
-            ["convert", str(model), "-o", str(xml)],
+            ["convert", str(model), "-o", str(xml), "--compress_to_fp16=False"],  # f32: compared
             timeout=CONVERT_TIMEOUT,
             cwd=work,  # not the model's directory: external data must resolve beside the model
             outputs=[xml, xml.with_suffix(".bin")],
