@@ -1,0 +1,185 @@
+"""Theano's shared variables on OpenVINO Variables: `shared(value, name)` is a value that persists
+across inference calls (ReadValue of a Variable), `function(inputs, outputs, updates)` the model
+whose Assigns store the updates when it runs.
+
+Semantics (Theano's scan guide, "Using shared variables", ../shared/specs/theano-scan.zh-en.txt)::
+
+    a = shared(value)                 # state[a] = value until the first update (or after a reset)
+    model = function(inputs, outputs, updates={a: new_a})
+    request.infer(x):                 # every output reads state[a] as it was before the call
+        outs = outputs(x, state)
+        state[a] = new_a(x, state)    # all updates at once, after the outputs
+        return outs
+    request.reset_state()             # state[a] = value again, for every shared variable
+
+The state lives in an OpenVINO InferRequest (`request.query_state()`, one VariableState per
+shared variable, named by its variable id), not in the Python object: two requests of one compiled
+model hold two states. A shared variable whose draws advance by default (a random stream's counter)
+has a `default_update`, which `function` applies when `updates` does not name it, as Theano's
+function applies default updates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import numpy as np
+import openvino as ov
+import openvino.opset15 as ops
+from openvino.op.util import Variable, VariableInfo
+
+from ov_loops.errors import OvLoopsError
+
+# The CPU plugin keeps no 64-bit state: such values are stored in 32 bits and converted on read.
+_STORED = {np.dtype(np.int64): np.dtype(np.int32), np.dtype(np.float64): np.dtype(np.float32)}
+
+
+class SharedVariableError(OvLoopsError):
+    """An update or a model that shared variables cannot give: the message names the variable."""
+
+
+@dataclass
+class SharedVariable:
+    """One shared variable: `value` is the node fn and graphs read (what `shared` returned),
+    `variable` the OpenVINO Variable holding it, `default_update` its value after a call when no
+    update names it (None: unchanged)."""
+
+    value: ov.Node
+    variable: Variable
+    stored_type: ov.Type
+    default_update: ov.Output | None = None
+
+    @property
+    def name(self) -> str:
+        return self.variable.info.variable_id
+
+    def check(self, new_value: ov.Output, where: str) -> None:
+        """`new_value` can be stored: the variable's element type, a compatible shape."""
+        expected, got = self.value.get_output_element_type(0), new_value.get_element_type()
+        if got != expected:
+            raise SharedVariableError(
+                f"{where}: the new value of shared variable {self.name} is "
+                f"{got.get_type_name()}, the variable is {expected.get_type_name()}"
+            )
+        shape = new_value.get_partial_shape()
+        if not shape.compatible(self.variable.info.data_shape):
+            raise SharedVariableError(
+                f"{where}: the new value of shared variable {self.name} has shape {shape}, "
+                f"the variable {self.variable.info.data_shape}"
+            )
+
+    def assign(self, new_value: ov.Output, where: str) -> ov.Node:
+        """The Assign storing `new_value`, after `check` (`where` names it in errors)."""
+        self.check(new_value, where)
+        # Assign takes a Node: the Convert (to the stored type; none when it is already) is one.
+        return ops.assign(ops.convert(new_value, self.stored_type), self.variable)
+
+
+_REGISTRY: dict[int, SharedVariable] = {}  # value node's instance id -> its shared variable
+_VARIABLE_IDS: set[str] = set()
+_FRAMES: list[dict[int, tuple[SharedVariable, ov.Output]]] = []  # open `collecting` frames
+
+
+def shared(value, name: str | None = None) -> ov.Node:
+    """A shared variable holding `value` (array-like): the node graphs read it from, usable in
+    any opset call. 64-bit values are stored in 32 bits (the CPU plugin keeps no 64-bit state)
+    and read back in their own type. `name` (made unique) is the OpenVINO variable id."""
+    array = np.asarray(value)
+    stored = _STORED.get(array.dtype, array.dtype)
+    variable_id = _unique_id(name or "shared")
+    info = VariableInfo()
+    info.data_shape = ov.PartialShape(list(array.shape))
+    info.data_type = ov.Type(stored)
+    info.variable_id = variable_id
+    variable = Variable(info)
+    read = ops.read_value(ops.constant(array.astype(stored)), variable)
+    read.set_friendly_name(variable_id if stored == array.dtype else f"{variable_id}/stored")
+    node = read if stored == array.dtype else ops.convert(read, ov.Type(array.dtype))
+    node.set_friendly_name(variable_id)
+    _REGISTRY[node.get_instance_id()] = SharedVariable(node, variable, ov.Type(stored))
+    return node
+
+
+def _unique_id(name: str) -> str:
+    candidate, suffix = name, 1
+    while candidate in _VARIABLE_IDS:
+        candidate, suffix = f"{name}_{suffix}", suffix + 1
+    _VARIABLE_IDS.add(candidate)
+    return candidate
+
+
+def shared_variable(value) -> SharedVariable | None:
+    """The shared variable `value` (a node or output) reads, or None."""
+    node = value.get_node() if isinstance(value, ov.Output) else value
+    if not isinstance(node, ov.Node):
+        return None
+    return _REGISTRY.get(node.get_instance_id())
+
+
+def update_pairs(updates, where: str) -> dict[int, tuple[SharedVariable, ov.Output]]:
+    """Theano's updates (a dict, or a list of (shared, new value) pairs) by the shared
+    variable's id; a key that is not a shared variable is an error naming `where`."""
+    pairs = updates.items() if isinstance(updates, dict) else list(updates or ())
+    parsed = {}
+    for key, new_value in pairs:
+        found = shared_variable(key)
+        if found is None:
+            raise SharedVariableError(f"{where}: update key {key!r} is not a shared variable")
+        node = new_value if isinstance(new_value, ov.Output) else new_value.output(0)
+        parsed[found.value.get_instance_id()] = (found, node)
+    return parsed
+
+
+@contextmanager
+def collecting() -> Iterator[dict[int, tuple[SharedVariable, ov.Output]]]:
+    """While open, `implicit_update` records updates here (a scan's fn runs inside one: its
+    random draws and inner scans update their shared variables once per step)."""
+    frame: dict[int, tuple[SharedVariable, ov.Output]] = {}
+    _FRAMES.append(frame)
+    try:
+        yield frame
+    finally:
+        _FRAMES.pop()
+
+
+def implicit_update(variable: SharedVariable, new_value: ov.Output) -> bool:
+    """Record an update nobody names in the innermost open `collecting` frame (that scan applies
+    it once per step); False when no frame is open."""
+    if not _FRAMES:
+        return False
+    _FRAMES[-1][variable.value.get_instance_id()] = (variable, new_value)
+    return True
+
+
+def function(inputs, outputs, updates=None, name: str = "function") -> ov.Model:
+    """Theano's `function`: an ov.Model of `inputs` (Parameters) and `outputs` (one value or a
+    list) whose Assigns store `updates` ({shared: new value}, or pairs) after each inference,
+    and the default updates of the shared variables the graph reads that `updates` leaves out
+    (the others keep their value)."""
+    outputs_list = outputs if isinstance(outputs, (list, tuple)) else [outputs]
+    results = [ops.result(value) for value in outputs_list]
+    explicit = update_pairs(updates, "updates")
+    sinks = [variable.assign(new_value, "updates") for variable, new_value in explicit.values()]
+    for variable in _read_by([*results, *sinks]):
+        if variable.value.get_instance_id() not in explicit:
+            # The CPU plugin needs an Assign for every ReadValue: unchanged, it stores the value.
+            kept = variable.default_update or variable.value.output(0)
+            sinks.append(variable.assign(kept, "default update"))
+    parameters = [value.get_node() if isinstance(value, ov.Output) else value for value in inputs]
+    return ov.Model(results, sinks, parameters, name)
+
+
+def _read_by(roots: list[ov.Node]) -> list[SharedVariable]:
+    """The shared variables the graph of `roots` reads, in the order first met."""
+    seen, found, pending = set(), [], list(roots)
+    while pending:
+        node = pending.pop()
+        if node.get_instance_id() in seen:
+            continue
+        seen.add(node.get_instance_id())
+        if node.get_instance_id() in _REGISTRY:
+            found.append(_REGISTRY[node.get_instance_id()])
+        pending.extend(value.get_node() for value in node.input_values())
+    return found
