@@ -496,10 +496,13 @@ def _capture(results: Sequence[ov.Node], body: _Body, strict: bool, first_body_n
     """Outer values the body reads (outputs of nodes that depend on no body Parameter but on a
     Parameter or a shared variable outside, consumed inside the body) become invariant inputs of
     `body`; under `strict` they are an error. Reads of an updated shared variable become reads of
-    its carried Parameter; a node built before fn that reads one is an error (it would change
-    outside the loop too)."""
+    its carried Parameter (a node built before fn that reads one is an error: it would change
+    outside the loop too), and fn's direct reads of a shared non_sequence reads of its Parameter."""
     carried = {v.value.get_instance_id(): p.output(0) for p, v, _ in body.shared}
     kind = _classifier({p.get_instance_id() for p in body.parameters} | set(carried))
+    for parameter, value in body.invariant:
+        if shared_variable(value) is not None:
+            carried.setdefault(value.get_node().get_instance_id(), parameter.output(0))
     inside = {result.get_instance_id() for result in results}
     captured: dict[tuple[int, int], ov.Output] = {}
     pending = list(results)

@@ -127,9 +127,18 @@ def update_pairs(updates, where: str) -> dict[int, tuple[SharedVariable, ov.Outp
         found = shared_variable(key)
         if found is None:
             raise SharedVariableError(f"{where}: update key {key!r} is not a shared variable")
-        node = new_value if isinstance(new_value, ov.Output) else new_value.output(0)
-        parsed[found.value.get_instance_id()] = (found, node)
+        parsed[found.value.get_instance_id()] = (found, _as_output(new_value, found))
     return parsed
+
+
+def _as_output(value, variable: SharedVariable) -> ov.Output:
+    """A new value as an Output: a number or array becomes a constant of the variable's type."""
+    if isinstance(value, ov.Output):
+        return value
+    if isinstance(value, ov.Node):
+        return value.output(0)
+    element = variable.value.get_output_element_type(0).to_dtype()
+    return ops.constant(np.asarray(value, element)).output(0)
 
 
 @contextmanager
