@@ -147,7 +147,9 @@ def scan(
     """Build a Loop-5 computing Theano's `scan`; returns (outputs, updates).
 
     `outputs` is one openvino.Output or a list (the full sequence of each output over the
-    steps); `updates` is an empty dict, for Theano compatibility. See the module docstring.
+    steps); `updates` maps each shared variable fn updates (in the dict it returns, by its
+    random draws, or by the scans it builds) to its value after the last step, for
+    `ov_loops.function(..., updates=updates)`. See the module docstring.
     """
     return _scan(
         fn,

@@ -12,11 +12,14 @@ Semantics (Theano's scan guide, "Using shared variables", ../shared/specs/theano
         return outs
     request.reset_state()             # state[a] = value again, for every shared variable
 
-The state lives in an OpenVINO InferRequest (`request.query_state()`, one VariableState per
-shared variable, named by its variable id), not in the Python object: two requests of one compiled
-model hold two states. A shared variable whose draws advance by default (a random stream's counter)
-has a `default_update`, which `function` applies when `updates` does not name it, as Theano's
-function applies default updates.
+After `reset_state()` (or `query_state()[i].reset()` for one variable) the next call reads the
+initial value; `query_state` shows zeros until that call runs (OpenVINO computes the initial
+value lazily). The state lives in an OpenVINO InferRequest (`request.query_state()`, one
+VariableState per shared variable, named by its variable id), not in the Python object: two
+requests of one compiled model hold two states; `state.state = ov.Tensor(...)` sets it, as
+Theano's `set_value`. A shared variable whose draws advance by default (a random stream's
+counter outside a scan) has a `default_update`, which `function` applies when `updates` does not
+name it, as Theano's function applies default updates.
 """
 
 from __future__ import annotations
