@@ -90,6 +90,8 @@ def shared(value, name: str | None = None) -> ov.Node:
     any opset call. 64-bit values are stored in 32 bits (the CPU plugin keeps no 64-bit state)
     and read back in their own type. `name` (made unique) is the OpenVINO variable id."""
     array = np.asarray(value)
+    if array.dtype.kind not in "biuf":
+        raise SharedVariableError(f"shared {name!r}: values of dtype {array.dtype} cannot be held")
     stored = _STORED.get(array.dtype, array.dtype)
     variable_id = _unique_id(name or "shared")
     info = VariableInfo()
@@ -180,6 +182,9 @@ def function(inputs, outputs, updates=None, name: str = "function") -> ov.Model:
             kept = variable.default_update or variable.value.output(0)
             sinks.append(variable.assign(kept, "default update"))
     parameters = [value.get_node() if isinstance(value, ov.Output) else value for value in inputs]
+    for index, parameter in enumerate(parameters):
+        if not isinstance(parameter, ov.Node) or parameter.get_type_name() != "Parameter":
+            raise SharedVariableError(f"function: inputs[{index}] is not a Parameter")
     return ov.Model(results, sinks, parameters, name)
 
 

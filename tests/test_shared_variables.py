@@ -54,6 +54,17 @@ def test_shared_counter_example(tmp_path):
     assert _outputs(counting) == [2, 12] and _state(counting, a).item() == 11
 
 
+def test_resetting_one_variable_keeps_the_others(tmp_path):
+    first, second = ov_loops.shared(np.float32(1), "first"), ov_loops.shared(np.float32(1), "s")
+    updates = {first: ops.add(first, F32(1)), second: ops.add(second, F32(10))}
+    request = _request(ov_loops.function([], [first, second], updates=updates, name="m"), tmp_path)
+    for _ in range(2):  # first: 1 -> 3, s: 1 -> 21
+        _outputs(request)
+    (state,) = [s for s in request.query_state() if s.name == first.get_friendly_name()]
+    state.reset()
+    assert _outputs(request) == [1, 21]
+
+
 def test_each_request_holds_its_own_state(tmp_path):
     a = ov_loops.shared(np.float32(0.5), "a")
     _, updates = ov_loops.scan(lambda: {a: ops.multiply(a, F32(2))}, n_steps=3)
@@ -166,6 +177,10 @@ def test_bad_updates_are_one_line_errors_naming_the_variable():
         ov_loops.function([], [a], updates={a: ops.constant(np.zeros(2, I32))})
     with pytest.raises(ov_loops.SharedVariableError, match="is not a shared variable"):
         ov_loops.function([], [a], updates={ops.constant(I32(1)): a})
+    with pytest.raises(ov_loops.SharedVariableError, match="inputs\\[0\\] is not a Parameter"):
+        ov_loops.function([a], [a])
+    with pytest.raises(ov_loops.SharedVariableError, match="dtype <U1 cannot be held"):
+        ov_loops.shared("x", "text")
     before = ops.add(a, I32(1))  # built outside fn from a, which fn updates
     with pytest.raises(ov_loops.BuilderError, match="built before scan from a shared variable"):
         ov_loops.scan(lambda: {a: before}, n_steps=2)
