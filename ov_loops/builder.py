@@ -502,9 +502,10 @@ def _capture(results: Sequence[ov.Node], body: _Body, strict: bool, first_body_n
     outside the loop too), and fn's direct reads of a shared non_sequence reads of its Parameter."""
     carried = {v.value.get_instance_id(): p.output(0) for p, v, _ in body.shared}
     kind = _classifier({p.get_instance_id() for p in body.parameters} | set(carried))
+    read_through = dict(carried)  # shared variable's node id -> the body Parameter to read
     for parameter, value in body.invariant:
         if shared_variable(value) is not None:
-            carried.setdefault(value.get_node().get_instance_id(), parameter.output(0))
+            read_through.setdefault(value.get_node().get_instance_id(), parameter.output(0))
     inside = {result.get_instance_id() for result in results}
     captured: dict[tuple[int, int], ov.Output] = {}
     pending = list(results)
@@ -513,8 +514,8 @@ def _capture(results: Sequence[ov.Node], body: _Body, strict: bool, first_body_n
             value = target.get_source_output()
             source = value.get_node()
             key = source.get_instance_id()
-            if key in carried:
-                target.replace_source_output(carried[key])
+            if key in read_through:
+                target.replace_source_output(read_through[key])
             elif kind(source) == "outer":
                 captured.setdefault((key, value.get_index()), value)
             elif kind(source) == "body" and key not in inside:
