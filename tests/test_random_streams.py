@@ -159,3 +159,22 @@ def test_openvino_random_uniform_inside_a_loop_repeats_on_every_call():
     np.testing.assert_array_equal(loop_1, loop_2)
     np.testing.assert_array_equal(_call(compiled.create_infer_request())[0], loop_1)
     assert abs(_correlation(outside_1, outside_2)) < SIGMAS / np.sqrt(1000)
+
+
+def test_draws_in_an_inner_scan_continue_across_outer_steps_and_calls():
+    """The inner scan's counter is carried by the outer scan: outer step t, inner step s of
+    call c read counter 6c + 2t + s."""
+    streams = ov_loops.RandomStreams(9)
+
+    def outer_step():
+        inner, _ = ov_loops.scan(lambda: streams.uniform((100,)), n_steps=2)
+        return inner
+
+    draws, updates = ov_loops.scan(outer_step, n_steps=3)
+    request = _request(draws, updates)
+    for call in range(2):
+        (values,) = _call(request)
+        assert values.shape == (3, 2, 100)
+        for step, inner_step in np.ndindex(3, 2):
+            expected = _uniform_definition(9, 0, 6 * call + 2 * step + inner_step, 100)
+            np.testing.assert_array_equal(values[step, inner_step], expected)
