@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import openvino as ov
 import openvino.opset15 as ops
+import pytest
 
 import ov_loops
 from tests.harness import compile_f32
@@ -138,20 +139,21 @@ def test_a_draw_outside_scan_advances_once_per_call():
     np.testing.assert_array_equal(_call(request)[0], first)
 
 
-def test_openvino_random_uniform_inside_a_loop_repeats_on_every_call():
+@pytest.mark.parametrize("seeds", [(1, 2), (0, 0)], ids=["seeded", "unseeded"])
+def test_openvino_random_uniform_inside_a_loop_repeats_on_every_call(seeds):
     """Measured on OpenVINO's CPU plugin: RandomUniform in a Loop body gives new values on each
     iteration, but the same iterations again on every inference call (and in a new request),
-    while outside a Loop it advances per call. So it cannot give a Gibbs chain fresh draws per
-    call; RandomStreams uses its own counter-based generator instead."""
+    also with seeds 0, 0 ("random"), while outside a Loop it advances per call. So it cannot give
+    a Gibbs chain fresh draws per call; RandomStreams uses its own counter-based generator."""
     shape = ops.constant(np.array([1000], np.int64))
     zero, one = ops.constant(F32(0)), ops.constant(F32(1))
-    inner = ops.random_uniform(shape, zero, one, "f32", 1, 2)
+    inner = ops.random_uniform(shape, zero, one, "f32", *seeds)
     body = ov.Model([ops.result(ops.constant(True)), ops.result(ops.unsqueeze(inner, 0))], [])
     loop = ops.loop(ops.constant(np.int64(3)), ops.constant(True))
     loop.set_function(body)
     loop.set_special_body_ports([-1, 0])
     stacked = loop.get_concatenated_slices(body.get_results()[1].output(0), 0, 1, 1, -1, 0)
-    outside = ops.random_uniform(shape, zero, one, "f32", 1, 2)
+    outside = ops.random_uniform(shape, zero, one, "f32", *seeds)
     compiled = compile_f32(ov.Model([ops.result(stacked), ops.result(outside)], []))
     request = compiled.create_infer_request()
     (loop_1, outside_1), (loop_2, outside_2) = _call(request), _call(request)
