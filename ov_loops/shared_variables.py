@@ -175,7 +175,11 @@ def function(inputs, outputs, updates=None, name: str = "function") -> ov.Model:
     outputs_list = outputs if isinstance(outputs, (list, tuple)) else [outputs]
     results = [ops.result(value) for value in outputs_list]
     explicit = update_pairs(updates, "updates")
-    sinks = [variable.assign(new_value, "updates") for variable, new_value in explicit.values()]
+    read = {v.value.get_instance_id() for v in _read_by([*results, *_nodes(explicit)])}
+    sinks = [
+        variable.assign(new_value if key in read else _reading(variable, new_value), "updates")
+        for key, (variable, new_value) in explicit.items()
+    ]
     for variable in _read_by([*results, *sinks]):
         if variable.value.get_instance_id() not in explicit:
             # The CPU plugin needs an Assign for every ReadValue: unchanged, it stores the value.
@@ -186,6 +190,18 @@ def function(inputs, outputs, updates=None, name: str = "function") -> ov.Model:
         if not isinstance(parameter, ov.Node) or parameter.get_type_name() != "Parameter":
             raise SharedVariableError(f"function: inputs[{index}] is not a Parameter")
     return ov.Model(results, sinks, parameters, name)
+
+
+def _nodes(updates: dict[int, tuple[SharedVariable, ov.Output]]) -> list[ov.Node]:
+    return [new_value.get_node() for _, new_value in updates.values()]
+
+
+def _reading(variable: SharedVariable, new_value: ov.Output) -> ov.Output:
+    """`new_value`, computed so that the model reads `variable`: the CPU plugin refuses an
+    Assign whose variable no ReadValue reads ("uninitialized assigned memory"). select(v < v, v,
+    new) is `new` (also for NaN) and OpenVINO does not fold it away."""
+    value = variable.value.output(0)
+    return ops.select(ops.less(value, value), value, new_value).output(0)
 
 
 def _read_by(roots: list[ov.Node]) -> list[SharedVariable]:

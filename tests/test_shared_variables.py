@@ -65,6 +65,17 @@ def test_resetting_one_variable_keeps_the_others(tmp_path):
     assert _outputs(request) == [1, 21]
 
 
+def test_an_update_of_a_variable_nothing_reads(tmp_path):
+    """{a: x}, with nothing reading a: stored all the same (OpenVINO needs a ReadValue for it)."""
+    a = ov_loops.shared(np.float32(1), "a")
+    x = ops.parameter([], F32, name="x")
+    doubled = ops.multiply(x, F32(2))
+    request = _request(ov_loops.function([x], doubled, updates={a: x}, name="m"), tmp_path)
+    for value in (3, 5):
+        assert _outputs(request, {"x": F32(value)}) == [2 * value]
+        assert _state(request, a).item() == value
+
+
 def test_each_request_holds_its_own_state(tmp_path):
     a = ov_loops.shared(np.float32(0.5), "a")
     _, updates = ov_loops.scan(lambda: {a: ops.multiply(a, F32(2))}, n_steps=3)
