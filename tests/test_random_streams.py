@@ -11,7 +11,8 @@ import openvino.opset15 as ops
 import pytest
 
 import ov_loops
-from tests.harness import compile_f32
+from tests.harness import F32 as F32_CONFIG
+from tests.harness import compile_f32, core
 
 F32 = np.float32
 GOLDEN, MASK = 0x9E3779B9, 0xFFFFFFFF
@@ -36,9 +37,9 @@ def _uniform_definition(seed: int, draw: int, counter: int, count: int) -> np.nd
     return ((bits >> np.uint64(8)).astype(np.float64) * 2.0**-24).astype(F32)
 
 
-def _request(outputs, updates, inputs=()) -> ov.InferRequest:
+def _request(outputs, updates, inputs=(), config=F32_CONFIG) -> ov.InferRequest:
     model = ov_loops.function(list(inputs), outputs, updates=updates)
-    return compile_f32(model).create_infer_request()
+    return core().compile_model(model, "CPU", config).create_infer_request()
 
 
 def _call(request: ov.InferRequest, feeds=None) -> list[np.ndarray]:
@@ -53,12 +54,14 @@ def _correlation(first: np.ndarray, second: np.ndarray) -> float:
     return float(np.corrcoef(first.ravel(), second.ravel())[0, 1])
 
 
-def test_draws_equal_the_generator_definition_bit_for_bit():
-    """Step t of call c reads counter 5c + t inside the scan; the draw outside reads c."""
+@pytest.mark.parametrize("config", [F32_CONFIG, {}], ids=["f32", "default precision"])
+def test_draws_equal_the_generator_definition_bit_for_bit(config):
+    """Step t of call c reads counter 5c + t inside the scan; the draw outside reads c. Exact
+    also in the CPU's default precision (bf16 here): the float steps hold exact integers."""
     streams = ov_loops.RandomStreams(77)
     per_step, updates = ov_loops.scan(lambda: streams.uniform((1000,)), n_steps=5)
     outside = streams.uniform((7,))
-    request = _request([per_step, outside], updates)
+    request = _request([per_step, outside], updates, config=config)
     for call in range(2):
         inside_values, outside_values = _call(request)
         for step in range(5):
