@@ -45,7 +45,7 @@ def _shift_right(h: ov.Output, bits: int) -> ov.Output:
     """Logical right shift of i32 bits by `bits` >= 8, exactly, in fast CPU kernels: the low
     `bits` bits cleared leave at most 24 significant bits, which f32 holds exactly, and scaling
     by 2**-bits is exact too. (The CPU plugin runs BitwiseRightShift as a scalar reference
-    kernel, 13 times slower; its i32 Divide computes in float and is inexact above 2**24.)"""
+    kernel, 11 to 14 times slower; its i32 Divide computes in float and is inexact above 2**24.)"""
     top = ops.bitwise_and(h, _i32((0xFFFFFFFF << bits) & 0xFFFFFFFF))
     scaled = ops.multiply(ops.convert(top, ov.Type.f32), ops.constant(np.float32(2.0**-bits)))
     shifted = ops.convert(scaled, ov.Type.i32)  # an integer in [-2**(31-bits), 2**(31-bits))
