@@ -1,7 +1,9 @@
 """Theano's RandomStreams on OpenVINO: draws from a counter-based generator, so that a draw made
 inside a scan's fn differs on every step and every call, and a seed reproduces them.
 
-Semantics (32-bit unsigned arithmetic, wrapping; `>>` logical)::
+Semantics (Theano's scan guide, "Using shared variables - Gibbs sampling": a RandomStreams(seed)
+whose draws inside fn change on every step, and whose updates make the next call continue; here
+in 32-bit unsigned arithmetic, wrapping, `>>` logical)::
 
     def mix(h):                                        # murmur3's 32-bit finaliser, a bijection
         h ^= h >> 16; h *= 0x85EBCA6B; h ^= h >> 13; h *= 0xC2B2AE35; h ^= h >> 16
