@@ -93,6 +93,8 @@ def shared(value, name: str | None = None) -> ov.Node:
     if array.dtype.kind not in "biuf":
         raise SharedVariableError(f"shared {name!r}: values of dtype {array.dtype} cannot be held")
     stored = _STORED.get(array.dtype, array.dtype)
+    if array.dtype.kind in "iu" and not np.array_equal(array.astype(stored), array):
+        raise SharedVariableError(f"shared {name!r}: {array.dtype} values beyond {stored}")
     variable_id = _unique_id(name or "shared")
     info = VariableInfo()
     info.data_shape = ov.PartialShape(list(array.shape))
@@ -172,6 +174,10 @@ def function(inputs, outputs, updates=None, name: str = "function") -> ov.Model:
     list) whose Assigns store `updates` ({shared: new value}, or pairs) after each inference,
     and the default updates of the shared variables the graph reads that `updates` leaves out
     (the others keep their value)."""
+    parameters = [value.get_node() if isinstance(value, ov.Output) else value for value in inputs]
+    for index, parameter in enumerate(parameters):
+        if not isinstance(parameter, ov.Node) or parameter.get_type_name() != "Parameter":
+            raise SharedVariableError(f"function: inputs[{index}] is not a Parameter")
     outputs_list = outputs if isinstance(outputs, (list, tuple)) else [outputs]
     results = [ops.result(value) for value in outputs_list]
     explicit = update_pairs(updates, "updates")
@@ -183,12 +189,10 @@ def function(inputs, outputs, updates=None, name: str = "function") -> ov.Model:
     for variable in _read_by([*results, *sinks]):
         if variable.value.get_instance_id() not in explicit:
             # The CPU plugin needs an Assign for every ReadValue: unchanged, it stores the value.
-            kept = variable.default_update or variable.value.output(0)
+            kept = variable.default_update
+            if kept is None:
+                kept = variable.value.output(0)
             sinks.append(variable.assign(kept, "default update"))
-    parameters = [value.get_node() if isinstance(value, ov.Output) else value for value in inputs]
-    for index, parameter in enumerate(parameters):
-        if not isinstance(parameter, ov.Node) or parameter.get_type_name() != "Parameter":
-            raise SharedVariableError(f"function: inputs[{index}] is not a Parameter")
     return ov.Model(results, sinks, parameters, name)
 
 

@@ -192,6 +192,8 @@ def test_bad_updates_are_one_line_errors_naming_the_variable():
         ov_loops.function([a], [a])
     with pytest.raises(ov_loops.SharedVariableError, match="dtype <U1 cannot be held"):
         ov_loops.shared("x", "text")
+    with pytest.raises(ov_loops.SharedVariableError, match="int64 values beyond int32"):
+        ov_loops.shared(2**40, "big")
     before = ops.add(a, I32(1))  # built outside fn from a, which fn updates
     with pytest.raises(ov_loops.BuilderError, match="built before scan from a shared variable"):
         ov_loops.scan(lambda: {a: before}, n_steps=2)
