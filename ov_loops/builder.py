@@ -46,13 +46,11 @@ from ov_loops.loopir import trip_count as trips
 from ov_loops.loopir.loop import LoopIR, LoopResult
 from ov_loops.loopir.passes.pipeline import CPU
 from ov_loops.lower.select import lower
-from ov_loops.shared_variables import (
-    SharedVariable,
-    collecting,
-    implicit_update,
-    shared_variable,
-    update_pairs,
-)
+from ov_loops.shared_variables import SharedVariable, shared_variable, update_pairs
+
+# rt_info mark on a scan's final value of a shared variable: the instance id of the variable's
+# node, so that the scan whose fn built this one finds and carries it.
+_FINAL_OF = "ov_loops.final_of"
 
 
 class BuilderError(OvLoopsError):
@@ -339,8 +337,9 @@ def _scan(
     trip, offsets = _trip_count(seqs, n_steps)
     first_body_node = _next_node_id()
     body = _parameters(seqs, offsets, outs, invariants, trip.value)
-    with collecting() as implicit:
-        step_values, explicit, condition = _call(fn, body, outs)
+    step_values, explicit, condition = _call(fn, body, outs)
+    roots = [*step_values, *(value for _, value in explicit.values())]
+    implicit = _implicit_updates(roots + ([condition] if condition else []), first_body_node)
     outs = outs or [_Output(None) for _ in step_values]
     results, merged, emitted = _results(outs, step_values, body, last_only)
     _carry_shared({**implicit, **explicit}, body, results, set(explicit) if strict else set())
@@ -361,13 +360,57 @@ def _scan(
     updates = {}
     for (_, variable, _), final in zip(body.shared, finals):
         updates[variable.value] = final
-        implicit_update(variable, final)  # an enclosing scan carries it too
+        final.get_rt_info()[_FINAL_OF] = variable.value.get_instance_id()  # for enclosing scans
     return (outputs[0] if len(outputs) == 1 else outputs), updates
 
 
 def _next_node_id() -> int:
     """An id above every existing node's (OpenVINO numbers nodes in creation order)."""
     return ops.constant(np.int8(0)).get_instance_id()
+
+
+def _implicit_updates(roots: list[ov.Output], first_body_node: int) -> dict:
+    """The updates fn makes without naming them, found in the graph it built (the nodes from
+    `first_body_node` on, connected to `roots`): a random draw's counter advances by its default
+    increment per step (the scan carries it: `function` no longer advances it), and an inner
+    scan's final value of a shared variable is that variable's value after the step."""
+    counters, finals = [], {}
+    seen, pending = set(), [root.get_node() for root in roots]
+    while pending:
+        node = pending.pop()
+        key = node.get_instance_id()
+        if key < first_body_node or key in seen:
+            continue
+        seen.add(key)
+        variable = shared_variable(node)
+        if variable is not None and variable.default_increment:
+            counters.append(variable)
+        for output in node.outputs():
+            if _FINAL_OF in output.get_rt_info():
+                finals[int(output.get_rt_info()[_FINAL_OF].value)] = output
+            pending.extend(target.get_node() for target in output.get_target_inputs())
+        pending.extend(value.get_node() for value in node.input_values())
+    updates = {}
+    for variable in counters:
+        updates[variable.value.get_instance_id()] = (variable, variable.default_update())
+        variable.default_increment = 0
+    for key, final in finals.items():
+        updates[key] = (_variable_upstream(final, key), final)
+    return updates
+
+
+def _variable_upstream(value: ov.Output, key: int) -> SharedVariable:
+    """The shared variable whose node has instance id `key`, among those `value` is computed
+    from (a scan's final value depends on the variable's value)."""
+    seen, pending = set(), [value.get_node()]
+    while pending:
+        node = pending.pop()
+        if node.get_instance_id() == key:
+            return shared_variable(node)
+        if node.get_instance_id() not in seen:
+            seen.add(node.get_instance_id())
+            pending.extend(source.get_node() for source in node.input_values())
+    raise BuilderError(f"fn: the shared variable of {value.get_node().get_friendly_name()}")
 
 
 def _carry_shared(updates: dict, body: _Body, results: list[ov.Node], strict: set) -> None:

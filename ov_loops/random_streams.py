@@ -17,8 +17,9 @@ in 32-bit unsigned arithmetic, wrapping, `>>` logical)::
     normal = avg + std * sqrt(-2 ln(1 - u1)) cos(2 pi u2)         # Box-Muller, u1 u2 uniform
     binomial = sum(u_k < p for k < n)                             # n uniforms per element
 
-A draw's counter is a shared variable with an implicit update: made inside a scan's fn, the scan
-carries it (step t reads counter0 + t) and returns its final value among its updates, which
+A draw's counter is a shared variable whose default update adds 1 (an rt_info mark on its node):
+a scan finds the counters of the draws its fn made in the graph fn returns and carries them
+(step t reads counter0 + t) and returns its final value among its updates, which
 `function(..., updates=updates)` stores, so the next call continues the sequence; made outside, it
 is a default update that `function` applies once per call. `reset_state()` restarts every
 counter: the draws of the first call again. OpenVINO's own RandomUniform is not used: inside a
@@ -32,7 +33,7 @@ import numpy as np
 import openvino as ov
 import openvino.opset15 as ops
 
-from ov_loops.shared_variables import implicit_update, shared, shared_variable
+from ov_loops.shared_variables import fresh_name, shared, shared_variable
 
 GOLDEN = 0x9E3779B9
 _MIX = ((16, 0x85EBCA6B), (13, 0xC2B2AE35), (16, None))
@@ -128,10 +129,8 @@ class RandomStreams:
         """Uniforms on [0, 1) of `shape`, from this draw's key and a new counter."""
         self._draws += 1
         key = _mix_numpy(_mix_numpy(self.seed & 0xFFFFFFFF) ^ (GOLDEN * self._draws & 0xFFFFFFFF))
-        counter = shared(np.int32(0), f"random/{self.seed}/{self._draws}")
-        variable = shared_variable(counter)
-        if not implicit_update(variable, ops.add(counter, _i32(1)).output(0)):
-            variable.default_update = ops.add(counter, _i32(1)).output(0)
+        counter = shared(np.int32(0), fresh_name(f"random/{self.seed}/{self._draws}"))
+        shared_variable(counter).default_increment = 1  # a scan whose fn draws carries it
         stream = _mix(ops.bitwise_xor(_i32(key), _mix(counter.output(0))).output(0))
         count = ops.reduce_prod(shape, _index(0), False)
         elements = ops.range(_index(0), count, _index(1), ov.Type.i32)

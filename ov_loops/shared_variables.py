@@ -24,8 +24,7 @@ name it, as Theano's function applies default updates.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+import uuid
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,20 +42,47 @@ class SharedVariableError(OvLoopsError):
     """An update or a model that shared variables cannot give: the message names the variable."""
 
 
+# rt_info marks: the graph itself says which nodes are shared variables (no registry).
+_SHARED = "ov_loops.shared"  # on the node `shared` returned: its variable id
+_INCREMENT = "ov_loops.default_increment"  # on it too: its default update is value + this
+
+
 @dataclass
 class SharedVariable:
-    """One shared variable: `value` is the node fn and graphs read (what `shared` returned),
-    `variable` the OpenVINO Variable holding it, `default_update` its value after a call when no
-    update names it (None: unchanged)."""
+    """One shared variable, as the graph marks it: `value` is the node fn and graphs read (what
+    `shared` returned: a ReadValue, or a Convert of one), carrying the variable id in rt_info."""
 
     value: ov.Node
-    variable: Variable
-    stored_type: ov.Type
-    default_update: ov.Output | None = None
 
     @property
     def name(self) -> str:
-        return self.variable.info.variable_id
+        return str(self.value.get_rt_info()[_SHARED].value)
+
+    @property
+    def read(self) -> ov.Node:
+        """The ReadValue of the variable (`value`, or the node `value` converts)."""
+        if self.value.get_type_name() == "ReadValue":
+            return self.value
+        return self.value.input_value(0).get_node()
+
+    @property
+    def default_increment(self) -> int:
+        """Its default update is value + this (a random stream's counter made outside a scan);
+        0: unchanged."""
+        rt_info = self.value.get_rt_info()
+        return int(rt_info[_INCREMENT].value) if _INCREMENT in rt_info else 0
+
+    @default_increment.setter
+    def default_increment(self, step: int) -> None:
+        self.value.get_rt_info()[_INCREMENT] = int(step)
+
+    def default_update(self) -> ov.Output:
+        """Its value after a call when no update names it."""
+        value = self.value.output(0)
+        if not self.default_increment:
+            return value
+        step = np.array(self.default_increment, value.get_element_type().to_dtype())
+        return ops.add(value, ops.constant(step)).output(0)
 
     def check(self, new_value: ov.Output, where: str) -> None:
         """`new_value` can be stored: the variable's element type, a compatible shape."""
@@ -66,63 +92,59 @@ class SharedVariable:
                 f"{where}: the new value of shared variable {self.name} is "
                 f"{got.get_type_name()}, the variable is {expected.get_type_name()}"
             )
-        shape = new_value.get_partial_shape()
-        if not shape.compatible(self.variable.info.data_shape):
+        shape, declared = new_value.get_partial_shape(), self.read.get_output_partial_shape(0)
+        if not shape.compatible(declared):
             raise SharedVariableError(
                 f"{where}: the new value of shared variable {self.name} has shape {shape}, "
-                f"the variable {self.variable.info.data_shape}"
+                f"the variable {declared}"
             )
 
     def assign(self, new_value: ov.Output, where: str) -> ov.Node:
-        """The Assign storing `new_value`, after `check` (`where` names it in errors)."""
+        """The Assign storing `new_value`, after `check` (`where` names it in errors). Its
+        Variable is the ReadValue's: a model of that ReadValue alone declares it."""
         self.check(new_value, where)
+        read = self.read
+        variable = ov.Model([read.output(0)], [], "read").get_variable_by_id(self.name)
+        stored = read.get_output_element_type(0)
         # Assign takes a Node: the Convert (to the stored type; none when it is already) is one.
-        return ops.assign(ops.convert(new_value, self.stored_type), self.variable)
-
-
-_REGISTRY: dict[int, SharedVariable] = {}  # value node's instance id -> its shared variable
-_VARIABLE_IDS: set[str] = set()
-_FRAMES: list[dict[int, tuple[SharedVariable, ov.Output]]] = []  # open `collecting` frames
+        return ops.assign(ops.convert(new_value, stored), variable)
 
 
 def shared(value, name: str | None = None) -> ov.Node:
     """A shared variable holding `value` (array-like): the node graphs read it from, usable in
     any opset call. 64-bit values are stored in 32 bits (the CPU plugin keeps no 64-bit state)
-    and read back in their own type. `name` (made unique) is the OpenVINO variable id."""
+    and read back in their own type. `name` is the OpenVINO variable id (unique in a model;
+    without a name, `shared/` and a fresh suffix)."""
     array = np.asarray(value)
     if array.dtype.kind not in "biuf":
         raise SharedVariableError(f"shared {name!r}: values of dtype {array.dtype} cannot be held")
     stored = _STORED.get(array.dtype, array.dtype)
     if array.dtype.kind in "iu" and not np.array_equal(array.astype(stored), array):
         raise SharedVariableError(f"shared {name!r}: {array.dtype} values beyond {stored}")
-    variable_id = _unique_id(name or "shared")
+    variable_id = name or fresh_name("shared")
     info = VariableInfo()
     info.data_shape = ov.PartialShape(list(array.shape))
     info.data_type = ov.Type(stored)
     info.variable_id = variable_id
-    variable = Variable(info)
-    read = ops.read_value(ops.constant(array.astype(stored)), variable)
+    read = ops.read_value(ops.constant(array.astype(stored)), Variable(info))
     read.set_friendly_name(variable_id if stored == array.dtype else f"{variable_id}/stored")
     node = read if stored == array.dtype else ops.convert(read, ov.Type(array.dtype))
     node.set_friendly_name(variable_id)
-    _REGISTRY[node.get_instance_id()] = SharedVariable(node, variable, ov.Type(stored))
+    node.get_rt_info()[_SHARED] = variable_id
     return node
 
 
-def _unique_id(name: str) -> str:
-    candidate, suffix = name, 1
-    while candidate in _VARIABLE_IDS:
-        candidate, suffix = f"{name}_{suffix}", suffix + 1
-    _VARIABLE_IDS.add(candidate)
-    return candidate
+def fresh_name(prefix: str) -> str:
+    """`prefix` and a random suffix: a variable id no other variable has."""
+    return f"{prefix}/{uuid.uuid4().hex[:12]}"
 
 
 def shared_variable(value) -> SharedVariable | None:
-    """The shared variable `value` (a node or output) reads, or None."""
+    """The shared variable `value` (a node or output) is, or None."""
     node = value.get_node() if isinstance(value, ov.Output) else value
-    if not isinstance(node, ov.Node):
+    if not isinstance(node, ov.Node) or _SHARED not in node.get_rt_info():
         return None
-    return _REGISTRY.get(node.get_instance_id())
+    return SharedVariable(node)
 
 
 def update_pairs(updates, where: str) -> dict[int, tuple[SharedVariable, ov.Output]]:
@@ -148,27 +170,6 @@ def _as_output(value, variable: SharedVariable) -> ov.Output:
     return ops.constant(np.asarray(value, element)).output(0)
 
 
-@contextmanager
-def collecting() -> Iterator[dict[int, tuple[SharedVariable, ov.Output]]]:
-    """While open, `implicit_update` records updates here (a scan's fn runs inside one: its
-    random draws and inner scans update their shared variables once per step)."""
-    frame: dict[int, tuple[SharedVariable, ov.Output]] = {}
-    _FRAMES.append(frame)
-    try:
-        yield frame
-    finally:
-        _FRAMES.pop()
-
-
-def implicit_update(variable: SharedVariable, new_value: ov.Output) -> bool:
-    """Record an update nobody names in the innermost open `collecting` frame (that scan applies
-    it once per step); False when no frame is open."""
-    if not _FRAMES:
-        return False
-    _FRAMES[-1][variable.value.get_instance_id()] = (variable, new_value)
-    return True
-
-
 def function(inputs, outputs, updates=None, name: str = "function") -> ov.Model:
     """Theano's `function`: an ov.Model of `inputs` (Parameters) and `outputs` (one value or a
     list) whose Assigns store `updates` ({shared: new value}, or pairs) after each inference,
@@ -186,14 +187,25 @@ def function(inputs, outputs, updates=None, name: str = "function") -> ov.Model:
         variable.assign(new_value if key in read else _reading(variable, new_value), "updates")
         for key, (variable, new_value) in explicit.items()
     ]
-    for variable in _read_by([*results, *sinks]):
+    read_by_model = _read_by([*results, *sinks])
+    _check_unique_ids(read_by_model)
+    for variable in read_by_model:
         if variable.value.get_instance_id() not in explicit:
             # The CPU plugin needs an Assign for every ReadValue: unchanged, it stores the value.
-            kept = variable.default_update
-            if kept is None:
-                kept = variable.value.output(0)
-            sinks.append(variable.assign(kept, "default update"))
+            sinks.append(variable.assign(variable.default_update(), "default update"))
     return ov.Model(results, sinks, parameters, name)
+
+
+def _check_unique_ids(variables: list[SharedVariable]) -> None:
+    """Two shared variables of one model need two variable ids (OpenVINO pairs by id)."""
+    by_id: dict[str, int] = {}
+    for variable in variables:
+        if by_id.setdefault(variable.name, variable.value.get_instance_id()) != (
+            variable.value.get_instance_id()
+        ):
+            raise SharedVariableError(
+                f"function: two shared variables named {variable.name}: a model needs unique names"
+            )
 
 
 def _nodes(updates: dict[int, tuple[SharedVariable, ov.Output]]) -> list[ov.Node]:
@@ -216,7 +228,8 @@ def _read_by(roots: list[ov.Node]) -> list[SharedVariable]:
         if node.get_instance_id() in seen:
             continue
         seen.add(node.get_instance_id())
-        if node.get_instance_id() in _REGISTRY:
-            found.append(_REGISTRY[node.get_instance_id()])
+        variable = shared_variable(node)
+        if variable is not None:
+            found.append(variable)
         pending.extend(value.get_node() for value in node.input_values())
     return found

@@ -4,6 +4,8 @@ resets. Every model goes through IR (saved, validated, read back) before it runs
 
 from __future__ import annotations
 
+import gc
+
 import numpy as np
 import openvino as ov
 import openvino.opset15 as ops
@@ -165,14 +167,19 @@ def test_zero_steps_leave_the_value_unchanged(tmp_path):
     assert got == [12, 12, 24]
 
 
-def test_inner_scan_updates_reach_the_outer_scan(tmp_path):
-    """An inner scan's updates are carried by the scan whose fn made it, without fn naming them:
-    a counter bumped on every inner step grows by outer steps x inner steps per call."""
+@pytest.mark.parametrize("returned", ["inner updates", "inner outputs"])
+def test_inner_scan_updates_reach_the_outer_scan(tmp_path, returned):
+    """An inner scan's updates are carried by the scan whose fn made it, whether fn returns them
+    (Theano's form) or only values computed by that inner scan (found in the graph): a counter
+    bumped on every inner step grows by outer steps x inner steps per call."""
     counter = ov_loops.shared(np.int32(0), "counter")
 
     def outer_step():
-        _, inner = ov_loops.scan(lambda: {counter: ops.add(counter, I32(1))}, n_steps=3)
-        return {}
+        def inner_step():
+            return ops.multiply(counter, I32(2)), {counter: ops.add(counter, I32(1))}
+
+        doubled, inner = ov_loops.scan(inner_step, n_steps=3)
+        return inner if returned == "inner updates" else ops.reduce_sum(doubled, I32(0))
 
     _, updates = ov_loops.scan(outer_step, n_steps=4)
     assert list(updates) == [counter]
@@ -197,3 +204,41 @@ def test_bad_updates_are_one_line_errors_naming_the_variable():
     before = ops.add(a, I32(1))  # built outside fn from a, which fn updates
     with pytest.raises(ov_loops.BuilderError, match="built before scan from a shared variable"):
         ov_loops.scan(lambda: {a: before}, n_steps=2)
+
+
+def test_one_shared_variable_in_two_functions(tmp_path):
+    """Each `function` call gives the variable its own Assign: two models of one shared variable
+    run side by side, each with its own update and state."""
+    a = ov_loops.shared(np.int32(1), "a")
+    plus_one = ov_loops.function([], a, updates={a: ops.add(a, I32(1))}, name="plus_one")
+    doubled = ov_loops.function([], a, updates={a: ops.multiply(a, I32(2))}, name="doubled")
+    requests = [_request(model, tmp_path) for model in (plus_one, doubled)]
+    calls = [[_outputs(request)[0].item() for _ in range(4)] for request in requests]
+    assert calls == [[1, 2, 3, 4], [1, 2, 4, 8]]
+
+
+def test_two_shared_variables_of_one_name_in_a_model_are_an_error():
+    first, second = ov_loops.shared(np.int32(1), "a"), ov_loops.shared(np.int32(2), "a")
+    with pytest.raises(ov_loops.SharedVariableError, match="two shared variables named a"):
+        ov_loops.function([], [first, second])
+    unnamed = [ov_loops.shared(np.int32(k)) for k in range(2)]
+    names = {sink.get_variable_id() for sink in ov_loops.function([], unnamed).get_sinks()}
+    assert len(names) == 2
+
+
+def test_many_shared_variables_leave_no_objects_behind():
+    """Nothing outlives a shared variable, its models and its scans (no registry on the side)."""
+
+    def build() -> None:
+        a = ov_loops.shared(np.zeros(3, F32), "a")
+        _, updates = ov_loops.scan(lambda: {a: ops.add(a, F32(1))}, n_steps=2)
+        ov_loops.function([], a, updates=updates)
+
+    build()  # warm up OpenVINO's and the lowering's own caches
+    gc.collect()
+    before = len(gc.get_objects())
+    for _ in range(100):
+        build()
+    gc.collect()
+    grown = len(gc.get_objects()) - before
+    assert grown < 50, f"{grown} objects left behind by 100 shared variables"
