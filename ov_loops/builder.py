@@ -10,7 +10,8 @@ Semantics (Theano's `scan` guide, ../shared/specs/theano-scan.zh-en.txt)::
              + [out[t + k] for each fed-back output, for k in its taps]   # out[-L:] = initial
              + non_sequences
         *outputs_t, updates_t, [until(c)] = fn(*args)  # outputs and updates in either order
-        shared = updates_t (also: random draws and inner scans' updates made inside fn)
+        shared = updates_t (also: the counters of random draws and the updates of inner
+                            scans fn made, found in the graph of what fn returns)
         stop after this step if c
     return [stack(output_t over t) for each output], {shared: its value after the last step}
 
@@ -46,7 +47,7 @@ from ov_loops.loopir import trip_count as trips
 from ov_loops.loopir.loop import LoopIR, LoopResult
 from ov_loops.loopir.passes.pipeline import CPU
 from ov_loops.lower.select import lower
-from ov_loops.shared_variables import SharedVariable, shared_variable, update_pairs
+from ov_loops.shared_variables import SharedVariable, read_by, shared_variable, update_pairs
 
 # rt_info mark on a scan's final value of a shared variable: the instance id of the variable's
 # node, so that the scan whose fn built this one finds and carries it.
@@ -402,15 +403,13 @@ def _implicit_updates(roots: list[ov.Output], first_body_node: int) -> dict:
 def _variable_upstream(value: ov.Output, key: int) -> SharedVariable:
     """The shared variable whose node has instance id `key`, among those `value` is computed
     from (a scan's final value depends on the variable's value)."""
-    seen, pending = set(), [value.get_node()]
-    while pending:
-        node = pending.pop()
-        if node.get_instance_id() == key:
-            return shared_variable(node)
-        if node.get_instance_id() not in seen:
-            seen.add(node.get_instance_id())
-            pending.extend(source.get_node() for source in node.input_values())
-    raise BuilderError(f"fn: the shared variable of {value.get_node().get_friendly_name()}")
+    for variable in read_by([value.get_node()]):
+        if variable.value.get_instance_id() == key:
+            return variable
+    raise BuilderError(
+        f"fn: an inner scan's update {value.get_node().get_friendly_name()} reads no shared "
+        "variable"
+    )
 
 
 def _carry_shared(updates: dict, body: _Body, results: list[ov.Node], strict: set) -> None:

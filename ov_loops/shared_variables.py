@@ -20,6 +20,10 @@ requests of one compiled model hold two states; `state.state = ov.Tensor(...)` s
 Theano's `set_value`. A shared variable whose draws advance by default (a random stream's
 counter outside a scan) has a `default_update`, which `function` applies when `updates` does not
 name it, as Theano's function applies default updates.
+
+Nothing is kept on the side: a shared variable is recognised from the graph, by rt_info marks on
+the node `shared` returns (its variable id; a default increment), and an Assign takes the
+Variable of its ReadValue. Variable ids are unique within a model (`function` checks).
 """
 
 from __future__ import annotations
@@ -182,12 +186,12 @@ def function(inputs, outputs, updates=None, name: str = "function") -> ov.Model:
     outputs_list = outputs if isinstance(outputs, (list, tuple)) else [outputs]
     results = [ops.result(value) for value in outputs_list]
     explicit = update_pairs(updates, "updates")
-    read = {v.value.get_instance_id() for v in _read_by([*results, *_nodes(explicit)])}
+    read = {v.value.get_instance_id() for v in read_by([*results, *_nodes(explicit)])}
     sinks = [
         variable.assign(new_value if key in read else _reading(variable, new_value), "updates")
         for key, (variable, new_value) in explicit.items()
     ]
-    read_by_model = _read_by([*results, *sinks])
+    read_by_model = read_by([*results, *sinks])
     _check_unique_ids(read_by_model)
     for variable in read_by_model:
         if variable.value.get_instance_id() not in explicit:
@@ -220,7 +224,7 @@ def _reading(variable: SharedVariable, new_value: ov.Output) -> ov.Output:
     return ops.select(ops.less(value, value), value, new_value).output(0)
 
 
-def _read_by(roots: list[ov.Node]) -> list[SharedVariable]:
+def read_by(roots: list[ov.Node]) -> list[SharedVariable]:
     """The shared variables the graph of `roots` reads, in the order first met."""
     seen, found, pending = set(), [], list(roots)
     while pending:
