@@ -9,14 +9,18 @@ Semantics (Theano's `scan` guide, ../shared/specs/theano-scan.zh-en.txt)::
         args = [seq[offset + t + k] for each sequence, for k in its taps]
              + [out[t + k] for each fed-back output, for k in its taps]   # out[-L:] = initial
              + non_sequences
-        *outputs_t, [until(c)] = fn(*args)
+        *outputs_t, updates_t, [until(c)] = fn(*args)  # outputs and updates in either order
+        shared = updates_t (also: the counters of random draws and the updates of inner
+                            scans fn made, found in the graph of what fn returns)
         stop after this step if c
-    return [stack(output_t over t) for each output], {}
+    return [stack(output_t over t) for each output], {shared: its value after the last step}
 
 `reduce`/`foldl`/`foldr` return the last value of each output instead of the whole sequence,
 with a last-value output (no concatenation). An output with past taps [-L, ..] is carried as a
 window of its last L values (merged input, shifted each step); a sequence tap k is a sliced input
-of the view seq[offset + k : offset + k + steps].
+of the view seq[offset + k : offset + k + steps]. A shared variable fn updates is a carried
+value (merged input fed by the variable, its update the back edge, a last-value output); one fn
+only reads is an invariant input (shared_variables.py).
 """
 
 from __future__ import annotations
@@ -43,6 +47,11 @@ from ov_loops.loopir import trip_count as trips
 from ov_loops.loopir.loop import LoopIR, LoopResult
 from ov_loops.loopir.passes.pipeline import CPU
 from ov_loops.lower.select import lower
+from ov_loops.shared_variables import SharedVariable, read_by, shared_variable, update_pairs
+
+# rt_info mark on a scan's final value of a shared variable: the instance id of the variable's
+# node, so that the scan whose fn built this one finds and carries it.
+_FINAL_OF = "ov_loops.final_of"
 
 
 class BuilderError(OvLoopsError):
@@ -137,7 +146,9 @@ def scan(
     """Build a Loop-5 computing Theano's `scan`; returns (outputs, updates).
 
     `outputs` is one openvino.Output or a list (the full sequence of each output over the
-    steps); `updates` is an empty dict, for Theano compatibility. See the module docstring.
+    steps); `updates` maps each shared variable fn updates (in the dict it returns, by its
+    random draws, or by the scans it builds) to its value after the last step, for
+    `ov_loops.function(..., updates=updates)`. See the module docstring.
     """
     return _scan(
         fn,
@@ -214,12 +225,15 @@ class _Body:
     sliced: list[tuple[ov.Node, ov.Output]] = field(default_factory=list)  # (param, view)
     windows: list[tuple[ov.Node, _Output]] = field(default_factory=list)  # (param, output)
     invariant: list[tuple[ov.Node, ov.Output]] = field(default_factory=list)  # (param, value)
+    # (param, variable, index of the Result holding its update): updated shared variables
+    shared: list[tuple[ov.Node, SharedVariable, int]] = field(default_factory=list)
 
     @property
     def parameters(self) -> list[ov.Node]:
         return (
             [p for p, _ in self.sliced]
             + [p for p, _ in self.windows]
+            + [p for p, _, _ in self.shared]
             + [p for p, _ in self.invariant]
         )
 
@@ -288,17 +302,25 @@ def _parameters(seqs, offsets, outs, invariants, steps: ov.Output) -> _Body:
 
 
 def _call(fn, body: _Body, outs: list[_Output]):
-    """fn's step values (one per output) and its `until` condition, or None."""
+    """fn's step values (one per output), its updates ({shared: new value}; returned before or
+    after the outputs, or alone) and its `until` condition, or None."""
     returned = fn(*body.arguments)
-    returned = list(returned) if isinstance(returned, (list, tuple)) else [returned]
+    items = list(returned) if isinstance(returned, (list, tuple)) else [returned]
     condition = None
-    if returned and isinstance(returned[-1], until):
-        condition = _output(returned.pop().condition)
+    if items and isinstance(items[-1], until):
+        condition = _output(items.pop().condition)
+    updates = {}
+    for item in items:
+        if isinstance(item, dict):
+            updates.update(item)
+    returned = [item for item in items if not isinstance(item, dict)]
+    if len(returned) == 1 and isinstance(returned[0], (list, tuple)):
+        returned = list(returned[0])
     if outs and len(returned) != len(outs):
         raise BuilderError(
             f"fn: returned {len(returned)} outputs, outputs_info describes {len(outs)}"
         )
-    return [_output(value) for value in returned], condition
+    return [_output(value) for value in returned], update_pairs(updates, "fn"), condition
 
 
 def _scan(
@@ -314,20 +336,100 @@ def _scan(
     if n_steps is None and not seqs:
         raise BuilderError("n_steps: needed when there are no sequences")
     trip, offsets = _trip_count(seqs, n_steps)
+    first_body_node = _next_node_id()
     body = _parameters(seqs, offsets, outs, invariants, trip.value)
-    step_values, condition = _call(fn, body, outs)
+    step_values, explicit, condition = _call(fn, body, outs)
+    roots = [*step_values, *(value for _, value in explicit.values())]
+    implicit = _implicit_updates(roots + ([condition] if condition else []), first_body_node)
     outs = outs or [_Output(None) for _ in step_values]
     results, merged, emitted = _results(outs, step_values, body, last_only)
+    _carry_shared({**implicit, **explicit}, body, results, set(explicit) if strict else set())
     keep = (
         ops.constant(True)
         if condition is None
         else ops.logical_not(ops.convert(condition, ov.Type.boolean))
     )
     results.append(ops.result(keep))
-    _capture(results, body, strict)
+    _capture(results, body, strict, first_body_node)
     loop = _loop_ir(name or "scan", results, body, merged, emitted, trip, last_only)
-    outputs = lower(loop.replace(results=_loop_results(outs, step_values, last_only)), CPU).values
-    return (outputs[0] if len(outputs) == 1 else outputs), {}
+    loop_results = _loop_results(outs, step_values, last_only) + tuple(
+        LoopResult(len(outs) + k, initial=variable.value.output(0))
+        for k, (_, variable, _) in enumerate(body.shared)
+    )
+    values = lower(loop.replace(results=loop_results), CPU).values
+    outputs, finals = values[: len(outs)], values[len(outs) :]
+    updates = {}
+    for (_, variable, _), final in zip(body.shared, finals):
+        updates[variable.value] = final
+        final.get_rt_info()[_FINAL_OF] = variable.value.get_instance_id()  # for enclosing scans
+    return (outputs[0] if len(outputs) == 1 else outputs), updates
+
+
+def _next_node_id() -> int:
+    """An id above every existing node's (OpenVINO numbers nodes in creation order)."""
+    return ops.constant(np.int8(0)).get_instance_id()
+
+
+def _implicit_updates(roots: list[ov.Output], first_body_node: int) -> dict:
+    """The updates fn makes without naming them, found in the graph it built (the nodes from
+    `first_body_node` on, connected to `roots`): a random draw's counter advances by its default
+    increment per step (the scan carries it: `function` no longer advances it), and an inner
+    scan's final value of a shared variable is that variable's value after the step."""
+    counters, finals = [], {}
+    seen, pending = set(), [root.get_node() for root in roots]
+    while pending:
+        node = pending.pop()
+        key = node.get_instance_id()
+        if key < first_body_node or key in seen:
+            continue
+        seen.add(key)
+        variable = shared_variable(node)
+        if variable is not None and variable.default_increment:
+            counters.append(variable)
+        for output in node.outputs():
+            if _FINAL_OF in output.get_rt_info():
+                finals[int(output.get_rt_info()[_FINAL_OF].value)] = output
+            pending.extend(target.get_node() for target in output.get_target_inputs())
+        pending.extend(value.get_node() for value in node.input_values())
+    updates = {}
+    for variable in counters:
+        updates[variable.value.get_instance_id()] = (variable, variable.default_update())
+        variable.default_increment = 0
+    for key, final in finals.items():
+        updates[key] = (_variable_upstream(final, key), final)
+    return updates
+
+
+def _variable_upstream(value: ov.Output, key: int) -> SharedVariable:
+    """The shared variable whose node has instance id `key`, among those `value` is computed
+    from (a scan's final value depends on the variable's value)."""
+    for variable in read_by([value.get_node()]):
+        if variable.value.get_instance_id() == key:
+            return variable
+    raise BuilderError(
+        f"fn: an inner scan's update {value.get_node().get_friendly_name()} reads no shared "
+        "variable"
+    )
+
+
+def _carry_shared(updates: dict, body: _Body, results: list[ov.Node], strict: set) -> None:
+    """Each updated shared variable becomes a carried value of `body`: its Parameter (fn's
+    non_sequences argument when it was passed, else a new one), its update a Result. `strict`:
+    the ids of the variables fn named in its updates, which must then be non_sequences."""
+    passed = {value.get_node().get_instance_id(): p for p, value in body.invariant}
+    for key, (variable, new_value) in updates.items():
+        variable.check(new_value, "fn")
+        parameter = passed.get(key)
+        if parameter is None and key in strict:
+            raise BuilderError(
+                f"fn: updates shared variable {variable.name}, not in non_sequences (strict=True)"
+            )
+        if parameter is None:
+            value = variable.value.output(0)
+            parameter = ops.parameter(value.get_partial_shape(), value.get_element_type())
+        body.invariant = [(p, v) for p, v in body.invariant if p is not parameter]
+        results.append(ops.result(new_value))
+        body.shared.append((parameter, variable, len(results) - 1))
 
 
 def _results(outs: list[_Output], step_values: list[ov.Output], body: _Body, last_only: bool):
@@ -355,15 +457,19 @@ def _results(outs: list[_Output], step_values: list[ov.Output], body: _Body, las
 
 
 def _loop_ir(name: str, results, body: _Body, merged, emitted, trip, last_only) -> LoopIR:
-    """The LoopIR, still without its results (merged: fed-back outputs; invariant: non_sequences
-    and captures; sliced: sequence views; outputs: one per output, concatenated or last value;
-    the condition last)."""
+    """The LoopIR, still without its results (merged: fed-back outputs, then updated shared
+    variables; invariant: non_sequences and captures; sliced: sequence views; outputs: one per
+    output, concatenated or last value, then each shared variable's last value; the condition
+    last)."""
     parameters = body.parameters
     index_of = {p.get_instance_id(): i for i, p in enumerate(parameters)}
     inputs, outer = [], []
     for parameter, out, result in merged:
         inputs.append(MergedInput(UNNUMBERED, index_of[parameter.get_instance_id()], result))
         outer.append(_rows(out.initial, -out.window) if _is_window(out) else out.initial)
+    for parameter, variable, result in body.shared:
+        inputs.append(MergedInput(UNNUMBERED, index_of[parameter.get_instance_id()], result))
+        outer.append(variable.value.output(0))
     for parameter, value in body.invariant:
         inputs.append(InvariantInput(UNNUMBERED, index_of[parameter.get_instance_id()]))
         outer.append(value)
@@ -373,7 +479,7 @@ def _loop_ir(name: str, results, body: _Body, merged, emitted, trip, last_only) 
     outputs = [
         LastValueOutput(UNNUMBERED, r) if last_only else ConcatenatedOutput(UNNUMBERED, r, 0)
         for r in emitted
-    ]
+    ] + [LastValueOutput(UNNUMBERED, result) for _, _, result in body.shared]
     condition = len(results) - 1
     spec = number_ports(inputs, outputs, trip.source, trip.constant, None, condition)
     return LoopIR(
@@ -384,7 +490,9 @@ def _loop_ir(name: str, results, body: _Body, merged, emitted, trip, last_only) 
         outer=dict(enumerate(outer, start=2)),
         trip=trip,
         start=trips.initial_condition(None),
-        carried=tensors([f"outputs_info[{k}]" for k in range(len(merged))]),
+        carried=tensors(
+            [f"outputs_info[{k}]" for k in range(len(merged))] + [v.name for _, v, _ in body.shared]
+        ),
         results=(),
     )
 
@@ -428,39 +536,40 @@ def _check_fed_back(index: int, out: _Output, value: ov.Output) -> None:
         )
 
 
-def _capture(results: Sequence[ov.Node], body: _Body, strict: bool) -> None:
+def _capture(results: Sequence[ov.Node], body: _Body, strict: bool, first_body_node: int) -> None:
     """Outer values the body reads (outputs of nodes that depend on no body Parameter but on a
-    Parameter outside, consumed inside the body) become invariant inputs of `body`; under
-    `strict` they are an error."""
-    own = {p.get_instance_id() for p in body.parameters}
-    kinds: dict[int, str] = {}  # node id -> "body", "outer" or "const"
-
-    def kind(node) -> str:
-        key = node.get_instance_id()
-        if key not in kinds:
-            if key in own:
-                kinds[key] = "body"
-            elif node.get_type_name() == "Parameter":
-                kinds[key] = "outer"
-            else:
-                found = {kind(value.get_node()) for value in node.input_values()}
-                kinds[key] = "body" if "body" in found else "outer" if "outer" in found else "const"
-        return kinds[key]
-
+    Parameter or a shared variable outside, consumed inside the body) become invariant inputs of
+    `body`; under `strict` they are an error. Reads of an updated shared variable become reads of
+    its carried Parameter (a node built before fn that reads one is an error: it would change
+    outside the loop too), and fn's direct reads of a shared non_sequence reads of its Parameter."""
+    carried = {v.value.get_instance_id(): p.output(0) for p, v, _ in body.shared}
+    kind = _classifier({p.get_instance_id() for p in body.parameters} | set(carried))
+    read_through = dict(carried)  # shared variable's node id -> the body Parameter to read
+    for parameter, value in body.invariant:
+        if shared_variable(value) is not None:
+            read_through.setdefault(value.get_node().get_instance_id(), parameter.output(0))
     inside = {result.get_instance_id() for result in results}
     captured: dict[tuple[int, int], ov.Output] = {}
     pending = list(results)
     while pending:
-        node = pending.pop()
-        for value in node.input_values():
+        for target in pending.pop().inputs():
+            value = target.get_source_output()
             source = value.get_node()
-            if kind(source) == "outer":
-                captured.setdefault((source.get_instance_id(), value.get_index()), value)
-            elif kind(source) == "body" and source.get_instance_id() not in inside:
-                inside.add(source.get_instance_id())
+            key = source.get_instance_id()
+            if key in read_through:
+                target.replace_source_output(read_through[key])
+            elif kind(source) == "outer":
+                captured.setdefault((key, value.get_index()), value)
+            elif kind(source) == "body" and key not in inside:
+                if key < first_body_node:
+                    raise BuilderError(
+                        f"fn: reads {source.get_friendly_name()}, built before scan from a "
+                        "shared variable fn updates: build it inside fn"
+                    )
+                inside.add(key)
                 pending.append(source)
     if captured and strict:
-        names = ", ".join(sorted({c.get_node().get_friendly_name() for c in captured.values()}))
+        names = ", ".join(sorted({name for c in captured.values() for name in _sources(c)}))
         raise BuilderError(f"fn: uses {names} from outside without non_sequences (strict=True)")
     for value in captured.values():
         parameter = ops.parameter(value.get_partial_shape(), value.get_element_type())
@@ -468,3 +577,36 @@ def _capture(results: Sequence[ov.Node], body: _Body, strict: bool) -> None:
             if target.get_node().get_instance_id() in inside:
                 target.replace_source_output(parameter.output(0))
         body.invariant.append((parameter, value))
+
+
+def _classifier(own: set[int]) -> Callable[[ov.Node], str]:
+    """kind(node): "body" if it depends on a node of `own`, else "outer" if on a Parameter or a
+    shared variable (ReadValue) outside, else "const"."""
+    kinds: dict[int, str] = {}
+
+    def kind(node: ov.Node) -> str:
+        key = node.get_instance_id()
+        if key not in kinds:
+            if key in own:
+                kinds[key] = "body"
+            elif node.get_type_name() in ("Parameter", "ReadValue"):
+                kinds[key] = "outer"
+            else:
+                found = {kind(value.get_node()) for value in node.input_values()}
+                kinds[key] = "body" if "body" in found else "outer" if "outer" in found else "const"
+        return kinds[key]
+
+    return kind
+
+
+def _sources(value: ov.Output) -> set[str]:
+    """The names of the Parameters and shared variables an outer value is computed from."""
+    names, pending = set(), [value.get_node()]
+    while pending:
+        node = pending.pop()
+        variable = shared_variable(node)
+        if variable is not None or node.get_type_name() in ("Parameter", "ReadValue"):
+            names.add(variable.name if variable is not None else node.get_friendly_name())
+        else:
+            pending.extend(source.get_node() for source in node.input_values())
+    return names
