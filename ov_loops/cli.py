@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from ov_loops.errors import OvLoopsError
 from ov_loops.loopir.passes.levels import OPTIMIZE_LEVELS
 from ov_loops.reference.limits import DEFAULT_MAX_ITERATIONS
+from ov_loops.targets import add_target_arguments
 
 
 class _Parser(argparse.ArgumentParser):
@@ -35,6 +36,7 @@ def _add_convert(commands) -> None:
         default="default",
         help="loop optimisations: none (workarounds only), default, max (default: default)",
     )
+    add_target_arguments(convert)
     convert.set_defaults(run=_convert)
 
 
@@ -90,7 +92,7 @@ def _parser() -> argparse.ArgumentParser:
 def _convert(args: argparse.Namespace) -> int:
     from ov_loops.api import save, translate
 
-    conversion = translate(args.model, optimize=args.optimize)
+    conversion = translate(args.model, args.optimize, args.target, args.unroll)
     save(conversion.model, args.output, compress_to_fp16=args.compress_to_fp16)
     for loop in conversion.loops:
         print(loop.summary())

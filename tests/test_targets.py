@@ -1,0 +1,131 @@
+"""Device targets and full unrolling: every Loop and Scan scenario, its inputs pinned so that
+trip counts become constants, converted with `unroll=` and for each target, run on the CPU (f32)
+against onnxruntime (or the scenario's expected outputs)."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import numpy_helper
+
+import ov_loops
+from ov_loops.checking.device import run
+from ov_loops.errors import UnsupportedError
+from tests.harness import assert_close, compile_f32, onnxruntime_oracle
+from tests.loop_scenarios import SCENARIOS as LOOPS
+from tests.scan_scenarios import SCENARIOS as SCANS
+
+ALL = {**{f"loop:{n}": b for n, b in LOOPS.items()}, **{f"scan:{n}": b for n, b in SCANS.items()}}
+
+
+def pinned(model: onnx.ModelProto, feeds: dict) -> tuple[onnx.ModelProto, dict]:
+    """`model` with the inputs a main-graph Loop reads as trip count or condition made
+    initializers of their value in `feeds`, every other input of the static shape it is fed;
+    and the feeds that remain."""
+    model = onnx.ModelProto.FromString(model.SerializeToString())
+    controls = {name for n in model.graph.node if n.op_type == "Loop" for name in n.input[:2]}
+    remaining = {}
+    for graph_input in list(model.graph.input):
+        value = np.asarray(feeds[graph_input.name])
+        if graph_input.name in controls:
+            model.graph.input.remove(graph_input)
+            model.graph.initializer.append(numpy_helper.from_array(value, graph_input.name))
+            continue
+        remaining[graph_input.name] = value
+        dims = graph_input.type.tensor_type.shape.dim
+        del dims[:]
+        for size in value.shape:
+            dims.add().dim_value = size
+    return model, remaining
+
+
+def _runs(name: str):
+    """The first runs of scenario `name`, but those feeding a zero-size input: pinned to a
+    static zero-length shape they fail without unrolling too (see the report of this branch)."""
+    model, runs = ALL[name]()
+    for entry in runs[:4]:
+        feeds, expected = entry if isinstance(entry, tuple) else (entry, None)
+        if any(np.asarray(value).size == 0 for value in feeds.values()):
+            continue
+        if expected is None:
+            expected = onnxruntime_oracle(model)(feeds)
+        yield model, feeds, expected
+
+
+def _check(model, feeds, expected, what, **options) -> ov_loops.Conversion:
+    fixed, remaining = pinned(model, feeds)
+    conversion = ov_loops.translate(fixed, **options)
+    got = run(compile_f32(conversion.model), remaining)
+    for index, output in enumerate(model.graph.output):
+        assert_close(expected[index], got[index], f"{what}: {output.name}", 1e-5, 1e-6)
+    return conversion
+
+
+def _unrolled(conversion: ov_loops.Conversion) -> int:
+    return sum(1 for loop in conversion.loops if loop.becomes == "straight-line graph")
+
+
+@pytest.mark.parametrize("name", sorted(ALL))
+def test_unrolled_scenario_matches_its_reference(name):
+    for model, feeds, expected in _runs(name):
+        _check(model, feeds, expected, name, unroll=64)
+
+
+def test_unrolling_applies_to_most_pinned_scenarios():
+    """The test above is not vacuous: most scenarios, pinned, have loops that were unrolled."""
+    unrolled = 0
+    for name in sorted(ALL):
+        model, feeds, _ = next(_runs(name))
+        unrolled += _unrolled(ov_loops.translate(pinned(model, feeds)[0], unroll=64)) > 0
+    assert unrolled >= len(ALL) // 3, f"{unrolled} of {len(ALL)} scenarios unrolled"
+
+
+@pytest.mark.parametrize("target", ["GPU", "NPU"])
+@pytest.mark.parametrize("name", ["scan:scan_inside_scan", "loop:loop_no_scan_outputs"])
+def test_target_lowerings_run_on_the_cpu_and_match(name, target):
+    """The GPU and NPU lowerings (unrolled below 16 iterations / wherever possible) on the CPU."""
+    for model, feeds, expected in _runs(name):
+        conversion = _check(model, feeds, expected, f"{name} for {target}", target=target)
+        ways = [
+            loop.folded is not None or loop.becomes == "straight-line graph"
+            for loop in conversion.loops
+        ]
+        assert ways and all(ways), [loop.summary() for loop in conversion.loops]
+
+
+def test_gpu_keeps_loops_of_16_iterations_and_more_as_loop5():
+    model, feeds, _ = next(_runs("loop:loop_no_scan_outputs"))  # M = 10
+    few = ov_loops.translate(pinned(model, feeds)[0], target="GPU")
+    many = ov_loops.translate(
+        pinned(model, {**feeds, "M": np.array(16, np.int64)})[0], target="GPU"
+    )
+    assert [loop.becomes for loop in few.loops] == ["straight-line graph"]
+    assert [loop.becomes for loop in many.loops] == ["Loop-5"]
+
+
+@pytest.mark.parametrize(
+    "name, pin, reason",
+    [
+        ("loop:loop_no_scan_outputs", False, "trip count is not a constant"),
+        ("scan:scan_forward_running_sum", False, "trip count is not a constant"),
+        ("loop:loop_carried_shape_grows", True, "dynamic shape"),
+        ("loop:loop_trip_count_and_condition_of_shape_1", True, "may stop early"),
+    ],
+)
+def test_npu_refuses_loops_that_cannot_be_static_naming_them(name, pin, reason):
+    model, feeds, _ = next(_runs(name))
+    if pin:
+        model = pinned(model, feeds)[0]
+    with pytest.raises(UnsupportedError, match="Loop|Scan") as caught:
+        ov_loops.translate(model, target="NPU")
+    message = str(caught.value)
+    assert "\n" not in message and reason in message and "main/" in message, message
+
+
+def test_unknown_target_and_negative_unroll_are_input_errors():
+    model, _, _ = next(_runs("loop:loop_no_scan_outputs"))
+    with pytest.raises(ov_loops.InputError, match="unknown target 'TPU'"):
+        ov_loops.translate(model, target="TPU")
+    with pytest.raises(ov_loops.InputError, match="non-negative"):
+        ov_loops.translate(model, unroll=-1)
