@@ -10,9 +10,16 @@ import pytest
 from onnx import numpy_helper
 
 import ov_loops
-from ov_loops.checking.device import run
+from ov_loops.checking.device import available_devices, core, run
 from ov_loops.errors import UnsupportedError
-from tests.harness import assert_close, compile_f32, onnxruntime_oracle
+from tests.harness import (
+    assert_close,
+    assert_one_line_error,
+    compile_f32,
+    onnxruntime_oracle,
+    run_cli,
+    write,
+)
 from tests.loop_scenarios import SCENARIOS as LOOPS
 from tests.scan_scenarios import SCENARIOS as SCANS
 
@@ -129,3 +136,50 @@ def test_unknown_target_and_negative_unroll_are_input_errors():
         ov_loops.translate(model, target="TPU")
     with pytest.raises(ov_loops.InputError, match="non-negative"):
         ov_loops.translate(model, unroll=-1)
+
+
+def test_cli_target_and_unroll_write_an_unrolled_ir(tmp_path):
+    model, feeds, _ = next(_runs("loop:loop_stops_early_reading_iteration_number"))
+    source = write(tmp_path, pinned(model, feeds)[0])
+    out = tmp_path / "out.xml"
+    result = run_cli("convert", str(source), "-o", str(out), "--unroll", "8")
+    assert result.returncode == 0, result.stderr
+    assert "-> straight-line graph" in result.stdout and "unrolled x6" in result.stdout
+    assert 'type="Loop"' not in out.read_text()
+    gpu = run_cli("convert", str(source), "-o", str(out), "--target", "GPU")
+    assert gpu.returncode == 0 and "unrolled x6" in gpu.stdout, gpu.stderr
+
+
+def test_cli_npu_refusal_is_one_line_exit_1_and_writes_nothing(tmp_path):
+    model, _, _ = next(_runs("loop:loop_no_scan_outputs"))
+    out = tmp_path / "out.xml"
+    result = run_cli("convert", str(write(tmp_path, model)), "-o", str(out), "--target", "NPU")
+    assert_one_line_error(result, 1, "main/Loop_0", "NPU needs static loops", "trip count")
+    assert list(tmp_path.iterdir()) == [tmp_path / "model.onnx"]
+
+
+def test_cli_bad_target_is_a_usage_error(tmp_path):
+    model, _, _ = next(_runs("loop:loop_no_scan_outputs"))
+    result = run_cli("convert", str(write(tmp_path, model)), "-o", "x.xml", "--target", "TPU")
+    assert_one_line_error(result, 2, "--target", "TPU")
+
+
+@pytest.mark.parametrize("device", ["GPU", "NPU"])
+def test_cli_check_on_an_absent_device_is_one_line(device):
+    if any(name.split(".")[0] == device for name in available_devices()):
+        pytest.skip(f"{device} is present here: the absent-device error cannot be shown")
+    result = run_cli("check", "ir_samples/rnn_loop.onnx", "--device", device)
+    assert_one_line_error(result, 2, f"device {device} is not present")
+
+
+@pytest.mark.parametrize("device", ["GPU", "NPU"])
+def test_target_ir_compiles_and_matches_on_its_device(device, tmp_path):
+    if not any(name.split(".")[0] == device for name in available_devices()):
+        pytest.skip(f"no {device} here (OpenVINO lists {', '.join(available_devices())})")
+    model, feeds, expected = next(_runs("scan:scan_inside_scan"))
+    fixed, remaining = pinned(model, feeds)
+    compiled = core().compile_model(
+        ov_loops.convert(fixed, target=device), device, {"INFERENCE_PRECISION_HINT": "f32"}
+    )
+    got = run(compiled, remaining)
+    assert_close(expected[0], got[0], device, 1e-3, 1e-3)
