@@ -51,6 +51,9 @@ def _parser() -> argparse.ArgumentParser:
     validate.add_argument("model", help="the IR (.xml; .bin beside)")
     validate.add_argument("--format", choices=("text", "json"), default="text")
     validate.add_argument("--show", action="store_true", help="print each loop's structure")
+    validate.add_argument(
+        "--target", choices=("GPU", "NPU"), help="also check what this device's plugin refuses"
+    )
     validate.set_defaults(run=_validate)
 
     check = commands.add_parser(
@@ -103,7 +106,7 @@ def _convert(args: argparse.Namespace) -> int:
 def _validate(args: argparse.Namespace) -> int:
     from ov_loops.ir.validate import show, validate
 
-    report = validate(args.model)
+    report = validate(args.model, args.target)
     if args.format == "json":
         print(report.to_json())
     else:

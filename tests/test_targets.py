@@ -183,3 +183,21 @@ def test_target_ir_compiles_and_matches_on_its_device(device, tmp_path):
     )
     got = run(compiled, remaining)
     assert_close(expected[0], got[0], device, 1e-3, 1e-3)
+
+
+@pytest.mark.parametrize("code, target, code_exit", [("NP002", "NPU", 1), ("GP001", "GPU", 0)])
+def test_cli_validate_target_runs_the_device_rules(code, target, code_exit):
+    sample = f"ir_samples/invalid/{code}.xml"
+    plain = run_cli("validate", sample)
+    for_device = run_cli("validate", sample, "--target", target)
+    assert plain.returncode == 0 and f" {code} layer" not in plain.stdout
+    assert for_device.returncode == code_exit and f" {code} layer" in for_device.stdout
+
+
+def test_npu_converted_ir_passes_validate_target_npu(tmp_path):
+    model, feeds, _ = next(_runs("scan:scan_inside_scan"))
+    ov_loops.save(ov_loops.convert(pinned(model, feeds)[0], target="NPU"), tmp_path / "m.xml")
+    cpu = ov_loops.translate(pinned(model, feeds)[0])
+    ov_loops.save(cpu.model, tmp_path / "cpu.xml")
+    assert ov_loops.validate(tmp_path / "m.xml", "NPU").exit_code == 0
+    assert ov_loops.validate(tmp_path / "cpu.xml", "NPU").exit_code == 0  # static Loop-5 too
