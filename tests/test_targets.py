@@ -201,3 +201,13 @@ def test_npu_converted_ir_passes_validate_target_npu(tmp_path):
     ov_loops.save(cpu.model, tmp_path / "cpu.xml")
     assert ov_loops.validate(tmp_path / "m.xml", "NPU").exit_code == 0
     assert ov_loops.validate(tmp_path / "cpu.xml", "NPU").exit_code == 0  # static Loop-5 too
+
+
+def test_unrolled_vs_loop5_benchmark_runs_and_prints_ratios(capsys):
+    """benchmarks/unrolled_vs_loop5.py, tiny: both forms agree (it asserts), a ratio per T."""
+    from benchmarks import unrolled_vs_loop5
+
+    unrolled_vs_loop5.main(["--hidden", "4", "--steps", "1", "3", "--rounds", "3"])
+    rows = capsys.readouterr().out.strip().splitlines()[1:]
+    assert [row.split()[0] for row in rows] == ["T=1", "T=3"]
+    assert all(float(row.split()[-1]) > 0 for row in rows)

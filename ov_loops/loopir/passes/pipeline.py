@@ -84,7 +84,10 @@ PLAIN = TargetProfile("plain", frozenset())
 # OpenVINO's GPU plugin unrolls every Loop/TensorIterator of fewer than 16 iterations itself
 # (src/plugins/intel_gpu/src/plugin/transformations_pipeline.cpp: the callback of
 # ov::pass::UnrollTensorIterator keeps loops with `num_iter >= 16`); we do the same before it,
-# so the IR is what the GPU runs. The CPU workarounds stay on: they keep Loop-5's semantics.
+# so the IR is what the GPU runs, and with current_iteration as a constant of the type the body
+# declares (its own unrolling feeds an i64 Constant to i32 bodies, which its i32-only kernels
+# refuse: openvinotoolkit/openvino#34777; validator rule GP001). The CPU workarounds stay on:
+# they keep Loop-5's semantics.
 GPU_UNROLL_BELOW = 16
 GPU = TargetProfile("GPU", CPU.passes, unroll=GPU_UNROLL_BELOW - 1)
 # The NPU compiler needs static shapes (openvinotoolkit/openvino#26357: "NPU does not support
