@@ -211,3 +211,10 @@ def test_unrolled_vs_loop5_benchmark_runs_and_prints_ratios(capsys):
     rows = capsys.readouterr().out.strip().splitlines()[1:]
     assert [row.split()[0] for row in rows] == ["T=1", "T=3"]
     assert all(float(row.split()[-1]) > 0 for row in rows)
+
+
+def test_early_exit_loop_with_scan_output_stays_a_loop_and_says_why():
+    model, feeds, expected = next(_runs("loop:loop_trip_count_and_condition_of_shape_1"))
+    conversion = _check(model, feeds, expected, "early exit", unroll=64)
+    [loop] = conversion.loops
+    assert loop.becomes == "Loop-5" and "not unrolled: it may stop early" in loop.summary()

@@ -54,9 +54,12 @@ def lower(loop: LoopIR, target: TargetProfile, optimize: str = "none") -> Lowere
     if target.static:
         refuse_unless_static(loop, target.name)
     count = loop.trip.constant
-    if count is not None and count <= target.unroll and unroll_refusal(loop) is None:
-        applied = (*loop.applied, f"unrolled x{count}")
-        return Lowered(unroll_fully(loop), None, None, applied, names, "straight-line graph")
+    if count is not None and count <= target.unroll:
+        reason = unroll_refusal(loop)
+        if reason is None:
+            applied = (*loop.applied, f"unrolled x{count}")
+            return Lowered(unroll_fully(loop), None, None, applied, names, "straight-line graph")
+        loop = loop.noting(f"not unrolled: {reason}")
     cell = recognized_cell(loop) if target.runs(CellLowering, optimize) else None
     if cell is not None and sequence_is_faster(cell, loop):
         applied = (*loop.applied, f"-> {cell.op}")
