@@ -17,6 +17,7 @@ from tests.harness import (
     assert_one_line_error,
     compile_f32,
     onnxruntime_oracle,
+    reference_oracle,
     run_cli,
     write,
 )
@@ -218,3 +219,14 @@ def test_early_exit_loop_with_scan_output_stays_a_loop_and_says_why():
     conversion = _check(model, feeds, expected, "early exit", unroll=64)
     [loop] = conversion.loops
     assert loop.becomes == "Loop-5" and "not unrolled: it may stop early" in loop.summary()
+
+
+@pytest.mark.parametrize(
+    "name", ["loop:loop_stops_early_reading_iteration_number", "scan:scan_inside_scan"]
+)
+def test_unrolled_matches_the_onnx_reference_too(name):
+    """Against ov-loops' own numpy reference of ONNX (ov_loops.reference), not onnxruntime."""
+    for model, feeds, _ in _runs(name):
+        expected = reference_oracle(model)(feeds)
+        conversion = _check(model, feeds, expected, name, unroll=64)
+        assert all(loop.spec is None for loop in conversion.loops)
