@@ -378,12 +378,54 @@ def iteration_after_an_output_only_parameter() -> ov.Model:
     return ov.Model([total], [w], "iteration_after_an_output_only_parameter")
 
 
+def counting_loop(
+    trip_count: ov.Output, x_shape: list[int], counter: ov.Type = ov.Type.i64, name: str = "sums"
+) -> ov.Model:
+    """acc += x + i for trip_count iterations (i the current_iteration, of type `counter`);
+    x of shape `x_shape` (-1: dynamic), an invariant input. For the device-target rules."""
+    x_in, acc_in = ops.parameter(x_shape, np.float32), ops.parameter(x_shape, np.float32)
+    i = ops.parameter([], counter, name="i")
+    acc = ops.result(ops.add(acc_in, ops.add(x_in, ops.convert(i, ov.Type.f32))))
+    keep = ops.result(ops.constant(True))
+    body = ov.Model([acc, keep], [x_in, acc_in, i], "body")
+    x = ops.parameter(x_shape, np.float32, name="x")
+    loop = ops.loop(trip_count, ops.constant(True).output(0))
+    loop.set_friendly_name(name)
+    loop.set_function(body)
+    loop.set_special_body_ports([2, 1])
+    loop.set_invariant_input(x_in, x.output(0))
+    loop.set_merged_input(acc_in, x.output(0), acc.output(0))
+    total = loop.get_iter_value(acc.output(0), -1)
+    parameters = [x] + [p for p in [trip_count.get_node()] if p.get_type_name() == "Parameter"]
+    return ov.Model([total], parameters, name)
+
+
+def npu_runtime_trip_count() -> ov.Model:
+    count = ops.parameter([], np.int64, name="count")
+    return counting_loop(count.output(0), [2], name="runtime_count")
+
+
+def npu_dynamic_shape() -> ov.Model:
+    return counting_loop(ops.constant(np.int64(3)).output(0), [-1, 2], name="dynamic_x")
+
+
+def gpu_i32_iteration() -> ov.Model:
+    count = ops.constant(np.int64(5)).output(0)
+    return counting_loop(count, [2], ov.Type.i32, name="i32_iteration")
+
+
 # Samples built as models, not as mutations of loop_all_ports: (rule, defect, model).
 BUILT = {
     "WR006": (
         "body Parameter w_in, before current_iteration's, feeds only output 0, which the graph "
         "does not read",
         iteration_after_an_output_only_parameter,
+    ),
+    "NP001": ("the trip count is a model input (for the NPU)", npu_runtime_trip_count),
+    "NP002": ("input x has the dynamic shape [?,2] (for the NPU)", npu_dynamic_shape),
+    "GP001": (
+        "a 5-iteration Loop with an i32 current_iteration (for the GPU)",
+        gpu_i32_iteration,
     ),
 }
 
@@ -422,7 +464,8 @@ def main() -> None:
     for code, (defect, build) in BUILT.items():
         target = invalid / f"{code}.xml"
         ov.save_model(build(), str(target), compress_to_fp16=False)
-        _write_with_comment(target, f"{defect} ({code}, a warning)")
+        kind = ", a warning" if code.startswith(("WR", "GP")) else ""
+        _write_with_comment(target, f"{defect} ({code}{kind})")
     print(
         f"wrote {len(list(valid.glob('*.xml')))} valid and "
         f"{len(list(invalid.glob('*.xml')))} invalid samples"

@@ -20,6 +20,7 @@ from ov_loops.frontends.onnx.input_specs import input_shapes, output_names
 from ov_loops.frontends.onnx.io_edits import InputOutputEdits
 from ov_loops.frontends.onnx.load import load_model
 from ov_loops.loopir.passes.levels import check_optimize_level
+from ov_loops.targets import target_profile
 
 log = logging.getLogger(__name__)
 ModelSource = str | os.PathLike | bytes | io.IOBase | onnx.ModelProto
@@ -30,6 +31,8 @@ def translate(
     optimize: str = "default",
     input: object = None,  # noqa: A002 -- openvino.convert_model's name
     output: str | list[str] | None = None,
+    target: str = "CPU",
+    unroll: int | None = None,
 ) -> Conversion:
     """Convert an ONNX model and report what became of each loop.
 
@@ -40,17 +43,20 @@ def translate(
     types as `openvino.convert_model` takes them (`"X[1,?,16]{f32},h0[1,16]"`, `{"X": [1, 5]}`,
     `[("X", [1, 5], np.float32)]`, ...; frontends.onnx.input_specs): they reach every loop body,
     and a trip count they make constant becomes a constant. `output` names the main-graph
-    tensors the model is cut at (`"y,h"` or a list). Raises `InputError` when it cannot be read
-    (or an argument is wrong), `ConversionError` (or `UnsupportedError`, listing every
-    unsupported op with its node path) when it cannot be converted.
+    tensors the model is cut at (`"y,h"` or a list). `target` ("CPU", "GPU", "NPU") chooses
+    lowerings and workarounds per loop; `unroll` unrolls loops of at most that many iterations
+    into straight-line graph on any target. Raises `InputError` when it cannot be read (or an
+    argument is wrong), `ConversionError` (or `UnsupportedError`, listing every unsupported op
+    with its node path) when it cannot be converted.
     """
     check_optimize_level(optimize)
+    profile = target_profile(target, unroll)
     edits = InputOutputEdits(input_shapes(input), output_names(output))
     started = time.perf_counter()
     loaded = load_model(model, edits.apply)
     log.info("read and prepared the ONNX model in %s", _since(started))
     started = time.perf_counter()
-    conversion = convert_model(loaded, optimize=optimize, input_shapes=edits.shapes)
+    conversion = convert_model(loaded, profile, optimize=optimize, input_shapes=edits.shapes)
     log.info("converted %d loop(s) in %s", len(conversion.loops), _since(started))
     return conversion
 
@@ -64,10 +70,12 @@ def convert(
     optimize: str = "default",
     input: object = None,  # noqa: A002 -- openvino.convert_model's name
     output: str | list[str] | None = None,
+    target: str = "CPU",
+    unroll: int | None = None,
 ) -> ov.Model:
-    """Convert an ONNX model to an `openvino.Model` whose loops are all Loop-5 (the arguments
-    are translate's)."""
-    return translate(model, optimize, input, output).model
+    """Convert an ONNX model to an `openvino.Model` whose loops are all Loop-5 (or straight-line
+    graph where unrolled; the arguments are translate's)."""
+    return translate(model, optimize, input, output, target, unroll).model
 
 
 def save(model: ov.Model, path: str | os.PathLike, compress_to_fp16: bool = True) -> None:

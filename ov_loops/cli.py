@@ -18,6 +18,7 @@ from ov_loops.convert_cli import add_ovc_options, add_version
 from ov_loops.errors import OvLoopsError
 from ov_loops.ir.validate import VALIDATE_JSON_KEYS
 from ov_loops.loopir.passes.levels import OPTIMIZE_LEVELS
+from ov_loops.targets import add_target_arguments
 
 
 class _Parser(argparse.ArgumentParser):
@@ -35,6 +36,7 @@ def _add_convert(commands) -> None:
         default="default",
         help="loop optimisations: none (workarounds only), default, max (default: default)",
     )
+    add_target_arguments(convert)
     _add_output_options(convert, CONVERT_JSON_KEYS)
     convert.set_defaults(run=_convert)
 
@@ -67,6 +69,9 @@ def _parser() -> argparse.ArgumentParser:
     validate.add_argument(
         "--show", action="store_true", help="print each loop's structure (json: key show)"
     )
+    validate.add_argument(
+        "--target", choices=("GPU", "NPU"), help="also check what this device's plugin refuses"
+    )
     validate.set_defaults(run=_validate)
 
     check = commands.add_parser(
@@ -88,7 +93,14 @@ def _convert(args: argparse.Namespace) -> int:
 
     started = time.perf_counter()
     path = output_path(args)
-    conversion = translate(args.model, optimize=args.optimize, input=args.input, output=args.output)
+    conversion = translate(
+        args.model,
+        optimize=args.optimize,
+        input=args.input,
+        output=args.output,
+        target=args.target,
+        unroll=args.unroll,
+    )
     save(conversion.model, path, compress_to_fp16=args.compress_to_fp16)
     if args.format == "json":
         print(conversion_json(conversion, path))
@@ -104,7 +116,7 @@ def _convert(args: argparse.Namespace) -> int:
 def _validate(args: argparse.Namespace) -> int:
     from ov_loops.ir.validate import show, validate
 
-    report = validate(args.model)
+    report = validate(args.model, args.target)
     if args.format == "json":
         print(report.to_json(show(args.model) if args.show else None))
     else:

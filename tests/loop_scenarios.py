@@ -302,6 +302,43 @@ def loop_scan_outputs_scalar_and_matrix():
 
 
 @scenario
+def loop_stops_early_reading_iteration_number():
+    """y += x * i until sum(y) >= limit, at most M times; no scan output (M pinned to a
+    constant, a masked, fully unrolled loop: later copies must not change y)."""
+    body = loop_body(
+        [
+            node("Cast", ["i"], ["i_f"], to=T.FLOAT),
+            node("Mul", ["x", "i_f"], ["step"]),
+            node("Add", ["y_in", "step"], ["y_out"]),
+            node("ReduceSum", ["y_out"], ["total"], keepdims=0),
+            node("Less", ["total", "limit"], ["keep_going"]),
+        ],
+        [typed("y_in", T.FLOAT, [2])],
+        [typed("keep_going", T.BOOL, []), typed("y_out", T.FLOAT, [2])],
+    )
+    main = graph(
+        [node("Loop", ["M", "", "y0"], ["y"], body=body)],
+        [
+            typed("M", T.INT64, []),
+            typed("x", T.FLOAT, [2]),
+            typed("y0", T.FLOAT, [2]),
+            typed("limit", T.FLOAT, []),
+        ],
+        [typed("y", T.FLOAT, [2])],
+    )
+    runs = [
+        {
+            "M": np.array(m, np.int64),
+            "x": np.array([1.0, 2.0], np.float32),
+            "y0": np.array([0.5, -0.5], np.float32),
+            "limit": np.array(limit, np.float32),
+        }
+        for m, limit in [(6, 1e9), (6, 10.0), (6, -1.0), (0, 1.0)]
+    ]
+    return model(main), runs
+
+
+@scenario
 def loop_no_scan_outputs():
     """K = 0: only loop-carried values."""
     body = loop_body(

@@ -106,18 +106,22 @@ Check = Callable[[LoopContext], Iterator[tuple[str, str | None, int]]]
 
 @dataclass(frozen=True)
 class Rule:
+    """A rule; `target` names the device it is for (`validate --target`), None for every IR."""
+
     code: str
     severity: str
     summary: str
     check: Check
+    target: str | None = None
 
 
 RULES: list[Rule] = []
+TARGETS = ("GPU", "NPU")  # the devices with rules of their own
 
 
-def rule(code: str, severity: str, summary: str):
+def rule(code: str, severity: str, summary: str, target: str | None = None):
     def register(check: Check) -> Check:
-        RULES.append(Rule(code, severity, summary, check))
+        RULES.append(Rule(code, severity, summary, check, target))
         return check
 
     return register
@@ -830,3 +834,58 @@ def _live_body_layers(loop: LoopContext) -> set[str]:
                 live.add(producer)
                 pending.append(producer)
     return live
+
+
+# -- device targets: what a plugin refuses (validate --target) --------------------------------
+@rule("NP001", ERROR, "a Loop's trip count is a Constant (NPU)", target="NPU")
+def _npu_constant_trip_count(loop: LoopContext):
+    """The NPU compiler unrolls each Loop by its constant number of iterations (its IE
+    UnrollTensorIterator pass, LoopRewriter); a trip count computed at run time has none."""
+    if loop.is_loop and loop.constant_input(0) is None:
+        yield (
+            "the trip count is not a Constant: the NPU compiles only loops of a constant number "
+            "of iterations (convert with static input shapes and --target NPU)",
+            None,
+            loop.layer.line,
+        )
+
+
+@rule("NP002", ERROR, "a loop layer's ports have static shapes (NPU)", target="NPU")
+def _npu_static_ports(loop: LoopContext):
+    """The NPU plugin compiles static shapes only ("to_shape was called on a dynamic shape";
+    openvinotoolkit/openvino#26357, #24619). Judged from the layer's <port> dims (-1: dynamic)."""
+    ports = [("input", port) for port in loop.layer.inputs.values()]
+    ports += [("output", port) for port in loop.layer.outputs.values()]
+    for kind, port in ports:
+        if any(dim < 0 for dim in port.dims):
+            dims = ",".join("?" if dim < 0 else str(dim) for dim in port.dims)
+            yield (
+                f"{kind} port {port.id} has the dynamic shape [{dims}]: the NPU compiles static "
+                "shapes only",
+                None,
+                loop.layer.line,
+            )
+
+
+GPU_UNROLL_BELOW = 16  # intel_gpu transformations_pipeline.cpp: UnrollTensorIterator's callback
+
+
+@rule("GP001", WARNING, "a short Loop's current_iteration is i32 (GPU)", target="GPU")
+def _gpu_unrolled_i32_iteration(loop: LoopContext):
+    """The GPU plugin unrolls Loops of fewer than 16 iterations (UnrollTensorIterator) and
+    replaces current_iteration by an i64 Constant whatever the Parameter's type, which its i32-only
+    kernels then refuse (openvinotoolkit/openvino#34777: ScatterUpdate indices, "No layout format
+    available"). ov-loops --target GPU unrolls such loops itself with constants of the type."""
+    trips = loop.constant_input(0)
+    if not loop.is_loop or trips is None or not 0 <= trips < GPU_UNROLL_BELOW:
+        return
+    for entry in loop.inputs():
+        parameter = loop.parameters.get(entry.attrs.get("internal_layer_id"))
+        precision = parameter_value(parameter).judged.precision if parameter else None
+        if entry.attrs.get("purpose") == "current_iteration" and precision == "I32":
+            yield (
+                f"the GPU plugin unrolls this {trips}-iteration Loop and feeds current_iteration "
+                "as an i64 Constant to an i32 body (openvino#34777); convert with --target GPU",
+                entry.describe(),
+                entry.line,
+            )

@@ -94,14 +94,15 @@ class Report:
         return json.dumps(document, indent=2)
 
 
-def validate(path: str | Path) -> Report:
-    """Check every Loop/TensorIterator layer of the IR at `path` (nested ones too).
+def validate(path: str | Path, target: str | None = None) -> Report:
+    """Check every Loop/TensorIterator layer of the IR at `path` (nested ones too), with the
+    rules of device `target` ("GPU", "NPU": what its plugin refuses) when one is given.
 
     Raises InputError when the IR cannot be read (missing file, not XML, DTD or entities,
     missing .bin).
     """
     with _cyclic_gc_paused():
-        return _validate(read_ir(path))
+        return _validate(read_ir(path), target)
 
 
 @contextmanager
@@ -117,13 +118,15 @@ def _cyclic_gc_paused():
             gc.enable()
 
 
-def _validate(document: IRDocument) -> Report:
+def _validate(document: IRDocument, target: str | None = None) -> Report:
     report = Report(document.path, 0)
     report.findings.extend(_bin_findings(document))
     for layer_path, graph, layer in loops(document):
         report.loops += 1
         context = LoopContext(document, graph, layer, layer_path)
         for rule in RULES:  # the structure rule comes first; without structure, stop there
+            if rule.target not in (None, target):
+                continue
             findings = [
                 Finding(
                     rule.code, rule.severity, layer.id, layer.name, layer_path, entry, message, line

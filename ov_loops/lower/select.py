@@ -14,6 +14,8 @@ from ov_loops.lower.cell_cost import CellLowering, sequence_is_faster
 from ov_loops.lower.cells import lower_to_sequence, recognized_cell
 from ov_loops.lower.fold import fold, fold_reason
 from ov_loops.lower.loop5 import lower_to_loop5
+from ov_loops.lower.static import refuse_unless_static
+from ov_loops.lower.unroll import unroll_fully, unroll_refusal
 
 # Cells are recognised after the body is simplified, dead values are gone, invariant work has
 # left and accumulators are stacked outputs (MOC folds the exporters' transposes and shape
@@ -42,11 +44,22 @@ def lower(loop: LoopIR, target: TargetProfile, optimize: str = "none") -> Lowere
     """Fold a loop that provably runs no iteration; otherwise run the passes of the target at
     the optimisation level `optimize` up to cell recognition; a recognised cell step becomes its
     *Sequence-5 op when the cost model (lower/cell_cost.py) says it is faster; otherwise the
-    remaining passes run and a Loop-5 is emitted."""
+    remaining passes run and a Loop-5 is emitted. Before cells: a target needing static loops
+    refuses the others (lower/static.py), and a loop of at most `target.unroll` iterations
+    becomes straight-line graph when it can (lower/unroll.py)."""
     names = tuple(value.name for value in loop.carried)
     if loop.runs_zero_times:
         return Lowered(fold(loop), None, f"runs zero times: {fold_reason(loop)}", (), names)
     loop = target.run(loop, optimize, BEFORE_CELLS)
+    if target.static:
+        refuse_unless_static(loop, target.name)
+    count = loop.trip.constant
+    if count is not None and count <= target.unroll:
+        reason = unroll_refusal(loop)
+        if reason is None:
+            applied = (*loop.applied, f"unrolled x{count}")
+            return Lowered(unroll_fully(loop), None, None, applied, names, "straight-line graph")
+        loop = loop.noting(f"not unrolled: {reason}")
     cell = recognized_cell(loop) if target.runs(CellLowering, optimize) else None
     if cell is not None and sequence_is_faster(cell, loop):
         applied = (*loop.applied, f"-> {cell.op}")

@@ -48,11 +48,15 @@ PIPELINE: tuple[type[LoopPass], ...] = (
 @dataclass(frozen=True)
 class TargetProfile:
     """A target's name, the names of the workaround passes it runs, and optimisations it
-    `skips` whatever the level (e.g. to test passes switched on at random)."""
+    `skips` whatever the level (e.g. to test passes switched on at random); `unroll`: loops of
+    at most that many iterations become straight-line graph (lower/unroll.py); `static`: every
+    loop must have a constant trip count and static shapes, or conversion is refused."""
 
     name: str
     passes: frozenset[str]
     skips: frozenset[str] = frozenset()
+    unroll: int = 0
+    static: bool = False
 
     def runs(self, kind: type[LoopPass], optimize: str) -> bool:
         """Whether pass `kind` runs for this target at optimisation level `optimize`."""
@@ -76,3 +80,20 @@ class TargetProfile:
 CPU = TargetProfile("CPU", frozenset(kind.name for kind in PIPELINE if kind.level is None))
 # Loop-5 as its spec states it, no workaround: for tests and for plugins without these faults.
 PLAIN = TargetProfile("plain", frozenset())
+
+# OpenVINO's GPU plugin unrolls every Loop/TensorIterator of fewer than 16 iterations itself
+# (src/plugins/intel_gpu/src/plugin/transformations_pipeline.cpp: the callback of
+# ov::pass::UnrollTensorIterator keeps loops with `num_iter >= 16`); we do the same before it,
+# so the IR is what the GPU runs, and with current_iteration as a constant of the type the body
+# declares (its own unrolling feeds an i64 Constant to i32 bodies, which its i32-only kernels
+# refuse: openvinotoolkit/openvino#34777; validator rule GP001). The CPU workarounds stay on:
+# they keep Loop-5's semantics.
+GPU_UNROLL_BELOW = 16
+GPU = TargetProfile("GPU", CPU.passes, unroll=GPU_UNROLL_BELOW - 1)
+# The NPU compiler needs static shapes (openvinotoolkit/openvino#26357: "NPU does not support
+# dynamic shapes") and unrolls every Loop by its constant trip count itself (the NPU compiler's
+# IE UnrollTensorIterator pass, LoopRewriter: `for currentIter < numIterations`), and not a
+# Loop that may stop early with concatenated outputs ("Concat cases for ParamExecConds are not
+# supported yet", E#124554). So: unroll every loop that qualifies, refuse the others.
+NPU = TargetProfile("NPU", CPU.passes, unroll=2**31 - 1, static=True)
+TARGETS = {profile.name: profile for profile in (CPU, GPU, NPU)}

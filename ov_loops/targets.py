@@ -1,0 +1,47 @@
+"""Device targets: the profile a `--target` name and an `--unroll` count choose, and their CLI
+arguments (kept here so that cli.py only calls `add_target_arguments`)."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from typing import TYPE_CHECKING
+
+from ov_loops.errors import InputError
+
+if TYPE_CHECKING:
+    from ov_loops.loopir.passes.pipeline import TargetProfile
+
+TARGET_NAMES = ("CPU", "GPU", "NPU")  # pipeline.TARGETS; named here so the CLI loads no OpenVINO
+
+
+def target_profile(target: str = "CPU", unroll: int | None = None) -> TargetProfile:
+    """The profile of `target` (CPU, GPU or NPU); with `unroll`, loops of at most that many
+    iterations are unrolled whatever the target's own threshold. InputError otherwise."""
+    from ov_loops.loopir.passes.pipeline import TARGETS
+
+    profile = TARGETS.get(str(target).upper())
+    if profile is None:
+        raise InputError(f"unknown target {target!r}: choose one of {', '.join(TARGET_NAMES)}")
+    if unroll is None:
+        return profile
+    if isinstance(unroll, bool) or not isinstance(unroll, int) or unroll < 0:
+        raise InputError(f"unroll must be a non-negative integer, got {unroll!r}")
+    return dataclasses.replace(profile, unroll=max(profile.unroll, unroll))
+
+
+def add_target_arguments(parser: argparse.ArgumentParser) -> None:
+    """`--target` and `--unroll` of `ov-loops convert`."""
+    parser.add_argument(
+        "--target",
+        choices=TARGET_NAMES,
+        default="CPU",
+        help="the device the IR is for: chooses lowerings and workarounds per loop; NPU "
+        "refuses loops without a constant trip count and static shapes (default CPU)",
+    )
+    parser.add_argument(
+        "--unroll",
+        type=int,
+        metavar="N",
+        help="unroll loops of at most N iterations into straight-line graph (any target)",
+    )
