@@ -208,12 +208,7 @@ def _check_onnx(path: Path, given: dict, request: _Request) -> CheckReport:
     given, shapes = with_sequence_inputs(path, source, given, request.val_ranges, settings)
     request = dataclasses.replace(request, settings=dataclasses.replace(settings, shapes=shapes))
     feeds, generated = request.feeds(onnx_input_specs(source), given)
-    trace = Trace()
-    try:
-        with timed("ONNX reference ran"):
-            expected = run_onnx(source, feeds, max_iterations=settings.max_iterations, trace=trace)
-    except OvLoopsError as exc:
-        raise InputError(str(exc)) from None
+    expected, trace = _reference("ONNX reference", run_onnx, Trace(), source, feeds, settings)
     with tempfile.TemporaryDirectory(prefix="ov-loops-check-") as scratch:
         xml = Path(scratch) / "model.xml"
         save(conversion.model, xml, compress_to_fp16=False)  # the references compute in f32
@@ -243,6 +238,16 @@ def _check_onnx(path: Path, given: dict, request: _Request) -> CheckReport:
     return report
 
 
+def _reference(name: str, run, trace, model, feeds: dict, settings: Settings) -> tuple:
+    """(outputs, trace) of reference `run` on `model`; its bounds reached are bad input."""
+    try:
+        with timed(f"{name} ran"):
+            outputs = run(model, feeds, max_iterations=settings.max_iterations, trace=trace)
+    except OvLoopsError as exc:
+        raise InputError(str(exc)) from None
+    return outputs, trace
+
+
 def _check_ir(path: Path, given: dict, request: _Request) -> CheckReport:
     from ov_loops.reference.ir_reference import Trace, run_ir
 
@@ -251,12 +256,7 @@ def _check_ir(path: Path, given: dict, request: _Request) -> CheckReport:
     model = _core_read(path)
     request.require_outputs([output.get_any_name() for output in model.outputs])
     feeds, _ = request.feeds(ir_input_specs(model), given)
-    trace = Trace()
-    try:
-        with timed("IR reference ran"):
-            computed = run_ir(path, feeds, max_iterations=settings.max_iterations, trace=trace)
-    except OvLoopsError as exc:
-        raise InputError(str(exc)) from None
+    computed, trace = _reference("IR reference", run_ir, Trace(), path, feeds, settings)
     with timed(f"compiled and ran on {settings.device}"):
         device = run_on_device(path, settings.device, settings.precision, feeds)
     expected = []
