@@ -33,6 +33,7 @@ def translate(
     output: str | list[str] | None = None,
     target: str = "CPU",
     unroll: int | None = None,
+    stateful: bool = False,
 ) -> Conversion:
     """Convert an ONNX model and report what became of each loop.
 
@@ -45,12 +46,14 @@ def translate(
     and a trip count they make constant becomes a constant. `output` names the main-graph
     tensors the model is cut at (`"y,h"` or a list). `target` ("CPU", "GPU", "NPU") chooses
     lowerings and workarounds per loop; `unroll` unrolls loops of at most that many iterations
-    into straight-line graph on any target. Raises `InputError` when it cannot be read (or an
+    into straight-line graph on any target; `stateful` keeps the carried values of the main
+    graph's loops in OpenVINO Variables, to feed a long sequence in chunks (reset_state()
+    starts a new one; lower/stateful.py). Raises `InputError` when it cannot be read (or an
     argument is wrong), `ConversionError` (or `UnsupportedError`, listing every unsupported op
     with its node path) when it cannot be converted.
     """
     check_optimize_level(optimize)
-    profile = target_profile(target, unroll)
+    profile = target_profile(target, unroll, stateful)
     edits = InputOutputEdits(input_shapes(input), output_names(output))
     started = time.perf_counter()
     loaded = load_model(model, edits.apply)
@@ -72,10 +75,11 @@ def convert(
     output: str | list[str] | None = None,
     target: str = "CPU",
     unroll: int | None = None,
+    stateful: bool = False,
 ) -> ov.Model:
     """Convert an ONNX model to an `openvino.Model` whose loops are all Loop-5 (or straight-line
     graph where unrolled; the arguments are translate's)."""
-    return translate(model, optimize, input, output, target, unroll).model
+    return translate(model, optimize, input, output, target, unroll, stateful).model
 
 
 def save(model: ov.Model, path: str | os.PathLike, compress_to_fp16: bool = True) -> None:

@@ -100,6 +100,7 @@ def _convert(args: argparse.Namespace) -> int:
         output=args.output,
         target=args.target,
         unroll=args.unroll,
+        stateful=args.stateful,
     )
     save(conversion.model, path, compress_to_fp16=args.compress_to_fp16)
     if args.format == "json":

@@ -105,6 +105,7 @@ class Converter:
             loops = rederived(model, loops)
         copy_loop_outputs_into_concats(model)
         declared = types_of.with_declared_inputs(model, self._model.graph, self._input_shapes)
+        declared.add_sinks([sink for loop in loops for sink in loop.states])
         return Conversion(declared, loops)
 
     # -- registry ----------------------------------------------------------------------------
@@ -187,6 +188,8 @@ class Converter:
         Scan-8 is a batch loop whose body scans one entry (frontends.onnx.scan8)."""
         if not layout.batched:
             return self._lower(layout, *self._loop_ir(key, layout, values))
+        if self._target.stateful:
+            raise ConversionError(f"{layout.path}: --stateful: a Scan-8 keeps no state")
 
         def scan_entry(entry: PlaceholderValues):
             return self._lower(layout, *self._loop_ir(key, layout, entry))
@@ -208,6 +211,7 @@ class Converter:
             lowered.carried,
             lowered.applied,
             lowered.becomes,
+            lowered.states,
         )
         return lowered.values, [report] if lowered.folded else [report, *nested]
 
@@ -241,22 +245,9 @@ class Converter:
 
     def _refuse_strings(self, layout: LoopBody, values: PlaceholderValues) -> None:
         """String tensors may not flow through a Loop: OpenVINO's CPU plugin cannot run them."""
-        names = [
-            *layout.carried_sources,
-            *layout.captures,
-            *(entry.source for entry in layout.sliced),
-        ]
-        strings = [
-            name
-            for name, value in zip(names, [*values.carried, *values.captures, *values.sliced])
-            if value.get_element_type() == ov.Type.string
-        ]
-        for name in strings:
-            reason = f"string tensor '{name}' in a loop (OpenVINO's CPU plugin cannot run it)"
-            self._unsupported.append(
-                UnsupportedItem(layout.op, layout.node.domain, layout.opset, layout.path, reason)
-            )
-        if strings:
+        items = _string_tensors(layout, values)
+        if items:
+            self._unsupported.extend(items)
             raise ConversionError(f"{layout.path}: string tensors in a loop")
 
     def _convert_body(
@@ -310,6 +301,22 @@ def _relaxed(layout: LoopBody, carried_types: list[TensorType], body: ov.Model) 
     return [
         types_of.relax(layout.path, entering, results[out].input_value(0))
         for entering, out in zip(carried_types, layout.carried_outputs)
+    ]
+
+
+def _string_tensors(layout: LoopBody, values: PlaceholderValues) -> list[UnsupportedItem]:
+    """An unsupported item per string tensor entering the loop."""
+    names = [*layout.carried_sources, *layout.captures, *(entry.source for entry in layout.sliced)]
+    return [
+        UnsupportedItem(
+            layout.op,
+            layout.node.domain,
+            layout.opset,
+            layout.path,
+            f"string tensor '{name}' in a loop (OpenVINO's CPU plugin cannot run it)",
+        )
+        for name, value in zip(names, [*values.carried, *values.captures, *values.sliced])
+        if value.get_element_type() == ov.Type.string
     ]
 
 

@@ -17,7 +17,8 @@ class ConvertedLoop:
     `outputs` are the ONNX node's output names; `carried` the outer names of its initial
     loop-carried values, in order (merged input k of the spec carries `carried[k]`);
     `optimizations` what the optimising passes did to it; `becomes` the op that computes it
-    (Loop-5, or a *Sequence-5 op for a recognised cell, spec None then); `top_level` says
+    (Loop-5, or a *Sequence-5 op for a recognised cell, spec None then); `states` the Assigns
+    that keep its carried values across inferences (lower/stateful.py); `top_level` says
     whether the loop sits in the main graph (not in a body).
     """
 
@@ -29,6 +30,7 @@ class ConvertedLoop:
     carried: tuple[str, ...] = ()
     optimizations: tuple[str, ...] = ()
     becomes: str = "Loop-5"
+    states: tuple[ov.Node, ...] = ()  # with --stateful: the Assigns storing its carried values
 
     @property
     def top_level(self) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import openvino as ov
@@ -14,6 +15,7 @@ from ov_loops.lower.cell_cost import CellLowering, sequence_is_faster
 from ov_loops.lower.cells import lower_to_sequence, recognized_cell
 from ov_loops.lower.fold import fold, fold_reason
 from ov_loops.lower.loop5 import lower_to_loop5
+from ov_loops.lower.stateful import assign_states, is_top_level, read_states
 from ov_loops.lower.static import refuse_unless_static
 from ov_loops.lower.unroll import unroll_fully, unroll_refusal
 
@@ -38,9 +40,20 @@ class Lowered:
     applied: tuple[str, ...] = ()
     carried: tuple[str, ...] = ()  # the names of the carried values the Loop-5 carries
     becomes: str = "Loop-5"
+    states: tuple[ov.Node, ...] = ()  # the Assigns of a stateful loop (lower/stateful.py)
 
 
 def lower(loop: LoopIR, target: TargetProfile, optimize: str = "none") -> Lowered:
+    """`loop` lowered (see `_lowered`); for a stateful target, a top-level loop that may run
+    keeps its carried values in Variables, its Assigns in `states` (lower/stateful.py)."""
+    if not target.stateful or not is_top_level(loop) or loop.runs_zero_times:
+        return _lowered(loop, target, optimize)
+    loop, states = read_states(loop)
+    lowered = _lowered(loop, target, optimize)
+    return dataclasses.replace(lowered, states=assign_states(lowered.values, states))
+
+
+def _lowered(loop: LoopIR, target: TargetProfile, optimize: str) -> Lowered:
     """Fold a loop that provably runs no iteration; otherwise run the passes of the target at
     the optimisation level `optimize` up to cell recognition; a recognised cell step becomes its
     *Sequence-5 op when the cost model (lower/cell_cost.py) says it is faster; otherwise the

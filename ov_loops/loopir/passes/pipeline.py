@@ -57,6 +57,7 @@ class TargetProfile:
     skips: frozenset[str] = frozenset()
     unroll: int = 0
     static: bool = False
+    stateful: bool = False  # top-level loops keep carried values in Variables (lower/stateful.py)
 
     def runs(self, kind: type[LoopPass], optimize: str) -> bool:
         """Whether pass `kind` runs for this target at optimisation level `optimize`."""

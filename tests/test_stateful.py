@@ -1,0 +1,124 @@
+"""--stateful: the main graph's loops keep their carried values in OpenVINO Variables, so a
+sequence fed in chunks gives the results of one pass over the whole (lower/stateful.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+
+import ov_loops
+from ov_loops.errors import ConversionError
+from tests.harness import compile_f32, run_cli
+from tests.onnx_builders import T, const, graph, loop_body, model, node, typed
+from tests.scan_scenarios import SCENARIOS as SCAN_SCENARIOS
+
+HIDDEN = 4
+RNG = np.random.default_rng(5)
+W = (RNG.normal(size=(HIDDEN, HIDDEN)) / 2).astype(np.float32)
+R = (RNG.normal(size=(HIDDEN, HIDDEN)) / 2).astype(np.float32)
+
+
+def _rnn_loop() -> onnx.ModelProto:
+    """h = tanh(x_t W + h R) over the rows of X (trip count Shape(X)[0]); outputs the last h
+    and every h (a scan output)."""
+    body = loop_body(
+        [node("Gather", ["X", "i"], ["x_t"], axis=0), node("MatMul", ["x_t", "W"], ["xw"]),
+         node("MatMul", ["h_in", "R"], ["hr"]), node("Add", ["xw", "hr"], ["pre"]),
+         node("Tanh", ["pre"], ["h_out"]), node("Identity", ["h_out"], ["h_row"]),
+         node("Identity", ["cond_in"], ["cond_out"])],
+        [typed("h_in", T.FLOAT, ["B", HIDDEN])],
+        [typed("cond_out", T.BOOL, []), typed("h_out", T.FLOAT, ["B", HIDDEN]),
+         typed("h_row", T.FLOAT, ["B", HIDDEN])],
+    )  # fmt: skip
+    main = graph(
+        [node("Shape", ["X"], ["shape"]), node("Gather", ["shape", "zero"], ["steps"], axis=0),
+         node("Loop", ["steps", "", "h0"], ["h_last", "hs"], body=body)],
+        [typed("X", T.FLOAT, ["T", "B", HIDDEN]), typed("h0", T.FLOAT, ["B", HIDDEN])],
+        [typed("h_last", T.FLOAT, ["B", HIDDEN]), typed("hs", T.FLOAT, ["T", "B", HIDDEN])],
+        [const("W", W), const("R", R), const("zero", 0, np.int64)],
+    )  # fmt: skip
+    return model(main)
+
+
+def _chunked(compiled, sequence: np.ndarray, h0: np.ndarray, lengths: list[int]) -> list:
+    """(last h, all h) after feeding `sequence` in chunks of `lengths` to one request."""
+    request = compiled.create_infer_request()
+    start, rows, outputs = 0, [], None
+    for length in lengths:
+        outputs = request.infer({"X": sequence[start : start + length], "h0": h0})
+        part = outputs[compiled.output("hs")]
+        assert part.shape[0] == length
+        if length:  # an empty chunk's scan output: 0 rows (its other dims may be 0 too)
+            rows.append(part)
+        start += length
+    return [outputs[compiled.output("h_last")], np.concatenate(rows)]
+
+
+@pytest.mark.parametrize("optimize", ["none", "default", "max"])
+def test_chunks_give_the_whole_sequences_results_and_reset_starts_again(optimize):
+    compiled = compile_f32(ov_loops.convert(_rnn_loop(), optimize=optimize, stateful=True))
+    plain = compile_f32(ov_loops.convert(_rnn_loop(), optimize=optimize))
+    sequence = RNG.normal(size=(9, 2, HIDDEN)).astype(np.float32)
+    h0 = RNG.normal(size=(2, HIDDEN)).astype(np.float32)
+    whole = plain({"X": sequence, "h0": h0})
+    expected = [whole[plain.output("h_last")], whole[plain.output("hs")]]
+    for lengths in ([9], [3, 0, 2, 4], [1] * 9):
+        got = _chunked(compiled, sequence, h0, lengths)
+        for want, have in zip(expected, got):
+            np.testing.assert_allclose(have, want, rtol=1e-5, atol=1e-6, err_msg=str(lengths))
+
+
+def test_reset_state_starts_from_the_fed_initial_value_again():
+    compiled = compile_f32(ov_loops.convert(_rnn_loop(), stateful=True))
+    request = compiled.create_infer_request()
+    sequence = RNG.normal(size=(4, 1, HIDDEN)).astype(np.float32)
+    h0 = np.zeros((1, HIDDEN), np.float32)
+    first = request.infer({"X": sequence, "h0": h0})[compiled.output("h_last")].copy()
+    second = request.infer({"X": sequence, "h0": h0})[compiled.output("h_last")].copy()
+    assert not np.allclose(first, second)  # the second call went on from the first one's h
+    request.reset_state()
+    again = request.infer({"X": sequence, "h0": h0})[compiled.output("h_last")]
+    np.testing.assert_allclose(again, first, rtol=1e-6, atol=1e-7)
+
+
+def test_the_ir_keeps_one_variable_per_carried_value(tmp_path):
+    conversion = ov_loops.translate(_rnn_loop(), stateful=True)
+    ov_loops.save(conversion.model, tmp_path / "s.xml", compress_to_fp16=False)
+    xml = (tmp_path / "s.xml").read_text()
+    assert xml.count('type="ReadValue"') == 1 and xml.count('type="Assign"') == 1
+    (loop,) = conversion.loops
+    assert len(loop.states) == 1
+    without = ov_loops.translate(_rnn_loop())
+    assert without.loops[0].states == ()
+
+
+def test_a_scan_streams_its_state_too():
+    made, _ = SCAN_SCENARIOS["scan_forward_running_sum"]()
+    compiled = compile_f32(ov_loops.convert(made, stateful=True))
+    s0 = RNG.normal(size=3).astype(np.float32)
+    x = RNG.normal(size=(7, 3)).astype(np.float32)
+    request = compiled.create_infer_request()
+    for part in (x[:3], x[3:3], x[3:]):
+        got = request.infer({"s0": s0, "x": part})
+    np.testing.assert_allclose(got[compiled.output("s")], s0 + x.sum(0), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        got[compiled.output("ys")], s0 + np.cumsum(x, 0)[3:], rtol=1e-5, atol=1e-6
+    )
+
+
+def test_scan8_is_refused_in_one_line():
+    made, _ = SCAN_SCENARIOS["scan8_without_sequence_lens"]()
+    with pytest.raises(ConversionError, match="Scan-8 keeps no state") as refused:
+        ov_loops.convert(made, stateful=True)
+    assert "\n" not in str(refused.value)
+
+
+def test_cli_writes_a_stateful_ir_that_validates_clean(tmp_path):
+    source = tmp_path / "rnn.onnx"
+    onnx.save(_rnn_loop(), source)
+    out = tmp_path / "rnn.xml"
+    result = run_cli("convert", str(source), "-o", str(out), "--stateful")
+    assert result.returncode == 0, result.stderr
+    assert 'type="Assign"' in out.read_text()
+    assert ov_loops.validate(out).exit_code == 0
