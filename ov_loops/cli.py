@@ -10,6 +10,7 @@ import argparse
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 from ov_loops import logs
 from ov_loops.checking.options import CHECK_EPILOG, add_check_options, run_check
@@ -92,7 +93,7 @@ def _convert(args: argparse.Namespace) -> int:
     from ov_loops.convert_cli import output_path, verbose_lines
 
     started = time.perf_counter()
-    path = output_path(args)
+    path = output_path(args) if args.layout == "ir" else None
     conversion = translate(
         args.model,
         optimize=args.optimize,
@@ -102,7 +103,13 @@ def _convert(args: argparse.Namespace) -> int:
         unroll=args.unroll,
         stateful=args.stateful,
     )
-    save(conversion.model, path, compress_to_fp16=args.compress_to_fp16)
+    if args.layout == "ovms":
+        from ov_loops.serving import save_ovms
+
+        repository = Path(args.output_model or ".")
+        path = save_ovms(conversion.model, repository, Path(args.model).stem, args.compress_to_fp16)
+    else:
+        save(conversion.model, path, compress_to_fp16=args.compress_to_fp16)
     if args.format == "json":
         print(conversion_json(conversion, path))
         return 0

@@ -45,6 +45,13 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
         "refuses loops without a constant trip count and static shapes (default CPU)",
     )
     parser.add_argument(
+        "--layout",
+        choices=("ir", "ovms"),
+        default="ir",
+        help="ovms: write an OpenVINO Model Server repository, -o DIR/NAME/1/model.xml (NAME: "
+        "the model's file name) and DIR/config.json listing it (default ir: the .xml itself)",
+    )
+    parser.add_argument(
         "--stateful",
         action="store_true",
         help="keep the carried values of the main graph's loops in OpenVINO Variables "

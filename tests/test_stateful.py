@@ -3,6 +3,10 @@ sequence fed in chunks gives the results of one pass over the whole (lower/state
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
+
 import numpy as np
 import onnx
 import pytest
@@ -122,3 +126,47 @@ def test_cli_writes_a_stateful_ir_that_validates_clean(tmp_path):
     assert result.returncode == 0, result.stderr
     assert 'type="Assign"' in out.read_text()
     assert ov_loops.validate(out).exit_code == 0
+
+
+def test_ovms_layout_writes_a_model_repository_and_keeps_other_entries(tmp_path):
+    source = tmp_path / "rnn.onnx"
+    onnx.save(_rnn_loop(), source)
+    repository = tmp_path / "models"
+    repository.mkdir()
+    (repository / "config.json").write_text(
+        json.dumps({"model_config_list": [{"config": {"name": "other", "base_path": "other"}}]})
+    )
+    for _ in range(2):  # converting again replaces the entry
+        result = run_cli("convert", str(source), "-o", str(repository), "--layout", "ovms")
+        assert result.returncode == 0, result.stderr
+    assert (repository / "rnn" / "1" / "model.xml").exists()
+    assert (repository / "rnn" / "1" / "model.bin").exists()
+    config = json.loads((repository / "config.json").read_text())
+    names = [entry["config"]["name"] for entry in config["model_config_list"]]
+    assert names == ["other", "rnn"]
+    assert config["model_config_list"][1]["config"]["base_path"] == "rnn"
+
+
+def test_ovms_layout_refuses_a_config_of_another_form_in_one_line(tmp_path):
+    source = tmp_path / "rnn.onnx"
+    onnx.save(_rnn_loop(), source)
+    (tmp_path / "config.json").write_text("[1, 2]")
+    result = run_cli("convert", str(source), "-o", str(tmp_path), "--layout", "ovms")
+    assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
+    assert "config.json" in result.stderr and not (tmp_path / "rnn").exists()
+
+
+def test_the_ir_runs_under_benchmark_app(tmp_path):
+    """benchmark_app (OpenVINO's tool) loads and runs the stateful IR with a short sequence."""
+    if shutil.which("benchmark_app") is None:
+        pytest.skip("benchmark_app is not installed (it comes with the openvino package)")
+    source, out = tmp_path / "rnn.onnx", tmp_path / "rnn.xml"
+    onnx.save(_rnn_loop(), source)
+    assert run_cli("convert", str(source), "-o", str(out)).returncode == 0
+    result = subprocess.run(
+        ["benchmark_app", "-m", str(out), "-d", "CPU", "-t", "1", "-hint", "latency",
+         "-data_shape", "X[6,2,4],h0[2,4]", "-infer_precision", "f32"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert "Throughput:" in result.stdout
