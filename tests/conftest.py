@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+import os
+
 import openvino as ov
 import pytest
+from hypothesis import settings
 
 from tests import harness
+
+# CI draws the same examples on every run (a failure there reproduces here); set
+# OV_LOOPS_HYPOTHESIS=explore for fresh random examples on each run.
+settings.register_profile("ci", derandomize=True, print_blob=True)
+settings.register_profile("explore", derandomize=False, print_blob=True)
+settings.load_profile(os.environ.get("OV_LOOPS_HYPOTHESIS", "ci"))
 
 
 @pytest.fixture(scope="session")
