@@ -243,11 +243,12 @@ def _settled(request: _Request, report: CheckReport) -> Settings:
     )
 
 
-def _translate(source: onnx.ModelProto, stateful: bool) -> Conversion:
-    """`translate`, whose unexpected failures are one-line ConversionErrors."""
+def _translate(source: onnx.ModelProto, stateful: bool = False) -> Conversion:
+    """`translate` (`stateful`: for --chunks), whose unexpected failures are one-line
+    ConversionErrors."""
     try:
         with timed("model converted"):
-            return translate(source, stateful=stateful)
+            return translate(source, stateful=True) if stateful else translate(source)
     except OvLoopsError:
         raise
     except Exception as exc:
@@ -271,7 +272,7 @@ def _check_onnx(path: Path, given: dict, request: _Request) -> CheckReport:
     source = load_model(path)
     names = [value.name for value in source.graph.output]
     request.require_outputs(names)
-    conversion = _translate(source, stateful=request.chunks is not None)
+    conversion = _translate(source, stateful=True) if request.chunks else _translate(source)
     given, shapes = with_sequence_inputs(path, source, given, request.val_ranges, settings)
     request = dataclasses.replace(request, settings=dataclasses.replace(settings, shapes=shapes))
     feeds, generated = request.feeds(onnx_input_specs(source), given)
