@@ -21,6 +21,7 @@ from ov_loops.checking.device import DeviceRun
 from ov_loops.checking.settings import Settings
 from ov_loops.checking.tolerance import parse_tolerances
 from ov_loops.errors import InputError
+from ov_loops.reference import ir_reference
 from ov_loops.reference.ir_state import STATE_KERNELS
 from tests.harness import assert_one_line_error, run_cli
 from tests.scan_scenarios import SCENARIOS as SCAN_SCENARIOS
@@ -237,3 +238,13 @@ def test_a_mismatch_after_reset_state_decides_the_verdict():
     assert report.rows[0].ok and not report.ok and report.exit_code == 1
     outcome.deciding.clear()
     assert check_run._report(outcome, request).ok  # an opinion alone does not decide
+
+
+def test_the_divergence_locator_runs_on_a_stateful_ir(rnn, monkeypatch):
+    """Its Assign (a sink) is no value the instrumented model emits."""
+    tanh = ir_reference.KERNELS["Tanh"]
+    monkeypatch.setitem(ir_reference.KERNELS, "Tanh", lambda layer, x: [tanh(layer, x)[0] + 1])
+    report = check(rnn.stateful, inputs=FEEDS)
+    assert not report.ok and report.divergence is not None
+    text = report.divergence.text()
+    assert text.startswith("first divergence: main/Loop") and "[0]" in text, text
