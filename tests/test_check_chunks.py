@@ -24,6 +24,7 @@ from ov_loops.errors import InputError
 from ov_loops.reference import ir_reference
 from ov_loops.reference.ir_state import STATE_KERNELS
 from tests.harness import assert_one_line_error, run_cli
+from tests.onnx_builders import T, const, graph, model, node, typed
 from tests.scan_scenarios import SCENARIOS as SCAN_SCENARIOS
 from tests.test_check import run_main
 from tests.test_stateful import HIDDEN, _rnn_loop
@@ -248,3 +249,17 @@ def test_the_divergence_locator_runs_on_a_stateful_ir(rnn, monkeypatch):
     assert not report.ok and report.divergence is not None
     text = report.divergence.text()
     assert text.startswith("first divergence: main/Loop") and "[0]" in text, text
+
+
+def test_chunks_of_a_model_without_state_say_so(tmp_path):
+    """Nothing to carry: each chunk runs on its own, which an elementwise model allows."""
+    main = graph(
+        [node("Add", ["x", "one"], ["y"])],
+        [typed("x", T.FLOAT, ["N", 2])],
+        [typed("y", T.FLOAT, ["N", 2])],
+        [const("one", 1.0)],
+    )
+    onnx.save(model(main), tmp_path / "add.onnx")
+    report = check(tmp_path / "add.onnx", shapes={"x": (5, 2)}, chunks="x=2")
+    assert report.ok and report.chunks["lengths"] == [3, 2]
+    assert any("keeps no state" in note for note in report.notes)
