@@ -219,7 +219,7 @@ def test_chunks_of_a_plain_ir_or_against_convert_model_are_refused(rnn, capsys):
         run_main(capsys, *plain), 2, "--chunks needs a stateful IR (convert with --stateful)"
     )
     against = ("check", str(rnn.onnx), "--chunks", "X=3", "--against", "convert-model")
-    assert_one_line_error(run_main(capsys, *against), 2, "--chunks cannot be combined")
+    assert_one_line_error(run_main(capsys, *against), 2, "cannot be combined with --against")
 
 
 def test_help_documents_chunks():

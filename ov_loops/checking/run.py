@@ -113,7 +113,9 @@ def check(
     if isinstance(chunks, str):
         chunks = parse_chunks(chunks)
     if chunks is not None and against:
-        raise InputError("--chunks cannot be combined with --against (it runs the whole sequence)")
+        raise InputError(
+            "--chunks cannot be combined with --against convert-model (its IR keeps no state)"
+        )
     tolerances = tolerances or parse_tolerances(rtol, atol)
     start_device_worker()  # it imports OpenVINO while we convert and run the reference
     given = inputs if isinstance(inputs, dict) else load_inputs(inputs)
