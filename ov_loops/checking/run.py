@@ -110,12 +110,7 @@ def check(
         raise InputError(f"--max-iterations must be positive, not {max_iterations}")
     path = Path(model)
     require_against(tuple(against), path.suffix != ".xml")
-    if isinstance(chunks, str):
-        chunks = parse_chunks(chunks)
-    if chunks is not None and against:
-        raise InputError(
-            "--chunks cannot be combined with --against convert-model (its IR keeps no state)"
-        )
+    chunks = _chunk_spec(chunks, tuple(against))
     tolerances = tolerances or parse_tolerances(rtol, atol)
     start_device_worker()  # it imports OpenVINO while we convert and run the reference
     given = inputs if isinstance(inputs, dict) else load_inputs(inputs)
@@ -130,6 +125,17 @@ def check(
         named = dict(zip((row.name for row in report.rows), report.outputs))
         save_arrays(save_outputs, named, "outputs")
     return report
+
+
+def _chunk_spec(chunks: str | ChunkSpec | None, against: tuple[str, ...]) -> ChunkSpec | None:
+    """The parsed --chunks, which --against cannot go with."""
+    if isinstance(chunks, str):
+        chunks = parse_chunks(chunks)
+    if chunks is not None and against:
+        raise InputError(
+            "--chunks cannot be combined with --against convert-model (its IR keeps no state)"
+        )
+    return chunks
 
 
 IR_NOT_FOR_ONNXRUNTIME = (
