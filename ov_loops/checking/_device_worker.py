@@ -3,11 +3,13 @@ that a native crash inside an OpenVINO plugin (SIGSEGV, SIGFPE, abort) ends the 
 check (`ov_loops.checking.device.DeviceWorker` starts it and turns its death into a one-line
 error).
 
-Protocol, pickled frames: a request on stdin is ("run", IR path, device, precision, feeds) or
-("convert_model", ONNX path, IR path). The replies, on the worker's original stdout, are stages
-(("stage", "compile"), ("stage", "inference"), ("precision", OpenVINO's inference precision or
-None); ("stage", "convert_model")), then ("outputs", arrays, or None after convert_model) or
-("error", one-line message). The worker's fd 1 is pointed at its stderr,
+Protocol, pickled frames: a request on stdin is ("run", IR path, device, precision, feeds),
+("chunks", IR path, device, precision, [feeds of each chunk], whole feeds) or ("convert_model",
+ONNX path, IR path). The replies, on the worker's original stdout, are stages (("stage",
+"compile"), ("stage", "inference"), ("precision", OpenVINO's inference precision or None);
+("stage", "convert_model")), then ("outputs", arrays; for "chunks" ([each chunk's arrays], the
+arrays of the whole feeds run after reset_state()); None after convert_model) or ("error",
+one-line message). The worker's fd 1 is pointed at its stderr,
 so whatever a plugin prints cannot corrupt the replies. It serves requests until stdin closes.
 """
 
@@ -18,7 +20,7 @@ import pickle
 import sys
 from typing import BinaryIO
 
-from ov_loops.checking.device import compile_model, inference_precision, run
+from ov_loops.checking.device import compile_model, infer, inference_precision, run
 from ov_loops.errors import OvLoopsError, message_line
 
 
@@ -38,6 +40,8 @@ def serve(requests: BinaryIO, replies: BinaryIO) -> None:
             if kind == "convert_model":
                 reply("stage", "convert_model")
                 outputs = _convert_model(*arguments)
+            elif kind == "chunks":
+                outputs = _run_chunks(reply, *arguments)
             else:
                 outputs = _run(reply, *arguments)
         except OvLoopsError as exc:
@@ -57,6 +61,19 @@ def _run(reply, xml: str, device: str, precision: str, feeds) -> list:
     reply("precision", inference_precision(compiled))
     reply("stage", "inference")
     return run(compiled, feeds)
+
+
+def _run_chunks(reply, xml: str, device: str, precision: str, chunks: list, whole) -> tuple:
+    """Each chunk's outputs, in order, on one infer request (a stateful model goes on from the
+    previous chunk); then reset_state() and the outputs of `whole`."""
+    reply("stage", "compile")
+    compiled = compile_model(xml, device, precision)
+    reply("precision", inference_precision(compiled))
+    reply("stage", "inference")
+    request = compiled.create_infer_request()
+    chunked = [infer(request, feeds) for feeds in chunks]
+    request.reset_state()
+    return chunked, infer(request, whole)
 
 
 def _conversion_failure(exc: Exception) -> str:

@@ -88,13 +88,18 @@ def to_tensor(array: np.ndarray) -> ov.Tensor:
 
 def run(compiled: ov.CompiledModel, inputs: dict | list) -> list[np.ndarray]:
     """Run once; outputs as numpy arrays in output order (bf16 as ml_dtypes.bfloat16)."""
-    request = compiled.create_infer_request()
+    return infer(compiled.create_infer_request(), inputs)
+
+
+def infer(request: ov.InferRequest, inputs: dict | list) -> list[np.ndarray]:
+    """One inference on `request` (its state, if the model has one, goes on); outputs as in
+    `run`."""
     if isinstance(inputs, dict):
         request.infer({name: to_tensor(value) for name, value in inputs.items()})
     else:
         request.infer([to_tensor(value) for value in inputs])
     outputs = []
-    for index in range(len(compiled.outputs)):
+    for index in range(len(request.model_outputs)):
         tensor = request.get_output_tensor(index)
         data = np.array(tensor.data, copy=True)
         if tensor.element_type == ov.Type.bf16:
@@ -111,6 +116,17 @@ class DeviceRun:
     (OpenVINO's INFERENCE_PRECISION_HINT of the compiled model; None when it does not say)."""
 
     outputs: list[np.ndarray]
+    precision: str | None
+
+
+@dataclass(frozen=True)
+class ChunkedRun:
+    """A stateful model fed in chunks on one infer request: each chunk's outputs in order, then
+    (after `reset_state()`) the outputs of the whole inputs in one call; the precision as in
+    `DeviceRun`."""
+
+    chunks: list[list[np.ndarray]]
+    after_reset: list[np.ndarray]
     precision: str | None
 
 
@@ -162,6 +178,16 @@ class DeviceWorker:
         request = ("run", str(Path(xml).resolve()), device, precision, feeds)
         replies = self._call(request, f"on {device}", f"the {device} plugin cannot run this model")
         return DeviceRun(replies["outputs"], replies.get("precision"))
+
+    def run_chunks(
+        self, xml: str | os.PathLike, device: str, precision: str, chunks: list, whole
+    ) -> ChunkedRun:
+        """The feeds `chunks` in order on one infer request of `compile_model(xml, device,
+        precision)`, then `reset_state()` and the feeds `whole` once, in the child."""
+        request = ("chunks", str(Path(xml).resolve()), device, precision, chunks, whole)
+        replies = self._call(request, f"on {device}", f"the {device} plugin cannot run this model")
+        chunked, after_reset = replies["outputs"]
+        return ChunkedRun(chunked, after_reset, replies.get("precision"))
 
     def convert_model(self, onnx_path: str | os.PathLike, xml: str | os.PathLike) -> None:
         """`openvino.convert_model(onnx_path)` saved as the IR `xml`, in the child."""
@@ -234,3 +260,11 @@ def convert_isolated(onnx_path: str | os.PathLike, xml: str | os.PathLike) -> No
     """`openvino.convert_model` of `onnx_path`, saved as `xml`, in the device worker: a crash
     or failure is a one-line InputError."""
     _worker.convert_model(onnx_path, xml)
+
+
+def run_chunks_on_device(
+    xml: str | os.PathLike, device: str, precision: str, chunks: list, whole: dict | list
+) -> ChunkedRun:
+    """`chunks` (feeds, in order) on one infer request of the IR `xml`, then `reset_state()`
+    and `whole`, in the device worker (see `DeviceWorker`)."""
+    return _worker.run_chunks(xml, device, precision, chunks, whole)

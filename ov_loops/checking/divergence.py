@@ -47,7 +47,8 @@ from ov_loops.errors import message_line
 from ov_loops.frontends.onnx.scopes import all_graphs
 from ov_loops.reference.trace import LoopRun, Trace, Where, loop_key
 
-NOT_OBSERVED = ("Parameter", "Constant", "Result")
+# Assign: a sink (stateful IR), whose value is its input's
+NOT_OBSERVED = ("Parameter", "Constant", "Result", "Assign")
 
 
 @dataclass(frozen=True)

@@ -66,6 +66,14 @@ def add_check_options(check: argparse.ArgumentParser) -> None:
         f"included (default {DEFAULT_MAX_ITERATIONS})",
     )
     _add_second_opinions(check)
+    check.add_argument(
+        "--chunks",
+        metavar="NAME[:AXIS]=N|L1,L2,...",
+        help="feed input NAME in chunks along AXIS (default 0): N near-equal ones or these "
+        "lengths (0 allowed), in order on one infer request, then reset_state() and the whole "
+        "once more; outputs are compared with one reference pass over the whole. Needs a "
+        "stateful model: an .onnx is converted with --stateful, an .xml must be so converted",
+    )
 
 
 def _add_second_opinions(check: argparse.ArgumentParser) -> None:
@@ -108,4 +116,5 @@ def run_check(args: argparse.Namespace):
         save_outputs=args.save_outputs,
         load_outputs=args.load_outputs,
         against=tuple(args.against),
+        chunks=args.chunks,
     )

@@ -22,8 +22,9 @@ schema "ov-loops-check/1"; model; device; precision {requested, inferred}; refer
 verdict "MATCH"|"MISMATCH"; exit_code; outputs [{name, shape, dtype, computed_in, rtol, atol,
 tolerance_source, max_abs_error, max_rel_error, mismatches, note, ok, opinions {NAME: {ok,
 mismatches, max_abs_error, note} or null}}]; opinions [{name, against, status
-"compared"|"skipped", reason, ok, decides}]; divergence (null or {text, ...}); notes; warnings.
-Non-finite numbers are the strings "inf", "-inf", "nan"."""
+"compared"|"skipped", reason, ok, decides}]; chunks (null or {input, axis, lengths, outputs
+{NAME: "last chunk"|"concatenated along axis K"}}); divergence (null or {text, ...}); notes;
+warnings. Non-finite numbers are the strings "inf", "-inf", "nan"."""
 
 
 @dataclass
@@ -87,6 +88,7 @@ class CheckReport:
     inferred: str | None = None
     opinions: list[Opinion] = field(default_factory=list)
     divergence: Divergence | None = None
+    chunks: dict | None = None  # what `ov_loops.checking.chunks.describe` says: the chunks fed
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     outputs: list = field(default_factory=list, repr=False)  # the device's, in output order
@@ -115,17 +117,19 @@ class CheckReport:
         lines.append(
             f"  {'output':20} {'shape':14} {'dtype':9} {'computed':8} {'rtol/atol':11} "
             f"{'max abs err':>11} {'max rel err':>11} {'mismatches':>10}"
-            + "".join(f" {o.name:>13}" for o in columns)
+            + "".join(f" {o.name:>{_width(o)}}" for o in columns)
         )
         for index, (row, tolerance) in enumerate(zip(self.rows, self.tolerances)):
             lines.append(
                 f"  {row.name[:20]:20} {str(list(row.shape))[:14]:14} {row.dtype:9} "
                 f"{tolerance.precision:8} {tolerance.text():11} {row.max_abs_error:11.3g} "
                 f"{row.max_rel_error:11.3g} {row.mismatches:10d}"
-                + "".join(f" {o.cell(index):>13}" for o in columns)
+                + "".join(f" {o.cell(index):>{_width(o)}}" for o in columns)
                 + (f"  {row.note}" if row.note else "")
             )
         lines.extend(f"  {opinion.line()}" for opinion in self.opinions)
+        if self.chunks is not None:
+            lines.extend(f"  {line}" for line in _chunks_lines(self.chunks))
         lines.extend(f"  note: {note}" for note in self.notes)
         lines.extend(f"  warning: {warning}" for warning in self.warnings)
         if self.divergence is not None:
@@ -149,6 +153,7 @@ class CheckReport:
             "exit_code": self.exit_code,
             "outputs": [self._output(i) for i in range(len(self.rows))],
             "opinions": [opinion.to_dict() for opinion in self.opinions],
+            "chunks": self.chunks,
             "divergence": _divergence(self.divergence),
             "notes": list(self.notes),
             "warnings": list(self.warnings),
@@ -170,6 +175,22 @@ class CheckReport:
                 for opinion in self.opinions
             },
         }
+
+
+def _width(opinion: Opinion) -> int:
+    """The width of an opinion's column: its name's, at least 13."""
+    return max(13, len(opinion.name))
+
+
+def _chunks_lines(chunks: dict) -> list[str]:
+    """The chunks fed (`--chunks`) and how each output's chunks were combined."""
+    joined = "; ".join(f"{name}: {how}" for name, how in chunks["outputs"].items())
+    return [
+        f"chunks: input {chunks['input']} split along axis {chunks['axis']} into lengths "
+        f"{chunks['lengths']}, fed in order to one infer request, then reset_state() and the "
+        "whole inputs once more",
+        f"chunk outputs: {joined}",
+    ]
 
 
 def _diff_numbers(row: OutputDiff) -> dict:
