@@ -1,0 +1,147 @@
+"""--stateful on every kind of loop it accepts (lower/stateful.py): reverse scans refused,
+states of the types the CPU plugin cannot keep stored in i32/f32, static state shapes kept,
+nested Scan-8 accepted, and every Loop/Scan scenario refused in one line or equal, fed whole,
+to the conversion without --stateful."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+
+import ov_loops
+from ov_loops.errors import ConversionError
+from tests.harness import assert_one_line_error, compile_f32, run_cli
+from tests.loop_scenarios import SCENARIOS as LOOP_SCENARIOS
+from tests.onnx_builders import ELEMENT_TYPES, T, const, graph, loop_body, model, node, typed
+from tests.scan_scenarios import SCENARIOS as SCAN_SCENARIOS
+
+RNG = np.random.default_rng(17)
+
+
+def _feed_chunks(compiled, feeds: list[dict]) -> list[list[np.ndarray]]:
+    """The outputs of each of `feeds`, run in order on one request."""
+    request = compiled.create_infer_request()
+    return [[o.copy() for o in request.infer(f).values()] for f in feeds]
+
+
+def _reverse_running_sum(inputs: int, outputs: int) -> onnx.ModelProto:
+    """s += x_t over the rows of x; scans out s; directions `inputs` and `outputs` (0 or 1)."""
+    body = graph(
+        [node("Add", ["s_in", "x_t"], ["s_out"]), node("Identity", ["s_out"], ["y_t"])],
+        [typed("s_in", T.FLOAT, [3]), typed("x_t", T.FLOAT, [3])],
+        [typed("s_out", T.FLOAT, [3]), typed("y_t", T.FLOAT, [3])],
+        name="body",
+    )
+    scan = node("Scan", ["s0", "x"], ["s", "ys"], body=body, num_scan_inputs=1,
+                scan_input_directions=[inputs], scan_output_directions=[outputs])  # fmt: skip
+    main = graph(
+        [scan],
+        [typed("s0", T.FLOAT, [3]), typed("x", T.FLOAT, ["T", 3])],
+        [typed("s", T.FLOAT, [3]), typed("ys", T.FLOAT, ["T", 3])],
+    )
+    return model(main)
+
+
+@pytest.mark.parametrize("inputs, outputs, what", [(1, 0, "inputs"), (0, 1, "outputs")])
+def test_a_top_level_reverse_scan_is_refused_in_one_line(inputs, outputs, what):
+    """Before the refusal, scan_reverse_axis1_prepend converted and ran: fed x (3 x 6) in two
+    chunks of 3 columns it gave the whole pass's final state (a sum commutes) but scan outputs
+    up to 3.79 away from the whole pass's (each chunk's running sum reversed on its own)."""
+    made = _reverse_running_sum(inputs, outputs)
+    with pytest.raises(ConversionError, match=f"main/Scan_0: --stateful: .*{what} in reverse"):
+        ov_loops.convert(made, stateful=True)
+    compile_f32(ov_loops.convert(made))  # without --stateful it converts
+
+
+def test_the_cli_refuses_a_reverse_scan_with_exit_1(tmp_path):
+    source = tmp_path / "reverse.onnx"
+    onnx.save(SCAN_SCENARIOS["scan_reverse_axis1_prepend"]()[0], source)
+    result = run_cli("convert", str(source), "-o", str(tmp_path / "r.xml"), "--stateful")
+    assert_one_line_error(result, 1, "main/Scan_0", "in reverse cannot stream")
+    assert not (tmp_path / "r.xml").exists()
+
+
+def _typed_accumulator(element: int) -> onnx.ModelProto:
+    """acc += x_t (of type `element`) and an int64 counter n += 1 over the rows of x (trip
+    count Shape(x)[0]); outputs the last acc, the last n and every acc."""
+    body = loop_body(
+        [node("Gather", ["x", "i"], ["x_t"], axis=0), node("Add", ["acc_in", "x_t"], ["acc_out"]),
+         node("Identity", ["acc_out"], ["acc_row"]), node("Add", ["n_in", "one"], ["n_out"]),
+         node("Identity", ["cond_in"], ["cond_out"])],
+        [typed("acc_in", element, [2]), typed("n_in", T.INT64, [])],
+        [typed("cond_out", T.BOOL, []), typed("acc_out", element, [2]),
+         typed("n_out", T.INT64, []), typed("acc_row", element, [2])],
+        [const("one", 1, np.int64)],
+    )  # fmt: skip
+    main = graph(
+        [node("Shape", ["x"], ["shape"]), node("Gather", ["shape", "zero"], ["steps"], axis=0),
+         node("Loop", ["steps", "", "acc0", "n0"], ["acc", "n", "rows"], body=body)],
+        [typed("x", element, ["T", 2]), typed("acc0", element, [2]), typed("n0", T.INT64, [])],
+        [typed("acc", element, [2]), typed("n", T.INT64, []), typed("rows", element, ["T", 2])],
+        [const("zero", 0, np.int64)],
+    )  # fmt: skip
+    return model(main)
+
+
+# f64 is stored as f32: each call rounds the state to f32 once (relative error 2**-24 a call),
+# and the plugin computes the f64 Add in f32 anyway; rtol 1e-6 covers both.
+F64_RTOL = 1e-6
+
+
+@pytest.mark.parametrize("name", ["int64", "uint64", "uint32", "int16", "uint16", "float64"])
+def test_a_state_the_cpu_cannot_keep_is_stored_in_32_bits_and_streams(name, tmp_path):
+    element, dtype = ELEMENT_TYPES[name]
+    made = _typed_accumulator(element)
+    xml = tmp_path / "m.xml"
+    ov_loops.save(ov_loops.convert(made, stateful=True), xml, compress_to_fp16=False)
+    text = xml.read_text()
+    stored = "f32" if name == "float64" else "i32"
+    assert text.count(f'variable_type="{stored}"') == (1 if name == "float64" else 2), text
+    compiled = compile_f32(xml)
+    x = RNG.normal(size=(7, 2)) * 100 if name == "float64" else RNG.integers(0, 90, (7, 2))
+    x, acc0, n0 = x.astype(dtype), np.array([3, 5], dtype), np.array(2**31 - 20, np.int64)
+    feeds = [{"x": x[a:b], "acc0": acc0, "n0": n0} for a, b in ((0, 3), (3, 3), (3, 7))]
+    calls = _feed_chunks(compiled, feeds)
+    rows = np.concatenate([c[2] for c in calls])
+    want = acc0 + np.cumsum(x, 0, dtype=dtype)
+    assert calls[-1][1] == 2**31 - 13  # the counter, exact in i32 range
+    if name == "float64":
+        np.testing.assert_allclose(rows, want, rtol=F64_RTOL)
+        np.testing.assert_allclose(calls[-1][0], want[-1], rtol=F64_RTOL)
+    else:
+        np.testing.assert_array_equal(rows, want)
+        np.testing.assert_array_equal(calls[-1][0], want[-1])
+
+
+def test_only_the_types_the_cpu_cannot_keep_are_converted():
+    """The f32 state reads its fed value directly; the int64 counter through a Convert to i32."""
+    converted = ov_loops.convert(_typed_accumulator(T.FLOAT), stateful=True)
+    reads = {
+        op.input_value(0).get_node().get_type_name(): op.get_output_element_type(0).get_type_name()
+        for op in converted.get_ordered_ops()
+        if op.get_type_name() == "ReadValue"
+    }
+    assert reads == {"Parameter": "f32", "Convert": "i32"}
+
+
+def test_a_while_loop_with_a_static_state_streams(tmp_path):
+    """y += x while sum(y) < limit (no trip count, no initial condition; ONNX's own example).
+    Its Variable keeps y's static shape [2]: with every dim dynamic the CPU plugin failed at
+    run time ("Can't reorder data with dynamic shapes", at the Assign). Its trip count does
+    not come from a chunk: a call with limit 10 then one with 25 goes on from the state, as
+    one call with 25 does (sum(y) rises by 3 a step from 0: 4 steps, then 5 more)."""
+    made, _ = LOOP_SCENARIOS["loop_no_trip_count_no_condition"]()
+    xml = tmp_path / "m.xml"
+    ov_loops.save(ov_loops.convert(made, stateful=True), xml, compress_to_fp16=False)
+    assert 'variable_shape="2"' in xml.read_text()
+    compiled = compile_f32(xml)
+    x, y0 = np.array([1.0, 2.0], np.float32), np.array([0.5, -0.5], np.float32)
+    feeds = [{"x": x, "y0": y0, "limit": np.array(limit, np.float32)} for limit in (10, 25)]
+    want = y0 + np.arange(1, 10)[:, None] * x  # y after each of the 9 steps
+    (whole,) = _feed_chunks(compiled, feeds[1:])
+    chunked = _feed_chunks(compiled, feeds)
+    for final, rows in (whole, (chunked[1][0], np.concatenate([c[1] for c in chunked]))):
+        np.testing.assert_allclose(final, want[-1], rtol=1e-6)
+        np.testing.assert_allclose(rows, want, rtol=1e-6)
+    assert len(chunked[0][1]) == 4
