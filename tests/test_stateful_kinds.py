@@ -145,3 +145,45 @@ def test_a_while_loop_with_a_static_state_streams(tmp_path):
         np.testing.assert_allclose(final, want[-1], rtol=1e-6)
         np.testing.assert_allclose(rows, want, rtol=1e-6)
     assert len(chunked[0][1]) == 4
+
+
+def _loop_around_a_scan8() -> onnx.ModelProto:
+    """Opset 8: a Loop over the rows of x (T, B, S, 2) whose body runs a Scan-8 (batch B,
+    sequence S) adding each x[t, b, s] to h[b]; h is the Loop's carried value."""
+    scan_body = graph(
+        [node("Add", ["s_in", "x_s"], ["s_out"]), node("Identity", ["s_out"], ["y_s"])],
+        [typed("s_in", T.FLOAT, [2]), typed("x_s", T.FLOAT, [2])],
+        [typed("s_out", T.FLOAT, [2]), typed("y_s", T.FLOAT, [2])],
+        name="scan_body",
+    )
+    body = loop_body(
+        [node("Gather", ["x", "i"], ["x_t"], axis=0),
+         node("Scan", ["", "h_in", "x_t"], ["h_out", "ys"], body=scan_body, num_scan_inputs=1),
+         node("Identity", ["h_out"], ["h_row"]), node("Identity", ["cond_in"], ["cond_out"])],
+        [typed("h_in", T.FLOAT, ["B", 2])],
+        [typed("cond_out", T.BOOL, []), typed("h_out", T.FLOAT, ["B", 2]),
+         typed("h_row", T.FLOAT, ["B", 2])],
+    )  # fmt: skip
+    main = graph(
+        [node("Shape", ["x"], ["shape"]), node("Gather", ["shape", "zero"], ["steps"], axis=0),
+         node("Loop", ["steps", "", "h0"], ["h", "hs"], body=body)],
+        [typed("x", T.FLOAT, ["T", "B", "S", 2]), typed("h0", T.FLOAT, ["B", 2])],
+        [typed("h", T.FLOAT, ["B", 2]), typed("hs", T.FLOAT, ["T", "B", 2])],
+        [const("zero", 0, np.int64)],
+    )  # fmt: skip
+    return model(main, opset=8)
+
+
+def test_a_scan8_inside_a_loop_body_is_accepted_and_the_loop_streams():
+    """Only a top-level Scan-8 is refused (its batch loop keeps no state); one in a body is
+    part of its loop's iteration and keeps none, as it needs none."""
+    converted = ov_loops.translate(_loop_around_a_scan8(), stateful=True)
+    states = {loop.path: len(loop.states) for loop in converted.loops}
+    assert states == {"main/Loop_2": 1, "main/Loop_2/body/Scan_1": 0}, states
+    compiled = compile_f32(converted.model)
+    x, h0 = RNG.normal(size=(5, 2, 3, 2)).astype(np.float32), np.ones((2, 2), np.float32)
+    calls = _feed_chunks(compiled, [{"x": x[a:b], "h0": h0} for a, b in ((0, 2), (2, 5))])
+    want = h0 + np.cumsum(x.sum(2), 0)
+    np.testing.assert_allclose(calls[-1][0], want[-1], rtol=1e-5, atol=1e-6)
+    rows = np.concatenate([call[1] for call in calls])
+    np.testing.assert_allclose(rows, want, rtol=1e-5, atol=1e-6)
