@@ -11,10 +11,13 @@ import pytest
 
 import ov_loops
 from ov_loops.errors import ConversionError
-from tests.harness import assert_one_line_error, compile_f32, run_cli
+from tests.harness import assert_close, assert_one_line_error, compile_f32, run_cli
 from tests.loop_scenarios import SCENARIOS as LOOP_SCENARIOS
 from tests.onnx_builders import ELEMENT_TYPES, T, const, graph, loop_body, model, node, typed
 from tests.scan_scenarios import SCENARIOS as SCAN_SCENARIOS
+from tests.scenarios import SCENARIOS
+from tests.sequence_append_scenarios import APPENDED, NOT_APPENDED
+from tests.sequence_scenarios import SEQUENCE_SCENARIOS
 
 RNG = np.random.default_rng(17)
 
@@ -187,3 +190,88 @@ def test_a_scan8_inside_a_loop_body_is_accepted_and_the_loop_streams():
     np.testing.assert_allclose(calls[-1][0], want[-1], rtol=1e-5, atol=1e-6)
     rows = np.concatenate([call[1] for call in calls])
     np.testing.assert_allclose(rows, want, rtol=1e-5, atol=1e-6)
+
+
+def test_one_value_feeding_two_carried_values_gets_two_variables():
+    """s and m both start from s0 (s += x_t, m = max(m, x_t)): before, both Variables were
+    named main/Loop_2/s0 and the CPU plugin refused the model ("ReadValue ... doesn't have
+    sibling output")."""
+    body = loop_body(
+        [node("Gather", ["x", "i"], ["x_t"], axis=0), node("Add", ["s_in", "x_t"], ["s_out"]),
+         node("Max", ["m_in", "x_t"], ["m_out"]), node("Identity", ["cond_in"], ["cond_out"])],
+        [typed("s_in", T.FLOAT, [2]), typed("m_in", T.FLOAT, [2])],
+        [typed("cond_out", T.BOOL, []), typed("s_out", T.FLOAT, [2]), typed("m_out", T.FLOAT, [2])],
+    )  # fmt: skip
+    main = graph(
+        [node("Shape", ["x"], ["shape"]), node("Gather", ["shape", "zero"], ["steps"], axis=0),
+         node("Loop", ["steps", "", "s0", "s0"], ["s", "m"], body=body)],
+        [typed("x", T.FLOAT, ["T", 2]), typed("s0", T.FLOAT, [2])],
+        [typed("s", T.FLOAT, [2]), typed("m", T.FLOAT, [2])],
+        [const("zero", 0, np.int64)],
+    )  # fmt: skip
+    converted = ov_loops.translate(model(main), stateful=True)
+    ids = [op.get_variable_id() for op in converted.model.get_sinks()]
+    assert len(set(ids)) == 2, ids
+    x, s0 = RNG.normal(size=(6, 2)).astype(np.float32), np.zeros(2, np.float32)
+    feeds = [{"x": x[:4], "s0": s0}, {"x": x[4:], "s0": s0}]
+    calls = _feed_chunks(compile_f32(converted.model), feeds)
+    np.testing.assert_allclose(calls[-1][0], x.sum(0), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(calls[-1][1], np.maximum(x.max(0), 0), rtol=1e-6)
+
+
+# Every Loop, Scan and list scenario (about 10 s in all on this 2-core VM). Refused in one line:
+# the reverse Scans and the top-level Scan-8s; every other one must compile and, fed each run
+# whole (after reset_state), give the conversion without --stateful's outputs.
+ALL_SCENARIOS = {
+    **{("scenario", n): b for n, b in SCENARIOS.items()},
+    **{("list", n): b for n, b in SEQUENCE_SCENARIOS.items()},
+    **{("appended", n): b for n, b in APPENDED.items()},
+    **{("not appended", n): b for n, b in NOT_APPENDED.items()},
+}
+REFUSED = {
+    "scan_reverse_axis1_prepend": "in reverse cannot stream",
+    "scan_bidirectional_same_input_twice": "in reverse cannot stream",
+    "scan8_without_sequence_lens": "a Scan-8 keeps no state",
+    "scan8_sequence_lens_variable_lengths": "a Scan-8 keeps no state",
+    "scan8_sequence_lens_reverse": "a Scan-8 keeps no state",
+}
+
+
+@pytest.mark.parametrize("key", sorted(ALL_SCENARIOS), ids=lambda key: key[1])
+def test_every_scenario_is_refused_in_one_line_or_fed_whole_gives_the_plain_outputs(key):
+    made, runs = ALL_SCENARIOS[key]()
+    name = key[1]
+    if name in REFUSED:
+        with pytest.raises(ConversionError, match=REFUSED[name]) as refused:
+            ov_loops.convert(made, stateful=True)
+        assert "\n" not in str(refused.value)
+        return
+    stateful = compile_f32(ov_loops.convert(made, stateful=True))
+    plain = compile_f32(ov_loops.convert(made))
+    streaming, whole = stateful.create_infer_request(), plain.create_infer_request()
+    for index, run in enumerate(runs):
+        feeds = run if isinstance(run, dict) else run[0]
+        streaming.reset_state()
+        want, got = whole.infer(feeds), streaming.infer(feeds)
+        for want_output, got_output in zip(plain.outputs, stateful.outputs):
+            what = f"run {index}, output {want_output.get_any_name()}"
+            assert_close(want[want_output], got[got_output], what, rtol=1e-5, atol=1e-6)
+
+
+LIST_BUILT_BEFORE_THE_LOOP = [
+    SEQUENCE_SCENARIOS["carried_unchanged_and_read_at_the_iteration_number"],
+    SEQUENCE_SCENARIOS["list_starting_non_empty_read_and_written_by_position"],
+    SEQUENCE_SCENARIOS["cache_updated_in_an_if_in_the_body"],
+]
+
+
+@pytest.mark.xfail(strict=True, reason="OpenVINO 2026.4.1 CPU: Invalid graph status")
+@pytest.mark.parametrize("build", LIST_BUILT_BEFORE_THE_LOOP, ids=lambda b: b.__name__)
+def test_a_saved_ir_of_a_list_built_before_the_loop_does_not_compile(build, tmp_path):
+    """The scenarios above pass in memory because the ReadValues carry rt_info that keeps the
+    CPU plugin from moving a state's initial computation into the ReadValue
+    (DisableInitSubgraphFusing; lower/stateful.py). The IR does not keep node rt_info: read
+    back, these three fail to compile. An xfail that starts passing means OpenVINO fixed it."""
+    made, _ = build()
+    ov_loops.save(ov_loops.convert(made, stateful=True), tmp_path / "m.xml")
+    compile_f32(tmp_path / "m.xml")

@@ -104,7 +104,7 @@ def read_states(loop: LoopIR, target: str = "CPU") -> tuple[LoopIR, tuple[State,
         used.add(variable_id)
         stored = STORED_AS.get(target, {}).get(start.get_element_type(), start.get_element_type())
         variable = _variable(variable_id, _state_shape(loop, merged, start), stored)
-        read = ops.read_value(_converted(start, stored), variable).output(0)
+        read = _read_value(_converted(start, stored), variable)
         read = _converted(read, start.get_element_type())
         outer[merged.external_port] = read
         initial[_key(start)] = read
@@ -124,6 +124,17 @@ def assign_states(values: list[ov.Output], states: tuple[State, ...]) -> tuple[o
         ops.assign(ops.convert(values[s.result], s.variable.info.data_type), s.variable)
         for s in states
     )
+
+
+def _read_value(start: ov.Output, variable: Variable) -> ov.Output:
+    """ReadValue(variable, init=start), marked so that the CPU plugin evaluates `start` in the
+    main graph rather than moving the nodes computing it into the ReadValue (its
+    MoveReadValueInputsToSubgraph pass): for a list the model builds before the loop
+    (SplitToSequence) that fused form fails to compile, "Invalid graph status" (2026.4.1).
+    The mark is node rt_info, which the IR does not keep: an IR read back has the fault."""
+    read = ops.read_value(start, variable)
+    read.get_rt_info()["DisableInitSubgraphFusing"] = "true"
+    return read.output(0)
 
 
 def _converted(value: ov.Output, element_type: ov.Type) -> ov.Output:
