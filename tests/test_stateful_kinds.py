@@ -213,8 +213,10 @@ def test_one_value_feeding_two_carried_values_gets_two_variables():
     ids = [op.get_variable_id() for op in converted.model.get_sinks()]
     assert len(set(ids)) == 2, ids
     x, s0 = RNG.normal(size=(6, 2)).astype(np.float32), np.zeros(2, np.float32)
-    feeds = [{"x": x[:4], "s0": s0}, {"x": x[4:], "s0": s0}]
+    feeds = [{"x": x[a:b], "s0": s0} for a, b in ((0, 4), (4, 4), (4, 6))]
     calls = _feed_chunks(compile_f32(converted.model), feeds)
+    for want, got in zip(calls[0], calls[1]):  # a zero-length chunk returns each its own state
+        np.testing.assert_array_equal(got, want)
     np.testing.assert_allclose(calls[-1][0], x.sum(0), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(calls[-1][1], np.maximum(x.max(0), 0), rtol=1e-6)
 

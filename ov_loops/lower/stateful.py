@@ -36,7 +36,7 @@ from openvino.op.util import Variable, VariableInfo
 
 from ov_loops.contract.spec import MergedInput
 from ov_loops.errors import ConversionError
-from ov_loops.loopir.loop import LoopIR
+from ov_loops.loopir.loop import LoopIR, LoopResult
 from ov_loops.loopir.steps import Reverse
 
 # The element types the CPU plugin (2026.4.1) cannot keep in a Variable, and the type each is
@@ -92,7 +92,7 @@ def read_states(loop: LoopIR, target: str = "CPU") -> tuple[LoopIR, tuple[State,
     """`loop` reading each carried value from a Variable initialised by its outer value, and
     the states (see the module), stored as `STORED_AS[target]` says. A carried value no output
     returns keeps no state."""
-    outer, states, initial, used = dict(loop.outer), [], {}, set()
+    outer, states, reads, used = dict(loop.outer), [], {}, set()
     for merged in loop.spec.merged_inputs:
         result = _final_result(loop, merged.body_result)
         if result is None:
@@ -105,15 +105,28 @@ def read_states(loop: LoopIR, target: str = "CPU") -> tuple[LoopIR, tuple[State,
         stored = STORED_AS.get(target, {}).get(start.get_element_type(), start.get_element_type())
         variable = _variable(variable_id, _state_shape(loop, merged, start), stored)
         read = _read_value(_converted(start, stored), variable)
-        read = _converted(read, start.get_element_type())
-        outer[merged.external_port] = read
-        initial[_key(start)] = read
+        outer[merged.external_port] = _converted(read, start.get_element_type())
+        reads[result] = (start, outer[merged.external_port])
         states.append(State(variable, result))
-    results = tuple(
-        dataclasses.replace(r, initial=initial.get(_key(r.initial), r.initial)) if r.initial else r
-        for r in loop.results
-    )
-    return loop.replace(outer=outer, results=results), tuple(states)
+    return loop.replace(outer=outer, results=_guards_from(loop, reads)), tuple(states)
+
+
+def _guards_from(loop: LoopIR, reads: dict[int, tuple]) -> tuple[LoopResult, ...]:
+    """loop.results with each zero-iteration value (`initial`) that is the outer value of a
+    state, `reads[i] = (outer value, its state)`, replaced by that state: result i's own first
+    (one outer value may start two carried values), else the first one from that value."""
+    by_outer: dict = {}
+    for start, read in reads.values():
+        by_outer.setdefault(_key(start), read)
+    results = []
+    for index, result in enumerate(loop.results):
+        own = reads.get(index)
+        if own is not None and _key(own[0]) == _key(result.initial):
+            result = dataclasses.replace(result, initial=own[1])
+        elif _key(result.initial) in by_outer:
+            result = dataclasses.replace(result, initial=by_outer[_key(result.initial)])
+        results.append(result)
+    return tuple(results)
 
 
 def assign_states(values: list[ov.Output], states: tuple[State, ...]) -> tuple[ov.Node, ...]:
