@@ -277,3 +277,52 @@ def test_a_saved_ir_of_a_list_built_before_the_loop_does_not_compile(build, tmp_
     made, _ = build()
     ov_loops.save(ov_loops.convert(made, stateful=True), tmp_path / "m.xml")
     compile_f32(tmp_path / "m.xml")
+
+
+def _top_level_scan(made: onnx.ModelProto) -> onnx.NodeProto | None:
+    """The model's one top-level Scan-9+ whose scan inputs are graph inputs, if it has one."""
+    scans = [n for n in made.graph.node if n.op_type == "Scan"]
+    if len(scans) != 1 or made.opset_import[0].version < 9:
+        return None
+    attributes = {a.name: onnx.helper.get_attribute_value(a) for a in scans[0].attribute}
+    sequences = scans[0].input[len(scans[0].input) - attributes["num_scan_inputs"] :]
+    graph_inputs = {value.name for value in made.graph.input}
+    return scans[0] if set(sequences) <= graph_inputs else None
+
+
+CHUNKABLE_SCANS = sorted(
+    n for n, b in SCAN_SCENARIOS.items() if n not in REFUSED and _top_level_scan(b()[0])
+)
+
+
+@pytest.mark.parametrize("name", CHUNKABLE_SCANS)
+def test_every_top_level_scan_scenario_fed_in_chunks_gives_the_whole_pass(name):
+    """Each scan input cut along its axis into halves with an empty chunk between: the last
+    call's states and the scan outputs joined along their axes are the plain conversion's
+    whole pass (reverse scans are refused, above)."""
+    made, runs = SCAN_SCENARIOS[name]()
+    scan = _top_level_scan(made)
+    attributes = {a.name: onnx.helper.get_attribute_value(a) for a in scan.attribute}
+    count = attributes["num_scan_inputs"]
+    states = len(scan.input) - count
+    feeds = runs[0] if isinstance(runs[0], dict) else runs[0][0]
+    axes = dict(zip(scan.input[states:], attributes.get("scan_input_axes", [0] * count)))
+    axes = {input_name: axis % feeds[input_name].ndim for input_name, axis in axes.items()}
+    length = feeds[scan.input[states]].shape[axes[scan.input[states]]]
+    cuts = [0, length // 2, length // 2, length]
+    request = compile_f32(ov_loops.convert(made, stateful=True)).create_infer_request()
+    calls = []
+    for low, high in zip(cuts, cuts[1:]):
+        chunk = {n: np.take(v, range(low, high), axis=axes[n]) if n in axes else v
+                 for n, v in feeds.items()}  # fmt: skip
+        calls.append({o.get_any_name(): v.copy() for o, v in request.infer(chunk).items()})
+    plain = compile_f32(ov_loops.convert(made))
+    whole = {o.get_any_name(): v for o, v in plain(feeds).items()}
+    output_axes = attributes.get("scan_output_axes", [0] * (len(scan.output) - states))
+    for index, output in enumerate(scan.output):
+        if index < states:
+            got = calls[-1][output]
+        else:
+            axis = output_axes[index - states] % whole[output].ndim
+            got = np.concatenate([c[output] for c in calls if c[output].size], axis=axis)
+        np.testing.assert_allclose(got, whole[output], rtol=1e-5, atol=1e-5, err_msg=output)
