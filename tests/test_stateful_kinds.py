@@ -103,7 +103,8 @@ def test_a_state_the_cpu_cannot_keep_is_stored_in_32_bits_and_streams(name, tmp_
     assert text.count(f'variable_type="{stored}"') == (1 if name == "float64" else 2), text
     compiled = compile_f32(xml)
     x = RNG.normal(size=(7, 2)) * 100 if name == "float64" else RNG.integers(0, 90, (7, 2))
-    x, acc0, n0 = x.astype(dtype), np.array([3, 5], dtype), np.array(2**31 - 20, np.int64)
+    first = 2**31 + 5 if name == "uint32" else 3  # u32 -> i32 -> u32 keeps the bits
+    x, acc0, n0 = x.astype(dtype), np.array([first, 5], dtype), np.array(2**31 - 20, np.int64)
     feeds = [{"x": x[a:b], "acc0": acc0, "n0": n0} for a, b in ((0, 3), (3, 3), (3, 7))]
     calls = _feed_chunks(compiled, feeds)
     rows = np.concatenate([c[2] for c in calls])

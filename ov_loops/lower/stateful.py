@@ -42,11 +42,11 @@ from ov_loops.loopir.steps import Reverse
 # The element types the CPU plugin (2026.4.1) cannot keep in a Variable, and the type each is
 # stored in. Measured (a ReadValue/Add/Assign model called three times): compiling fails for
 # i64, u64, u32, i16 and u16 ("CPU plugin does not support i64 for use with oneDNN") and f64;
-# f32, f16, i32, i8, u8 and boolean keep their values. i16/u16 fit in i32 exactly; i64, u64 and
-# u32 keep their values in i32 only within its range (beyond it they wrap), and f64 is rounded
-# to f32: the plugin computes i64 arithmetic in i32 and f64 in f32 itself (2**40 + 1 in an i64
-# Add gives -2**31; 1 + 1e-12 in f64 gives 1), so a state the loop computes loses nothing its
-# own arithmetic did not; a value the body only passes through, unchanged, is the exception.
+# f32, f16, i32, i8, u8 and boolean keep their values. Stored as i32: i16/u16 exactly, u32 bit
+# for bit (2**31 + 5 and 2**32 - 10 come back); i64/u64 keep their low 32 bits, as the plugin's
+# own i64 arithmetic does (the plain conversion of a Loop adding 4 to 2**40 + 3 gives 7). f64
+# is rounded to f32, which the plugin computes f64 in anyway (1 + 1e-12 gives 1). So a state
+# loses nothing the loop's arithmetic on the CPU did not; hence no refusal.
 _CPU_STORED_AS = {
     ov.Type.i64: ov.Type.i32,
     ov.Type.u64: ov.Type.i32,
