@@ -7,13 +7,20 @@
 `base_path` is relative to the repository, so the repository can be mounted anywhere:
 `docker run -p 9000:9000 -v $PWD/REPOSITORY:/models openvino/model_server
 --config_path /models/config.json --port 9000`. An entry of another name in an existing
-config.json is kept; one of the same name is replaced.
+config.json is kept; one of the same name is replaced. A model with Variables (`--stateful`,
+shared variables) is listed with `"stateful": true`, OVMS's option for models that keep state
+between requests (each client then sends a sequence id; see OVMS's "Serving Stateful Models").
+
+Nothing is left half-written: the model is saved in a scratch directory of the repository,
+config.json is replaced atomically, and only then the model's files are moved into NAME/1;
+if any step before the move fails, the repository is as it was (one-line InputError).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -26,16 +33,33 @@ VERSION = "1"
 
 def save_ovms(model: ov.Model, repository: Path, name: str, compress_to_fp16: bool = True) -> Path:
     """Write `model` as version 1 of `name` in the OVMS repository `repository` (created if
-    missing) and list it in the repository's config.json; the path of the model.xml."""
-    from ov_loops.api import save
+    missing) and list it in the repository's config.json (see the module); the path of the
+    model.xml."""
+    from ov_loops.api import _make_directories, save
 
     config = repository / "config.json"
     entries = _entries(config) if config.exists() else []
-    xml = repository / name / VERSION / "model.xml"
-    save(model, xml, compress_to_fp16=compress_to_fp16)
     entries = [e for e in entries if e.get("config", {}).get("name") != name]
-    entries.append({"config": {"name": name, "base_path": name}})
-    _write_atomically(config, json.dumps({"model_config_list": entries}, indent=2) + "\n")
+    entry: dict = {"name": name, "base_path": name}
+    if model.get_variables():
+        entry["stateful"] = True
+    entries.append({"config": entry})
+    text = json.dumps({"model_config_list": entries}, indent=2) + "\n"
+    xml = repository / name / VERSION / "model.xml"
+    made = _make_directories(xml.parent)  # before config.json lists it; removed on failure
+    try:
+        with tempfile.TemporaryDirectory(dir=repository, prefix=".ov-loops-") as scratch:
+            staged = Path(scratch) / "model.xml"
+            save(model, staged, compress_to_fp16=compress_to_fp16)
+            _write_atomically(config, text)
+            os.replace(staged.with_suffix(".bin"), xml.with_suffix(".bin"))
+            os.replace(staged, xml)  # renames within the repository: no half-written model
+    except (OSError, InputError) as exc:
+        if made is not None:
+            shutil.rmtree(made, ignore_errors=True)
+        if isinstance(exc, InputError):
+            raise
+        raise InputError(f"{config}: cannot write: {exc.strerror or exc}") from None
     return xml
 
 
@@ -51,6 +75,12 @@ def _entries(config: Path) -> list[dict]:
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp") as file:
-        file.write(text)
-    os.replace(file.name, path)
+    """Replace `path` by a file holding `text`, written beside it first (no reader sees half)."""
+    descriptor, scratch = tempfile.mkstemp(dir=path.parent, prefix=".config-", suffix=".tmp")
+    try:
+        with os.fdopen(descriptor, "w") as file:
+            file.write(text)
+        os.replace(scratch, path)
+    except BaseException:
+        Path(scratch).unlink(missing_ok=True)
+        raise

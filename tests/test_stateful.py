@@ -3,6 +3,7 @@ sequence fed in chunks gives the results of one pass over the whole (lower/state
 
 from __future__ import annotations
 
+import errno
 import json
 import shutil
 import subprocess
@@ -12,8 +13,10 @@ import onnx
 import pytest
 
 import ov_loops
-from ov_loops.errors import ConversionError
-from tests.harness import compile_f32, run_cli
+from ov_loops import serving
+from ov_loops.errors import ConversionError, InputError
+from ov_loops.serving import save_ovms
+from tests.harness import assert_one_line_error, compile_f32, run_cli
 from tests.onnx_builders import T, const, graph, loop_body, model, node, typed
 from tests.scan_scenarios import SCENARIOS as SCAN_SCENARIOS
 
@@ -144,7 +147,55 @@ def test_ovms_layout_writes_a_model_repository_and_keeps_other_entries(tmp_path)
     config = json.loads((repository / "config.json").read_text())
     names = [entry["config"]["name"] for entry in config["model_config_list"]]
     assert names == ["other", "rnn"]
-    assert config["model_config_list"][1]["config"]["base_path"] == "rnn"
+    assert config["model_config_list"][1]["config"] == {"name": "rnn", "base_path": "rnn"}
+
+
+def test_ovms_layout_marks_a_model_with_variables_stateful(tmp_path):
+    """OVMS serves a model that keeps state between requests only with "stateful": true."""
+    repository = tmp_path / "models"
+    save_ovms(ov_loops.convert(_rnn_loop(), stateful=True), repository, "rnn", False)
+    (entry,) = json.loads((repository / "config.json").read_text())["model_config_list"]
+    assert entry["config"] == {"name": "rnn", "base_path": "rnn", "stateful": True}
+    assert 'type="Assign"' in (repository / "rnn" / "1" / "model.xml").read_text()
+
+
+def _repository_files(repository) -> dict[str, bytes]:
+    return {str(p.relative_to(repository)): p.read_bytes() for p in repository.rglob("*")
+            if p.is_file()}  # fmt: skip
+
+
+@pytest.mark.parametrize("before", ["empty", "an older version"])
+def test_ovms_layout_leaves_the_repository_as_it_was_when_config_json_cannot_be_written(
+    tmp_path, monkeypatch, before
+):
+    repository = tmp_path / "models"
+    repository.mkdir()
+    (repository / "config.json").write_text('{"model_config_list": []}')
+    if before == "an older version":
+        save_ovms(ov_loops.convert(_rnn_loop()), repository, "rnn", False)
+    files = _repository_files(repository)
+
+    def disk_full(path, text):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(serving, "_write_atomically", disk_full)
+    with pytest.raises(InputError, match="config.json: cannot write: No space left") as failed:
+        save_ovms(ov_loops.convert(_rnn_loop(), stateful=True), repository, "rnn", False)
+    assert "\n" not in str(failed.value)
+    assert _repository_files(repository) == files  # no model, no scratch files, same config
+    assert sorted(p.name for p in repository.iterdir()) == sorted(
+        ["config.json", *(["rnn"] if before == "an older version" else [])]
+    )
+
+
+def test_ovms_layout_refuses_a_config_json_that_is_a_directory_and_writes_nothing(tmp_path):
+    source = tmp_path / "rnn.onnx"
+    onnx.save(_rnn_loop(), source)
+    repository = tmp_path / "models"
+    (repository / "config.json").mkdir(parents=True)
+    result = run_cli("convert", str(source), "-o", str(repository), "--layout", "ovms")
+    assert_one_line_error(result, 2, "config.json")
+    assert [p.name for p in repository.iterdir()] == ["config.json"]
 
 
 def test_ovms_layout_refuses_a_config_of_another_form_in_one_line(tmp_path):

@@ -48,6 +48,7 @@ from ov_loops.loopir.passes.concat_copies import copy_loop_outputs_into_concats
 from ov_loops.loopir.passes.levels import check_optimize_level
 from ov_loops.loopir.passes.pipeline import CPU, TargetProfile
 from ov_loops.lower.select import lower
+from ov_loops.lower.stateful import is_top_level
 
 MAX_SHAPE_RELAXATIONS = 8
 READERS = {"Loop": OnnxLoop, "Scan": OnnxScan}
@@ -188,7 +189,7 @@ class Converter:
         Scan-8 is a batch loop whose body scans one entry (frontends.onnx.scan8)."""
         if not layout.batched:
             return self._lower(layout, *self._loop_ir(key, layout, values))
-        if self._target.stateful:
+        if self._target.stateful and is_top_level(layout.path):  # a nested one keeps none
             raise ConversionError(f"{layout.path}: --stateful: a Scan-8 keeps no state")
 
         def scan_entry(entry: PlaceholderValues):

@@ -15,7 +15,12 @@ from ov_loops.lower.cell_cost import CellLowering, sequence_is_faster
 from ov_loops.lower.cells import lower_to_sequence, recognized_cell
 from ov_loops.lower.fold import fold, fold_reason
 from ov_loops.lower.loop5 import lower_to_loop5
-from ov_loops.lower.stateful import assign_states, is_top_level, read_states
+from ov_loops.lower.stateful import (
+    assign_states,
+    is_top_level,
+    read_states,
+    refuse_unless_streamable,
+)
 from ov_loops.lower.static import refuse_unless_static
 from ov_loops.lower.unroll import unroll_fully, unroll_refusal
 
@@ -45,10 +50,12 @@ class Lowered:
 
 def lower(loop: LoopIR, target: TargetProfile, optimize: str = "none") -> Lowered:
     """`loop` lowered (see `_lowered`); for a stateful target, a top-level loop that may run
-    keeps its carried values in Variables, its Assigns in `states` (lower/stateful.py)."""
-    if not target.stateful or not is_top_level(loop) or loop.runs_zero_times:
+    keeps its carried values in Variables, its Assigns in `states`, or is refused when it scans
+    in reverse (lower/stateful.py)."""
+    if not target.stateful or not is_top_level(loop.path) or loop.runs_zero_times:
         return _lowered(loop, target, optimize)
-    loop, states = read_states(loop)
+    refuse_unless_streamable(loop)
+    loop, states = read_states(loop, target.name)
     lowered = _lowered(loop, target, optimize)
     return dataclasses.replace(lowered, states=assign_states(lowered.values, states))
 

@@ -12,6 +12,17 @@ so a long sequence fed in chunks (one inference per chunk of the sliced inputs) 
 results of one pass over the whole sequence; `InferRequest.reset_state()` starts a new one. A
 loop whose trip count does not come from the chunk (a fixed count, a while loop) runs that
 many more iterations from the state on every call.
+
+Refused (one line, `refuse_unless_streamable`): a loop that scans in reverse (an ONNX Scan
+with scan_input_directions or scan_output_directions 1, a reverse sliced input or concatenated
+output): its chunks arrive first to last, so iteration order and the rows of its outputs would
+be those of each chunk reversed on its own, not of the whole sequence reversed.
+
+A Variable keeps the static dims of its value where the body's Parameter and Result agree on
+them (a state of static shape: the CPU plugin cannot reorder a state of dynamic shape between
+a Loop and an Assign in some graphs), dynamic dims where the value may change between
+iterations; a state of an element type the plugin cannot keep is stored in another one
+(`STORED_AS`) with Converts around the ReadValue and the Assign.
 """
 
 from __future__ import annotations
@@ -23,7 +34,30 @@ import openvino as ov
 import openvino.opset15 as ops
 from openvino.op.util import Variable, VariableInfo
 
-from ov_loops.loopir.loop import LoopIR
+from ov_loops.contract.spec import MergedInput
+from ov_loops.errors import ConversionError
+from ov_loops.loopir.loop import LoopIR, LoopResult
+from ov_loops.loopir.steps import Reverse
+
+# The element types the CPU plugin (2026.4.1) cannot keep in a Variable, and the type each is
+# stored in. Measured (a ReadValue/Add/Assign model called three times): compiling fails for
+# i64, u64, u32, i16 and u16 ("CPU plugin does not support i64 for use with oneDNN") and f64;
+# f32, f16, i32, i8, u8 and boolean keep their values. Stored as i32: i16/u16 exactly, u32 bit
+# for bit (2**31 + 5 and 2**32 - 10 come back); i64/u64 keep their low 32 bits, as the plugin's
+# own i64 arithmetic does (the plain conversion of a Loop adding 4 to 2**40 + 3 gives 7). f64
+# is rounded to f32, which the plugin computes f64 in anyway (1 + 1e-12 gives 1). So a state
+# loses nothing the loop's arithmetic on the CPU did not; hence no refusal.
+_CPU_STORED_AS = {
+    ov.Type.i64: ov.Type.i32,
+    ov.Type.u64: ov.Type.i32,
+    ov.Type.u32: ov.Type.i32,
+    ov.Type.i16: ov.Type.i32,
+    ov.Type.u16: ov.Type.i32,
+    ov.Type.f64: ov.Type.f32,
+}
+# GPU and NPU were not measured (no device here): they get the CPU's table, since i32 and f32
+# are the types every OpenVINO plugin computes in; at worst it costs two Converts a state.
+STORED_AS = {"CPU": _CPU_STORED_AS, "GPU": _CPU_STORED_AS, "NPU": _CPU_STORED_AS}
 
 
 @dataclass(frozen=True)
@@ -34,40 +68,93 @@ class State:
     result: int
 
 
-def is_top_level(loop: LoopIR) -> bool:
-    """Whether `loop` sits in the main graph (`main/Loop_0`, not `main/Loop_0/body/...`)."""
-    return "/" not in loop.path.removeprefix("main/")
+def is_top_level(path: str) -> bool:
+    """Whether the loop at node path `path` sits in the main graph (`main/Loop_0`, not
+    `main/Loop_0/body/...`)."""
+    return "/" not in path.removeprefix("main/")
 
 
-def read_states(loop: LoopIR) -> tuple[LoopIR, tuple[State, ...]]:
+def refuse_unless_streamable(loop: LoopIR) -> None:
+    """Raise ConversionError (one line) when `loop` scans in reverse (see the module)."""
+    spec = loop.spec
+    reverse_inputs = [e for e in spec.sliced_inputs if e.stride < 0]
+    reverse_outputs = [e for e in spec.concatenated_outputs if e.stride < 0]
+    reverse_outputs += [r for r in loop.results if any(isinstance(s, Reverse) for s in r.after)]
+    if reverse_inputs or reverse_outputs:
+        what = "inputs" if reverse_inputs else "outputs"
+        raise ConversionError(
+            f"{loop.path}: --stateful: a {loop.op} that scans its {what} in reverse cannot "
+            "stream (chunks arrive first to last, so each would be reversed on its own)"
+        )
+
+
+def read_states(loop: LoopIR, target: str = "CPU") -> tuple[LoopIR, tuple[State, ...]]:
     """`loop` reading each carried value from a Variable initialised by its outer value, and
-    the states (see the module). A carried value no output returns keeps no state."""
-    outer, states = dict(loop.outer), []
-    initial = {}
+    the states (see the module), stored as `STORED_AS[target]` says. A carried value no output
+    returns keeps no state."""
+    outer, states, reads, used = dict(loop.outer), [], {}, set()
     for merged in loop.spec.merged_inputs:
         result = _final_result(loop, merged.body_result)
         if result is None:
             continue
         start = loop.outer[merged.external_port]
-        variable = _variable(f"{loop.path}/{start.get_any_name() or merged.external_port}", start)
-        read = ops.read_value(start, variable).output(0)
-        outer[merged.external_port] = read
-        initial[(start.get_node().get_instance_id(), start.get_index())] = read
+        variable_id = f"{loop.path}/{start.get_any_name() or merged.external_port}"
+        if variable_id in used:  # one outer value feeding two carried values
+            variable_id = f"{variable_id}/{merged.external_port}"
+        used.add(variable_id)
+        stored = STORED_AS.get(target, {}).get(start.get_element_type(), start.get_element_type())
+        variable = _variable(variable_id, _state_shape(loop, merged, start), stored)
+        read = _read_value(_converted(start, stored), variable)
+        outer[merged.external_port] = _converted(read, start.get_element_type())
+        reads[result] = (start, outer[merged.external_port])
         states.append(State(variable, result))
-    results = tuple(
-        dataclasses.replace(r, initial=initial.get(_key(r.initial), r.initial)) if r.initial else r
-        for r in loop.results
-    )
-    return loop.replace(outer=outer, results=results), tuple(states)
+    return loop.replace(outer=outer, results=_guards_from(loop, reads)), tuple(states)
+
+
+def _guards_from(loop: LoopIR, reads: dict[int, tuple]) -> tuple[LoopResult, ...]:
+    """loop.results with each zero-iteration value (`initial`) that is the outer value of a
+    state, `reads[i] = (outer value, its state)`, replaced by that state: result i's own first
+    (one outer value may start two carried values), else the first one from that value."""
+    by_outer: dict = {}
+    for start, read in reads.values():
+        by_outer.setdefault(_key(start), read)
+    results = []
+    for index, result in enumerate(loop.results):
+        own = reads.get(index)
+        if own is not None and _key(own[0]) == _key(result.initial):
+            result = dataclasses.replace(result, initial=own[1])
+        elif _key(result.initial) in by_outer:
+            result = dataclasses.replace(result, initial=by_outer[_key(result.initial)])
+        results.append(result)
+    return tuple(results)
 
 
 def assign_states(values: list[ov.Output], states: tuple[State, ...]) -> tuple[ov.Node, ...]:
-    """The Assigns storing each state's final value (the model's sinks). Assign takes a node,
-    not an output: a Convert to the value's own type (a no-op) is one for any output."""
+    """The Assigns storing each state's final value (the model's sinks), converted to the type
+    its Variable stores. Assign takes a node, not an output: a Convert (a no-op when the types
+    agree) is one for any output."""
     return tuple(
-        ops.assign(ops.convert(values[s.result], values[s.result].get_element_type()), s.variable)
+        ops.assign(ops.convert(values[s.result], s.variable.info.data_type), s.variable)
         for s in states
     )
+
+
+def _read_value(start: ov.Output, variable: Variable) -> ov.Output:
+    """ReadValue(variable, init=start), marked so that the CPU plugin evaluates `start` in the
+    main graph rather than moving the nodes computing it into the ReadValue (its
+    MoveReadValueInputsToSubgraph pass): for a list the model builds before the loop
+    (SplitToSequence) that fused form fails to compile, "Invalid graph status" (2026.4.1).
+    The mark is node rt_info, which the IR does not keep: an IR read back has the fault."""
+    read = ops.read_value(start, variable)
+    read.get_rt_info()["DisableInitSubgraphFusing"] = "true"
+    return read.output(0)
+
+
+def _converted(value: ov.Output, element_type: ov.Type) -> ov.Output:
+    """`value` as `element_type` (itself when it already is)."""
+    if value.get_element_type() == element_type:
+        return value
+    return ops.convert(value, element_type).output(0)
 
 
 def _final_result(loop: LoopIR, body_result: int) -> int | None:
@@ -80,16 +167,31 @@ def _key(value: ov.Output | None) -> tuple[int, int] | None:
     return None if value is None else (value.get_node().get_instance_id(), value.get_index())
 
 
-def _variable(variable_id: str, start: ov.Output) -> Variable:
-    """A Variable of `start`'s element type and rank, every dim dynamic (a carried value may
-    change shape between iterations, and chunks between calls)."""
-    shape = start.get_partial_shape()
+def _state_shape(loop: LoopIR, merged: MergedInput, start: ov.Output) -> ov.PartialShape:
+    """The shape a state keeps across iterations and calls: a dim is static where the body's
+    Parameter and the Result feeding it back agree on it (and the outer value does not say
+    otherwise), dynamic where the value may change; of `start`'s rank when the body's ranks
+    are unknown or differ."""
+    before = loop.body.get_parameters()[merged.body_parameter].get_partial_shape()
+    after = loop.body_value(merged.body_result).get_partial_shape()
+    outer = start.get_partial_shape()
+    if before.rank.is_dynamic or after.rank.is_dynamic or before.rank != after.rank:
+        return ov.PartialShape.dynamic(outer.rank)
+    if outer.rank.is_static and outer.rank != before.rank:
+        return ov.PartialShape.dynamic(before.rank.get_length())
+    if outer.rank.is_dynamic:
+        outer = ov.PartialShape.dynamic(before.rank.get_length())
+    dims = [
+        b if b.is_static and b == a and (o.is_dynamic or o == b) else ov.Dimension.dynamic()
+        for b, a, o in zip(before, after, outer)
+    ]
+    return ov.PartialShape(dims)
+
+
+def _variable(variable_id: str, shape: ov.PartialShape, element_type: ov.Type) -> Variable:
+    """A Variable of `shape` and `element_type` named `variable_id`."""
     info = VariableInfo()
-    info.data_shape = (
-        ov.PartialShape.dynamic(shape.rank.get_length())
-        if shape.rank.is_static
-        else ov.PartialShape.dynamic()
-    )
-    info.data_type = start.get_element_type()
+    info.data_shape = shape
+    info.data_type = element_type
     info.variable_id = variable_id
     return Variable(info)
