@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
+import openvino as ov
 import pytest
 
 import ov_loops
@@ -20,6 +21,15 @@ from tests.sequence_append_scenarios import APPENDED, NOT_APPENDED
 from tests.sequence_scenarios import SEQUENCE_SCENARIOS
 
 RNG = np.random.default_rng(17)
+
+
+def _is_init_guard(op) -> bool:
+    """Whether ReadValue or Assign `op` is a loop's init guard (lower/stateful.py)."""
+    return op.get_variable_id().endswith("/init_guard")
+
+
+def _without_guard(ops) -> list:
+    return [op for op in ops if not _is_init_guard(op)]
 
 
 def _feed_chunks(compiled, feeds: list[dict]) -> list[list[np.ndarray]]:
@@ -100,7 +110,10 @@ def test_a_state_the_cpu_cannot_keep_is_stored_in_32_bits_and_streams(name, tmp_
     ov_loops.save(ov_loops.convert(made, stateful=True), xml, compress_to_fp16=False)
     text = xml.read_text()
     stored = "f32" if name == "float64" else "i32"
-    assert text.count(f'variable_type="{stored}"') == (1 if name == "float64" else 2), text
+    states = [line for line in text.splitlines() if "variable_type" in line]
+    states = [line for line in states if "/init_guard" not in line]  # the guard is f32
+    count = sum(f'variable_type="{stored}"' in line for line in states)
+    assert count == (1 if name == "float64" else 2), text
     compiled = compile_f32(xml)
     x = RNG.normal(size=(7, 2)) * 100 if name == "float64" else RNG.integers(0, 90, (7, 2))
     first = 2**31 + 5 if name == "uint32" else 3  # u32 -> i32 -> u32 keeps the bits
@@ -124,7 +137,7 @@ def test_only_the_types_the_cpu_cannot_keep_are_converted():
     reads = {
         op.input_value(0).get_node().get_type_name(): op.get_output_element_type(0).get_type_name()
         for op in converted.get_ordered_ops()
-        if op.get_type_name() == "ReadValue"
+        if op.get_type_name() == "ReadValue" and not _is_init_guard(op)
     }
     assert reads == {"Parameter": "f32", "Convert": "i32"}
 
@@ -182,7 +195,7 @@ def test_a_scan8_inside_a_loop_body_is_accepted_and_the_loop_streams():
     """Only a top-level Scan-8 is refused (its batch loop keeps no state); one in a body is
     part of its loop's iteration and keeps none, as it needs none."""
     converted = ov_loops.translate(_loop_around_a_scan8(), stateful=True)
-    states = {loop.path: len(loop.states) for loop in converted.loops}
+    states = {loop.path: len(_without_guard(loop.states)) for loop in converted.loops}
     assert states == {"main/Loop_2": 1, "main/Loop_2/body/Scan_1": 0}, states
     compiled = compile_f32(converted.model)
     x, h0 = RNG.normal(size=(5, 2, 3, 2)).astype(np.float32), np.ones((2, 2), np.float32)
@@ -211,7 +224,7 @@ def test_one_value_feeding_two_carried_values_gets_two_variables():
         [const("zero", 0, np.int64)],
     )  # fmt: skip
     converted = ov_loops.translate(model(main), stateful=True)
-    ids = [op.get_variable_id() for op in converted.model.get_sinks()]
+    ids = [op.get_variable_id() for op in _without_guard(converted.model.get_sinks())]
     assert len(set(ids)) == 2, ids
     x, s0 = RNG.normal(size=(6, 2)).astype(np.float32), np.zeros(2, np.float32)
     feeds = [{"x": x[a:b], "s0": s0} for a, b in ((0, 4), (4, 4), (4, 6))]
@@ -240,8 +253,13 @@ REFUSED = {
 }
 
 
+@pytest.mark.parametrize("form", ["in memory", "saved"])
 @pytest.mark.parametrize("key", sorted(ALL_SCENARIOS), ids=lambda key: key[1])
-def test_every_scenario_is_refused_in_one_line_or_fed_whole_gives_the_plain_outputs(key):
+def test_every_scenario_is_refused_in_one_line_or_fed_whole_gives_the_plain_outputs(
+    key, form, tmp_path
+):
+    """In memory and as the IR `ov_loops.save` writes (the CLI's output), read back: the IR
+    does not keep the ReadValues' rt_info, so there the loops' init guards do the work."""
     made, runs = ALL_SCENARIOS[key]()
     name = key[1]
     if name in REFUSED:
@@ -249,7 +267,11 @@ def test_every_scenario_is_refused_in_one_line_or_fed_whole_gives_the_plain_outp
             ov_loops.convert(made, stateful=True)
         assert "\n" not in str(refused.value)
         return
-    stateful = compile_f32(ov_loops.convert(made, stateful=True))
+    converted = ov_loops.convert(made, stateful=True)
+    if form == "saved":
+        ov_loops.save(converted, tmp_path / "m.xml", compress_to_fp16=False)
+        converted = tmp_path / "m.xml"
+    stateful = compile_f32(converted)
     plain = compile_f32(ov_loops.convert(made))
     streaming, whole = stateful.create_infer_request(), plain.create_infer_request()
     for index, run in enumerate(runs):
@@ -268,16 +290,52 @@ LIST_BUILT_BEFORE_THE_LOOP = [
 ]
 
 
-@pytest.mark.xfail(strict=True, reason="OpenVINO 2026.4.1 CPU: Invalid graph status")
 @pytest.mark.parametrize("build", LIST_BUILT_BEFORE_THE_LOOP, ids=lambda b: b.__name__)
-def test_a_saved_ir_of_a_list_built_before_the_loop_does_not_compile(build, tmp_path):
-    """The scenarios above pass in memory because the ReadValues carry rt_info that keeps the
-    CPU plugin from moving a state's initial computation into the ReadValue
-    (DisableInitSubgraphFusing; lower/stateful.py). The IR does not keep node rt_info: read
-    back, these three fail to compile. An xfail that starts passing means OpenVINO fixed it."""
-    made, _ = build()
+def test_a_saved_ir_of_a_list_built_before_the_loop_compiles_and_keeps_its_state(build, tmp_path):
+    """The IR does not keep the ReadValues' rt_info DisableInitSubgraphFusing: read back, these
+    three failed to compile ("Invalid graph status") before the loop's init guard
+    (lower/stateful.py). Now the IR read back gives the plain conversion's outputs, and a call
+    with M = 0 and a longer, different x returns the list the first call left (its state), not
+    the one this x builds. (A chunked run cannot equal the whole one here: each body reads the
+    iteration number, which starts from 0 on every call.)"""
+    made, runs = build()
     ov_loops.save(ov_loops.convert(made, stateful=True), tmp_path / "m.xml")
-    compile_f32(tmp_path / "m.xml")
+    saved, plain = compile_f32(tmp_path / "m.xml"), compile_f32(ov_loops.convert(made))
+    later = {"M": np.array(0, np.int64), "x": np.concatenate([runs[0]["x"]] * 2) + 100}
+    first, second = _feed_chunks(saved, [runs[0], later])
+    fresh = list(plain(later).values())
+    for index, (want, got) in enumerate(zip(plain(runs[0]).values(), first)):
+        assert_close(want, got, f"output {index}", rtol=1e-5, atol=1e-6)
+    kept = [index for index, value in enumerate(second) if value.size]  # not a scan output
+    assert kept, [value.shape for value in second]
+    for index in kept:
+        assert_close(first[index], second[index], f"kept output {index}", rtol=1e-6, atol=1e-6)
+    assert any(
+        fresh[i].shape != second[i].shape or not np.allclose(fresh[i], second[i]) for i in kept
+    )
+
+
+def test_without_its_init_guard_a_saved_ir_of_a_list_does_not_compile(tmp_path):
+    """What the guard prevents: the IR of one of them read back with the guard's Assign taken
+    out, so the CPU plugin moves each state's initial computation into its ReadValue. If this
+    starts compiling, OpenVINO fixed the fused form and the guard may go."""
+    made, _ = SEQUENCE_SCENARIOS["list_starting_non_empty_read_and_written_by_position"]()
+    ov_loops.save(ov_loops.convert(made, stateful=True), tmp_path / "m.xml")
+    read = ov.Core().read_model(str(tmp_path / "m.xml"))
+    (guard,) = [sink for sink in read.get_sinks() if _is_init_guard(sink)]
+    read.remove_sink(guard)
+    with pytest.raises(RuntimeError, match="Invalid graph status"):
+        compile_f32(read)
+
+
+def test_states_starting_from_model_inputs_get_no_init_guard():
+    """The guard is only for states whose initial value is computed: from a Parameter (or a
+    Constant) the CPU plugin moves nothing."""
+    made, _ = SCAN_SCENARIOS["scan_forward_running_sum"]()  # s0, a model input
+    assert not any(_is_init_guard(op) for op in ov_loops.convert(made, stateful=True).get_sinks())
+    made, _ = SEQUENCE_SCENARIOS["cache_updated_in_an_if_in_the_body"]()
+    guards = [op for op in ov_loops.convert(made, stateful=True).get_sinks() if _is_init_guard(op)]
+    assert [op.get_variable_id() for op in guards] == ["main/Loop_2/init_guard"]
 
 
 def _top_level_scan(made: onnx.ModelProto) -> onnx.NodeProto | None:

@@ -23,6 +23,12 @@ them (a state of static shape: the CPU plugin cannot reorder a state of dynamic 
 a Loop and an Assign in some graphs), dynamic dims where the value may change between
 iterations; a state of an element type the plugin cannot keep is stored in another one
 (`STORED_AS`) with Converts around the ReadValue and the Assign.
+
+A stateful loop whose states start from computed values (not model inputs or constants) has
+one more Variable, `<loop>/init_guard`, that no output reads: its ReadValue is initialised
+from a sum of each state's initial value, which keeps the CPU plugin from moving the
+computation of those values into the states' ReadValues, a fused form that fails to compile
+or gives a state the fixed shape of its first value (`_init_guard`).
 """
 
 from __future__ import annotations
@@ -30,10 +36,12 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+import numpy as np
 import openvino as ov
 import openvino.opset15 as ops
 from openvino.op.util import Variable, VariableInfo
 
+from ov_loops import ovgraph
 from ov_loops.contract.spec import MergedInput
 from ov_loops.errors import ConversionError
 from ov_loops.loopir.loop import LoopIR, LoopResult
@@ -58,14 +66,20 @@ _CPU_STORED_AS = {
 # GPU and NPU were not measured (no device here): they get the CPU's table, since i32 and f32
 # are the types every OpenVINO plugin computes in; at worst it costs two Converts a state.
 STORED_AS = {"CPU": _CPU_STORED_AS, "GPU": _CPU_STORED_AS, "NPU": _CPU_STORED_AS}
+# A ReadValue initialised straight from one of these has nothing the CPU plugin would move
+# into it (`_init_guard`): a Parameter stays, a Constant alone gives the moved part no input.
+NOTHING_TO_MOVE = {"Parameter", "Constant"}
 
 
 @dataclass(frozen=True)
 class State:
-    """A carried value kept in `variable`; its final value is result `result` of the loop."""
+    """A carried value of loop `loop_path` kept in `variable`; its final value is result
+    `result` of the loop; `init` is what its ReadValue is initialised from (`_init_guard`)."""
 
     variable: Variable
     result: int
+    init: ov.Output
+    loop_path: str
 
 
 def is_top_level(path: str) -> bool:
@@ -104,10 +118,11 @@ def read_states(loop: LoopIR, target: str = "CPU") -> tuple[LoopIR, tuple[State,
         used.add(variable_id)
         stored = STORED_AS.get(target, {}).get(start.get_element_type(), start.get_element_type())
         variable = _variable(variable_id, _state_shape(loop, merged, start), stored)
-        read = _read_value(_converted(start, stored), variable)
+        init = _converted(start, stored)
+        read = _read_value(init, variable)
         outer[merged.external_port] = _converted(read, start.get_element_type())
         reads[result] = (start, outer[merged.external_port])
-        states.append(State(variable, result))
+        states.append(State(variable, result, init, loop.path))
     return loop.replace(outer=outer, results=_guards_from(loop, reads)), tuple(states)
 
 
@@ -131,20 +146,59 @@ def _guards_from(loop: LoopIR, reads: dict[int, tuple]) -> tuple[LoopResult, ...
 
 def assign_states(values: list[ov.Output], states: tuple[State, ...]) -> tuple[ov.Node, ...]:
     """The Assigns storing each state's final value (the model's sinks), converted to the type
-    its Variable stores. Assign takes a node, not an output: a Convert (a no-op when the types
+    its Variable stores, and the init guard's (`_init_guard`) when a state starts from a
+    computed value. Assign takes a node, not an output: a Convert (a no-op when the types
     agree) is one for any output."""
-    return tuple(
+    assigns = tuple(
         ops.assign(ops.convert(values[s.result], s.variable.info.data_type), s.variable)
         for s in states
     )
+    if any(s.init.get_node().get_type_name() not in NOTHING_TO_MOVE for s in states):
+        return (*assigns, _init_guard(states))
+    return assigns
+
+
+def _init_guard(states: tuple[State, ...]) -> ov.Node:
+    """The Assign of a Variable `<loop>/init_guard` that keeps the CPU plugin from moving the
+    computation of the states' initial values into their ReadValues, in a saved IR too::
+
+        guard = ReadValue(variable_g, init=[sum(init_s as f32) for each state s])
+        Assign(variable_g, copy(guard))      # a sink; nothing reads the guard
+
+    The plugin's MoveReadValueInputsToSubgraph (2026.4.1) moves the nodes computing a
+    ReadValue's init into it (a ReadValueWithSubgraph) unless the ReadValue carries rt_info
+    DisableInitSubgraphFusing, which `_read_value` sets but the IR does not keep. Its rule: a
+    node stays in the main graph (an input of the moved part) when it is a Parameter or has a
+    path to an output (a node whose output 0 nobody reads: a Result, an Assign) bypassing the
+    ReadValue; when the ReadValue's own producer is one, nothing moves. Each state's `init`
+    reaches the guard's Assign, so its producer is one. The fused form fails (measured): a
+    ReadValueWithSubgraph whose value reaches a Concat, directly or through a Reshape, does not
+    compile ("Invalid graph status": the Concat initialises it a second time), and it takes the
+    shape of its init, not its Variable's (a list's sizes [3] cannot grow: "Can not clone with
+    new dims"). The guard reads the values of each init (a sum; a ShapeOf would fold to a
+    constant for an init of static shape), so it folds only with a constant init, which the
+    pass never moves (no input). Cost: the sums move into the guard's own ReadValue, so they
+    run on the first call after a reset; each call copies one f32 per state (the copy: a
+    ReadValue read only by its Assign fails to compile, "contains dead weak ptr")."""
+    sums = [_sum_of(s.init) for s in states]
+    shape = ov.PartialShape([len(sums)])
+    variable = _variable(f"{states[0].loop_path}/init_guard", shape, ov.Type.f32)
+    guard = ops.read_value(ops.concat(sums, 0), variable)
+    return ops.assign(ovgraph.copy(guard.output(0)).get_node(), variable)
+
+
+def _sum_of(value: ov.Output) -> ov.Output:
+    """[sum of value's elements], in f32 (0 for an empty value): it reads value's data."""
+    flat = ops.reshape(value, ops.constant(np.array([-1], np.int64)), False)
+    as_f32 = ops.convert(flat, ov.Type.f32)
+    return ops.reduce_sum(as_f32, ops.constant(np.array([0], np.int64)), True).output(0)
 
 
 def _read_value(start: ov.Output, variable: Variable) -> ov.Output:
     """ReadValue(variable, init=start), marked so that the CPU plugin evaluates `start` in the
     main graph rather than moving the nodes computing it into the ReadValue (its
-    MoveReadValueInputsToSubgraph pass): for a list the model builds before the loop
-    (SplitToSequence) that fused form fails to compile, "Invalid graph status" (2026.4.1).
-    The mark is node rt_info, which the IR does not keep: an IR read back has the fault."""
+    MoveReadValueInputsToSubgraph pass; the fused form fails, see `_init_guard`). The mark is
+    node rt_info, which the IR does not keep; the init guard, a graph shape, survives it."""
     read = ops.read_value(start, variable)
     read.get_rt_info()["DisableInitSubgraphFusing"] = "true"
     return read.output(0)
