@@ -241,14 +241,8 @@ class Unchunk:
         return self.count_port is not None
 
     def unchunk(self, value: ov.Output, after: AfterLoop) -> ov.Output:
-        rank = value.get_partial_shape().rank.get_length()
-        shape = ops.shape_of(value, ov.Type.i64)
-        before = ops.slice(shape, _i64(0), _i64(self.axis), _i64(1))
-        size = ops.reduce_prod(
-            ops.slice(shape, _i64(self.axis), _i64(self.axis + 2), _i64(1)), _i64(0), True
-        )
-        rest = ops.slice(shape, _i64(self.axis + 2), _i64(rank), _i64(1))
-        value = ops.reshape(value, ops.concat([before, size, rest], 0), False).output(0)
+        target, size = self._merged_shape(value)
+        value = ops.reshape(value, target, False).output(0)
         if self.count is None and self.count_port is None:
             return value
         if self.count_port is None:
@@ -261,6 +255,25 @@ class Unchunk:
         lengths = ops.concat([kept, ops.subtract(size, kept)], 0)
         axis = ops.constant(np.int64(self.axis))
         return ops.variadic_split(value, axis, lengths).output(0)
+
+    def _merged_shape(self, value: ov.Output) -> tuple[ov.Output, ov.Output]:
+        """The shape of `value` with dims `axis` and `axis + 1` merged, and the merged dim
+        ([1] each). Constants for a static shape: the CPU plugin computes a Reshape of a
+        zero-element tensor to a ShapeOf-derived shape wrongly (refuses it, or fills the
+        output with stale data, OpenVINO 2026.4)."""
+        axis, shape = self.axis, value.get_partial_shape()
+        if shape.is_static:
+            dims = [d.get_length() for d in shape]
+            merged = dims[axis] * dims[axis + 1]
+            return _i64(*dims[:axis], merged, *dims[axis + 2 :]), _i64(merged)
+        rank = shape.rank.get_length()
+        shape_of = ops.shape_of(value, ov.Type.i64)
+        before = ops.slice(shape_of, _i64(0), _i64(axis), _i64(1))
+        size = ops.reduce_prod(
+            ops.slice(shape_of, _i64(axis), _i64(axis + 2), _i64(1)), _i64(0), True
+        )
+        rest = ops.slice(shape_of, _i64(axis + 2), _i64(rank), _i64(1))
+        return ops.concat([before, size, rest], 0).output(0), size.output(0)
 
 
 def _i64(*values: int) -> ov.Output:
