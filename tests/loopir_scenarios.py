@@ -284,6 +284,29 @@ def condition_stops_early() -> Scenario:
 
 
 @scenario
+def constant_controls_condition_stops_early() -> Scenario:
+    """`condition_stops_early` from constants alone: s0 a Constant, no trip count, no initial
+    condition; the stack's length is decided in the body (a dynamic shape)."""
+    i, s = _parameter("i", [], ov.Type.i64), _parameter("s", [1])
+    s_next = ops.multiply(s, ops.constant(np.float32(2.0)))
+    keep_going = ops.less(i, ops.constant(np.int64(2)))
+    results = [ops.result(s_next), _stacked(s_next), ops.result(keep_going)]
+    loop = _loop(
+        "constant_controls",
+        results,
+        [s, i],
+        [MergedInput(UNNUMBERED, 0, 0)],
+        [LastValueOutput(UNNUMBERED, 0), ConcatenatedOutput(UNNUMBERED, 1, 0)],
+        [ops.constant(np.array([1.5], np.float32)).output(0)],
+        trip_count(None),
+        initial_condition(None),
+        current_iteration=1,
+        execution_condition=2,
+    )
+    return loop, [], {}
+
+
+@scenario
 def invariant_matmul_chain() -> Scenario:
     """h = tanh(h @ P) with P = (W1 @ W2) * 0.5 (W1, W2 outer Parameters: P is the same in
     every iteration, a constant scales it); P is also a last value; a constant trip count."""

@@ -21,6 +21,7 @@ from ov_loops.loopir.loop import LoopIR
 from ov_loops.loopir.passes.back_edges import CopyBackEdges
 from ov_loops.loopir.passes.base import LoopPass
 from ov_loops.loopir.passes.concat_copies import CopyCapturesIntoConcats
+from ov_loops.loopir.passes.constant_loops import KeepConstantLoopsAtRunTime
 from ov_loops.loopir.passes.constants import InlineConstantCaptures
 from ov_loops.loopir.passes.cpu_guards import (
     EmptyWhenZeroRuns,
@@ -41,6 +42,7 @@ from tests.loopir_scenarios import (
     accumulating_loop,
     captures_constant_and_parameter,
     condition_stops_early,
+    constant_controls_condition_stops_early,
     rank13_stack_dynamic,
     rank13_stack_static,
     reversed_slice_and_reverse_step,
@@ -91,6 +93,15 @@ def _assert_keeps_results(transform, scenario: str, tmp_path: Path) -> None:
     _assert_same(actual, expected)
 
 
+# OpenVINO's shape inference of the VariadicSplit that cuts the unrolled loop's stack evaluates
+# the Loop's outputs as bounds when every Loop input is a Constant, and fails ("Check
+# 'get_partial_shape().same_scheme(value.get_shape())' failed"): the same on main, before
+# keep-constant-loops-at-run-time existed (ONNX models of such loops at --optimize max too).
+KNOWN_FAILURES = {
+    ("unroll-iterations", "constant_controls_condition_stops_early"): "Loop outputs as bounds",
+}
+
+
 def _cases(transforms: dict) -> list:
     """(transform, scenario) for every transform and scenario, known failures marked."""
     return [
@@ -98,6 +109,9 @@ def _cases(transforms: dict) -> list:
             transform,
             scenario,
             id=f"{name}-{scenario}",
+            marks=[pytest.mark.xfail(strict=True, reason=KNOWN_FAILURES[name, scenario])]
+            if (name, scenario) in KNOWN_FAILURES
+            else [],
         )
         for name, transform in transforms.items()
         for scenario in SCENARIOS
@@ -246,6 +260,32 @@ def test_copy_back_edges_leaves_a_loop_whose_values_pass_through():
     results[0] = ops.result(a)
     unchanged = loop.with_body(results, list(loop.body.get_parameters()))
     assert CopyBackEdges()(unchanged) is unchanged
+
+
+def test_keep_constant_loops_at_run_time_adds_a_run_time_zero_to_the_trip_count():
+    loop, _, _ = constant_controls_condition_stops_early()
+    after = KeepConstantLoopsAtRunTime()(loop)
+    add = after.trip.value.get_node()
+    assert add.get_type_name() == "Add"
+    assert [value.get_node().get_type_name() for value in add.input_values()] == [
+        "Constant",
+        "RandomUniform",
+    ]
+    assert after.spec.trip_count_source == "input" and after.trip.constant is None
+    assert not after.may_run_zero  # no zero-iteration guard is due
+
+
+@pytest.mark.parametrize(
+    "builder",
+    [
+        pytest.param(condition_stops_early, id="runtime initial condition"),
+        pytest.param(lambda: accumulating_loop(3), id="runtime trip count"),
+        pytest.param(lambda: accumulating_loop(3, runtime=False), id="static stack"),
+    ],
+)
+def test_keep_constant_loops_at_run_time_leaves_other_loops(builder):
+    loop, _, _ = builder()
+    assert KeepConstantLoopsAtRunTime()(loop) is loop
 
 
 def test_refuse_zero_run_reshaped_carry_names_the_value():
