@@ -42,7 +42,7 @@ from tests.loopir_scenarios import (
     accumulating_loop,
     captures_constant_and_parameter,
     condition_stops_early,
-    constant_controls_condition_stops_early,
+    constant_controls_if_drops_a_capture,
     rank13_stack_dynamic,
     rank13_stack_static,
     reversed_slice_and_reverse_step,
@@ -93,15 +93,6 @@ def _assert_keeps_results(transform, scenario: str, tmp_path: Path) -> None:
     _assert_same(actual, expected)
 
 
-# OpenVINO's shape inference of the VariadicSplit that cuts the unrolled loop's stack evaluates
-# the Loop's outputs as bounds when every Loop input is a Constant, and fails ("Check
-# 'get_partial_shape().same_scheme(value.get_shape())' failed"): the same on main, before
-# keep-constant-loops-at-run-time existed (ONNX models of such loops at --optimize max too).
-KNOWN_FAILURES = {
-    ("unroll-iterations", "constant_controls_condition_stops_early"): "Loop outputs as bounds",
-}
-
-
 def _cases(transforms: dict) -> list:
     """(transform, scenario) for every transform and scenario, known failures marked."""
     return [
@@ -109,9 +100,6 @@ def _cases(transforms: dict) -> list:
             transform,
             scenario,
             id=f"{name}-{scenario}",
-            marks=[pytest.mark.xfail(strict=True, reason=KNOWN_FAILURES[name, scenario])]
-            if (name, scenario) in KNOWN_FAILURES
-            else [],
         )
         for name, transform in transforms.items()
         for scenario in SCENARIOS
@@ -129,7 +117,8 @@ def test_pass_keeps_what_the_loop_computes(transform, scenario: str, tmp_path):
 
 def _fingerprint(loop: LoopIR) -> tuple:
     ops_ = [(op.get_type_name(), op.get_output_size()) for op in loop.body.get_ordered_ops()]
-    return loop.spec, loop.results, ops_
+    controls = [value.get_node().get_type_name() for value in (loop.trip.value, loop.start.value)]
+    return loop.spec, loop.results, ops_, controls
 
 
 REWRITING = [kind for kind in PIPELINE if kind is not RefuseZeroRunReshapedCarry]  # it refuses
@@ -262,16 +251,19 @@ def test_copy_back_edges_leaves_a_loop_whose_values_pass_through():
     assert CopyBackEdges()(unchanged) is unchanged
 
 
-def test_keep_constant_loops_at_run_time_adds_a_run_time_zero_to_the_trip_count():
-    loop, _, _ = constant_controls_condition_stops_early()
+def test_keep_constant_loops_at_run_time_reads_a_run_time_zero_in_the_condition():
+    loop, _, _ = constant_controls_if_drops_a_capture()
+    inputs = len(loop.spec.inputs())
     after = KeepConstantLoopsAtRunTime()(loop)
-    add = after.trip.value.get_node()
-    assert add.get_type_name() == "Add"
-    assert [value.get_node().get_type_name() for value in add.input_values()] == [
-        "Constant",
-        "RandomUniform",
-    ]
-    assert after.spec.trip_count_source == "input" and after.trip.constant is None
+    added = after.spec.invariant_inputs[-1]
+    assert len(after.spec.inputs()) == inputs + 1 and added.external_port == 2 + inputs
+    draw = after.outer[added.external_port].get_node().input_value(0).get_node()
+    assert draw.get_type_name() == "RandomUniform"
+    condition = after.body_value(after.spec.execution_condition).get_node()
+    assert condition.get_type_name() == "LogicalAnd"
+    parameter = after.body.get_parameters()[added.body_parameter]
+    is_zero = condition.input_value(1).get_node()
+    assert is_zero.input_value(0).get_node().get_instance_id() == parameter.get_instance_id()
     assert not after.may_run_zero  # no zero-iteration guard is due
 
 

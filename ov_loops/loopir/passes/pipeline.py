@@ -3,9 +3,9 @@
 Order: constants are inlined first (the copies below must not see their Parameters); copies
 inside the body next; then the refusal, which reads the body's final shapes; the zero-iteration
 guards read each concatenated output's per-iteration part, so they come before the parts of
-rank above 12 are flattened. The iteration's Parameter moves first last of all, once no pass
-adds Parameters any more; the trip count of a loop computed from constants alone is made a
-run-time value last, once no pass reads or replaces it.
+rank above 12 are flattened; a loop computed from constants alone gets its run-time input
+after the passes that read or rewrite the body. The iteration's Parameter moves first last of
+all, once no pass adds Parameters any more.
 """
 
 from __future__ import annotations
@@ -43,8 +43,8 @@ PIPELINE: tuple[type[LoopPass], ...] = (
     RefuseZeroRunReshapedCarry,
     GuardZeroIterationRuns,
     FlattenHighRankStacks,
-    IterationParameterFirst,
     KeepConstantLoopsAtRunTime,
+    IterationParameterFirst,
 )
 
 
