@@ -9,6 +9,7 @@ helpers are private.
 from __future__ import annotations
 
 import numpy as np
+import onnx
 
 from tests.onnx_builders import T, const, graph, loop_body, model, node, typed, untyped
 from tests.registry import Registry
@@ -868,3 +869,84 @@ def loop_carried_value_is_the_current_slice():
         for t in (5, 0, 2)
     ]
     return model(main), runs
+
+
+def _constant_while_body(name: str = "body") -> onnx.GraphProto:
+    """Scan out If(i is even, [i, -i], [2i, 1]) while i < 3; the then branch also computes
+    Neg(x) of a captured x and drops it (OpenVINO then drops the Loop's x input)."""
+    then_branch = graph(
+        [
+            node("Neg", ["x"], ["dropped"]),
+            node("Mul", ["i_f", "plus_minus"], ["t"]),
+        ],
+        [],
+        [typed("t", T.FLOAT, [2])],
+        name="then",
+    )
+    else_branch = graph(
+        [node("Mul", ["i_f", "twice"], ["e0"]), node("Add", ["e0", "unit"], ["e"])],
+        [],
+        [typed("e", T.FLOAT, [2])],
+        name="else",
+    )
+    body = loop_body(
+        [
+            node("Cast", ["i"], ["i_f"], to=T.FLOAT),
+            node("Mod", ["i", "two_i"], ["parity"]),
+            node("Equal", ["parity", "zero_i"], ["even"]),
+            node("If", ["even"], ["part"], then_branch=then_branch, else_branch=else_branch),
+            node("Less", ["i", "three_i"], ["keep_going"]),
+        ],
+        [],
+        [typed("keep_going", T.BOOL, []), typed("part", T.FLOAT, [2])],
+        initializers=[
+            const("two_i", 2, np.int64),
+            const("zero_i", 0, np.int64),
+            const("three_i", 3, np.int64),
+            const("plus_minus", [1.0, -1.0]),
+            const("twice", [2.0, 0.0]),
+            const("unit", [0.0, 1.0]),
+        ],
+    )
+    body.name = name
+    return body
+
+
+@scenario
+def loop_of_constants_with_if_stops_early():
+    """A Loop whose trip count (absent) and condition (true) are constants, an If in its body,
+    and a stack whose length the body's condition decides (seed 42424020 of the differential
+    campaign, minimised): the CPU plugin would treat the Loop as a constant and fail to give its
+    stack static memory ("Can not create StaticMemory object")."""
+    main = graph(
+        [
+            node("Loop", ["", "start"], ["parts"], body=_constant_while_body()),
+            node("Add", ["x", "x"], ["doubled"]),
+        ],
+        [typed("x", T.FLOAT, [2])],
+        [typed("parts", T.FLOAT, [None, 2]), typed("doubled", T.FLOAT, [2])],
+        initializers=[const("start", True, bool)],
+    )
+    return model(main), [{"x": np.array([1.0, -3.0], np.float32)}] * 2
+
+
+@scenario
+def loop_of_constants_nested_in_a_runtime_loop():
+    """The Loop of `loop_of_constants_with_if_stops_early` inside the body of a Loop of M
+    iterations: its inputs are Constants of the outer body."""
+    outer = loop_body(
+        [
+            node("Loop", ["", "start"], ["parts"], body=_constant_while_body("inner")),
+            node("Identity", ["cond_in"], ["go"]),
+        ],
+        [],
+        [typed("go", T.BOOL, []), typed("parts", T.FLOAT, [None, 2])],
+        initializers=[const("start", True, bool)],
+    )
+    main = graph(
+        [node("Loop", ["M", ""], ["stacks"], body=outer)],
+        [typed("M", T.INT64, []), typed("x", T.FLOAT, [2])],
+        [typed("stacks", T.FLOAT, [None, None, 2])],
+    )
+    feeds = [{"M": np.array(m, np.int64), "x": np.array([1.0, 2.0], np.float32)} for m in (2, 3)]
+    return model(main), feeds

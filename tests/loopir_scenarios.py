@@ -283,6 +283,46 @@ def condition_stops_early() -> Scenario:
     return loop, [s0, go], {"s0": np.array([1.5], np.float32), "go": np.array(True)}
 
 
+def _branch(factor: float, s: ov.Output, x: ov.Output) -> tuple[ov.Model, list[ov.Node]]:
+    """An If branch (s, x) -> (s * factor, -x), its Parameters' shapes those of s and x."""
+    s_in, x_in = ops.parameter(s.get_partial_shape()), ops.parameter(x.get_partial_shape())
+    scaled = ops.result(ops.multiply(s_in, ops.constant(np.float32(factor))))
+    return ov.Model([scaled, ops.result(ops.negative(x_in))], [s_in, x_in]), [s_in, x_in]
+
+
+@scenario
+def constant_controls_if_drops_a_capture() -> Scenario:
+    """s = s * 2 on even iterations, s * 3 on odd ones (an If), from a Constant s0, without a
+    trip count or initial condition, stopped by i < 2 in the body: a stack of a dynamic length.
+    A captured x goes into the If only for an output nothing reads (OpenVINO drops it)."""
+    x = _parameter("x", [1])
+    i, s, x_in = _parameter("i", [], ov.Type.i64), _parameter("s", [1]), _parameter("x_in", [1])
+    even = ops.equal(ops.floor_mod(i, ops.constant(np.int64(2))), ops.constant(np.int64(0)))
+    choose = ops.if_op(even)
+    (then_body, then_in), (else_body, else_in) = _branch(2.0, s, x_in), _branch(3.0, s, x_in)
+    choose.set_then_body(then_body)
+    choose.set_else_body(else_body)
+    for value, then_parameter, else_parameter in zip([s, x_in], then_in, else_in):
+        choose.set_input(value.output(0), then_parameter, else_parameter)
+    s_next = choose.set_output(then_body.get_results()[0], else_body.get_results()[0])
+    choose.set_output(then_body.get_results()[1], else_body.get_results()[1])
+    keep_going = ops.less(i, ops.constant(np.int64(2)))
+    results = [ops.result(s_next), _stacked(s_next), ops.result(keep_going)]
+    loop = _loop(
+        "constant_controls",
+        results,
+        [s, i, x_in],
+        [MergedInput(UNNUMBERED, 0, 0), InvariantInput(UNNUMBERED, 2)],
+        [LastValueOutput(UNNUMBERED, 0), ConcatenatedOutput(UNNUMBERED, 1, 0)],
+        [ops.constant(np.array([1.5], np.float32)).output(0), x.output(0)],
+        trip_count(None),
+        initial_condition(None),
+        current_iteration=1,
+        execution_condition=2,
+    )
+    return loop, [x], {"x": np.array([5.0], np.float32)}
+
+
 @scenario
 def invariant_matmul_chain() -> Scenario:
     """h = tanh(h @ P) with P = (W1 @ W2) * 0.5 (W1, W2 outer Parameters: P is the same in

@@ -21,6 +21,7 @@ from ov_loops.loopir.loop import LoopIR
 from ov_loops.loopir.passes.back_edges import CopyBackEdges
 from ov_loops.loopir.passes.base import LoopPass
 from ov_loops.loopir.passes.concat_copies import CopyCapturesIntoConcats
+from ov_loops.loopir.passes.constant_loops import KeepConstantLoopsAtRunTime
 from ov_loops.loopir.passes.constants import InlineConstantCaptures
 from ov_loops.loopir.passes.cpu_guards import (
     EmptyWhenZeroRuns,
@@ -41,6 +42,7 @@ from tests.loopir_scenarios import (
     accumulating_loop,
     captures_constant_and_parameter,
     condition_stops_early,
+    constant_controls_if_drops_a_capture,
     rank13_stack_dynamic,
     rank13_stack_static,
     reversed_slice_and_reverse_step,
@@ -115,7 +117,8 @@ def test_pass_keeps_what_the_loop_computes(transform, scenario: str, tmp_path):
 
 def _fingerprint(loop: LoopIR) -> tuple:
     ops_ = [(op.get_type_name(), op.get_output_size()) for op in loop.body.get_ordered_ops()]
-    return loop.spec, loop.results, ops_
+    controls = [value.get_node().get_type_name() for value in (loop.trip.value, loop.start.value)]
+    return loop.spec, loop.results, ops_, controls
 
 
 REWRITING = [kind for kind in PIPELINE if kind is not RefuseZeroRunReshapedCarry]  # it refuses
@@ -246,6 +249,35 @@ def test_copy_back_edges_leaves_a_loop_whose_values_pass_through():
     results[0] = ops.result(a)
     unchanged = loop.with_body(results, list(loop.body.get_parameters()))
     assert CopyBackEdges()(unchanged) is unchanged
+
+
+def test_keep_constant_loops_at_run_time_reads_a_run_time_zero_in_the_condition():
+    loop, _, _ = constant_controls_if_drops_a_capture()
+    inputs = len(loop.spec.inputs())
+    after = KeepConstantLoopsAtRunTime()(loop)
+    added = after.spec.invariant_inputs[-1]
+    assert len(after.spec.inputs()) == inputs + 1 and added.external_port == 2 + inputs
+    draw = after.outer[added.external_port].get_node().input_value(0).get_node()
+    assert draw.get_type_name() == "RandomUniform"
+    condition = after.body_value(after.spec.execution_condition).get_node()
+    assert condition.get_type_name() == "LogicalAnd"
+    parameter = after.body.get_parameters()[added.body_parameter]
+    is_zero = condition.input_value(1).get_node()
+    assert is_zero.input_value(0).get_node().get_instance_id() == parameter.get_instance_id()
+    assert not after.may_run_zero  # no zero-iteration guard is due
+
+
+@pytest.mark.parametrize(
+    "builder",
+    [
+        pytest.param(condition_stops_early, id="runtime initial condition"),
+        pytest.param(lambda: accumulating_loop(3), id="runtime trip count"),
+        pytest.param(lambda: accumulating_loop(3, runtime=False), id="static stack"),
+    ],
+)
+def test_keep_constant_loops_at_run_time_leaves_other_loops(builder):
+    loop, _, _ = builder()
+    assert KeepConstantLoopsAtRunTime()(loop) is loop
 
 
 def test_refuse_zero_run_reshaped_carry_names_the_value():

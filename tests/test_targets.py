@@ -74,7 +74,26 @@ def _unrolled(conversion: ov_loops.Conversion) -> int:
     return sum(1 for loop in conversion.loops if loop.becomes == "straight-line graph")
 
 
-@pytest.mark.parametrize("name", sorted(ALL))
+# Unrolled outer loop, inner Loops of constants with an If in their bodies: compile_model fails
+# "Evaluation failed on opset5::Loop" (OpenVINO evaluates the inner Loop), with or without
+# keep-constant-loops-at-run-time.
+UNROLLED_FAILURES = {
+    "loop:loop_of_constants_nested_in_a_runtime_loop": "Evaluation failed on opset5::Loop",
+}
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(
+            name,
+            marks=[pytest.mark.xfail(strict=True, reason=UNROLLED_FAILURES[name])]
+            if name in UNROLLED_FAILURES
+            else [],
+        )
+        for name in sorted(ALL)
+    ],
+)
 def test_unrolled_scenario_matches_its_reference(name):
     for model, feeds, expected in _runs(name):
         _check(model, feeds, expected, name, unroll=64)

@@ -338,6 +338,19 @@ def _scatter_elements_update(layer, x):
     return [data]
 
 
+def _random_uniform(layer, x):
+    """RandomUniform-8 over an integer range of one value, [min, min + 1): min everywhere (the
+    run-time zero of ov_loops/loopir/passes/constant_loops.py). Other draws are not reproduced."""
+    dtype = _dtype(layer.data.get("output_type", "f32"))
+    low, high = (np.asarray(v).reshape(-1)[0] for v in x[1:3])
+    if not np.issubdtype(np.dtype(dtype), np.integer) or high - low != 1:
+        raise ConversionError(
+            f"IR reference: RandomUniform '{layer.name}' other than an integer draw from "
+            "[min, min + 1) is not supported"
+        )
+    return [np.full([int(v) for v in np.atleast_1d(x[0])], low, dtype)]
+
+
 KERNELS.update(
     {
         "Divide": _divide,
@@ -376,6 +389,7 @@ KERNELS.update(
         "CumSum": _cumsum,
         "ConvertLike": _convert_like,
         "ScatterElementsUpdate": _scatter_elements_update,
+        "RandomUniform": _random_uniform,
     }
 )
 KERNELS.update(SEQUENCE_KERNELS)

@@ -3,8 +3,9 @@
 Order: constants are inlined first (the copies below must not see their Parameters); copies
 inside the body next; then the refusal, which reads the body's final shapes; the zero-iteration
 guards read each concatenated output's per-iteration part, so they come before the parts of
-rank above 12 are flattened. The iteration's Parameter moves first last of all, once no pass
-adds Parameters any more.
+rank above 12 are flattened; a loop computed from constants alone gets its run-time input
+after the passes that read or rewrite the body. The iteration's Parameter moves first last of
+all, once no pass adds Parameters any more.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from ov_loops.loopir.passes.accumulators import StackAccumulators
 from ov_loops.loopir.passes.back_edges import CopyBackEdges
 from ov_loops.loopir.passes.base import LoopPass
 from ov_loops.loopir.passes.concat_copies import CopyCapturesIntoConcats
+from ov_loops.loopir.passes.constant_loops import KeepConstantLoopsAtRunTime
 from ov_loops.loopir.passes.constants import InlineConstantCaptures
 from ov_loops.loopir.passes.cpu_guards import GuardZeroIterationRuns
 from ov_loops.loopir.passes.dead_values import RemoveDeadValues
@@ -41,6 +43,7 @@ PIPELINE: tuple[type[LoopPass], ...] = (
     RefuseZeroRunReshapedCarry,
     GuardZeroIterationRuns,
     FlattenHighRankStacks,
+    KeepConstantLoopsAtRunTime,
     IterationParameterFirst,
 )
 
