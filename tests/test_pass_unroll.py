@@ -9,6 +9,7 @@ and Scan scenario converted with optimize="max" matches onnxruntime.
 from __future__ import annotations
 
 import numpy as np
+import onnx.parser
 import openvino.opset15 as ops
 import pytest
 from hypothesis import given, settings
@@ -24,6 +25,7 @@ from ov_loops.loopir.passes.unroll import (
 )
 from ov_loops.lower.loop5 import lower_to_loop5
 from ov_loops.lower.select import lower
+from ov_loops.reference.onnx_reference import run_onnx
 from tests.harness import (
     assert_close,
     assert_matches_onnxruntime,
@@ -243,3 +245,28 @@ def test_runtime_trip_counts_on_the_cpu_match_the_reference(builder: str, tmp_pa
         got = run(compiled, {name: feeds[name] for name in names})
         for index, (want, have) in enumerate(zip(expected, got)):
             assert_close(want, have, f"M={count} output {index}", 1e-5, 1e-5)
+
+
+def test_a_loop_of_constants_that_stops_early_is_not_unrolled_and_converts_at_max():
+    """A Loop computed from Constants alone (no trip count, `i < 2` stops it) is folded by
+    OpenVINO; unrolled, its evaluation failed at max ("get_partial_shape().same_scheme")."""
+    made = onnx.parser.parse_model(
+        """<ir_version: 8, opset_import: ["" : 17]>
+        g (float[1] x) => (float[1] last, float[?,1] stack, float[1] y) {
+           s0 = Constant <value: tensor = float[1] k {1.5}> ()
+           last, stack = Loop ("", "", s0) <body: graph = b (int64 i, bool c, float[1] s)
+               => (bool go, float[1] doubled, float[1] part) {
+              two = Constant <value: tensor = float k2 {2}> ()
+              doubled = Mul (s, two)
+              part = Identity (doubled)
+              limit = Constant <value: tensor = int64 kl {2}> ()
+              go = Less (i, limit)
+           }>
+           y = Add (x, x)
+        }"""
+    )
+    compiled = compile_f32(ov_loops.convert(made, optimize="max"))
+    feeds = {"x": np.array([0.25], np.float32)}
+    expected = run_onnx(made, feeds)
+    for want, have in zip(expected, compiled(feeds).values()):
+        assert_close(want, have, "loop of constants at max", 1e-6, 1e-7)

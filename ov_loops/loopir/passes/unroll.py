@@ -22,6 +22,7 @@ from ov_loops.contract.spec import (
 )
 from ov_loops.loopir.loop import LoopIR, LoopResult
 from ov_loops.loopir.passes.base import LoopPass
+from ov_loops.loopir.passes.constant_loops import computes_from_constants
 from ov_loops.loopir.passes.port_rank import MAX_PORT_RANK
 from ov_loops.loopir.steps import AfterLoop
 from ov_loops.loopir.trip_count import INT32_MAX, TripCount
@@ -127,8 +128,12 @@ def _multiply_adds(matmul: ov.Node) -> int:
 
 
 def unrollable(loop: LoopIR) -> bool:
-    """The conditions of the docstring that do not depend on masking."""
+    """The conditions of the docstring that do not depend on masking, and a loop not computed
+    from Constants alone: OpenVINO folds that one whole, and unrolled (with `Unchunk`'s
+    VariadicSplit) its evaluation failed ("get_partial_shape().same_scheme" in tensor.cpp)."""
     if any(op.get_type_name() in SUBGRAPH_OPS for op in loop.body.get_ordered_ops()):
+        return False
+    if computes_from_constants(loop):
         return False
     spec = loop.spec
     stacked = [entry.body_result for entry in spec.concatenated_outputs]
