@@ -92,7 +92,7 @@ def save(model: ov.Model, path: str | os.PathLike, compress_to_fp16: bool = True
     target = Path(path)
     if target.suffix != ".xml":
         raise InputError(f"{target}: the output path must end in .xml")
-    made = _make_directories(target.parent)
+    made = make_directories(target.parent)
     started = time.perf_counter()
     try:
         with tempfile.TemporaryDirectory(dir=target.parent, prefix=".ov-loops-") as scratch:
@@ -108,7 +108,7 @@ def save(model: ov.Model, path: str | os.PathLike, compress_to_fp16: bool = True
     log.info("saved %s (%s weights) in %s", target, weights, _since(started))
 
 
-def _make_directories(directory: Path) -> Path | None:
+def make_directories(directory: Path) -> Path | None:
     """Create `directory` and its missing parents; the outermost one created (None: none)."""
     missing = [each for each in (directory, *directory.parents) if not each.exists()]
     try:

@@ -35,7 +35,7 @@ def save_ovms(model: ov.Model, repository: Path, name: str, compress_to_fp16: bo
     """Write `model` as version 1 of `name` in the OVMS repository `repository` (created if
     missing) and list it in the repository's config.json (see the module); the path of the
     model.xml."""
-    from ov_loops.api import _make_directories, save
+    from ov_loops.api import make_directories, save
 
     config = repository / "config.json"
     entries = _entries(config) if config.exists() else []
@@ -46,7 +46,7 @@ def save_ovms(model: ov.Model, repository: Path, name: str, compress_to_fp16: bo
     entries.append({"config": entry})
     text = json.dumps({"model_config_list": entries}, indent=2) + "\n"
     xml = repository / name / VERSION / "model.xml"
-    made = _make_directories(xml.parent)  # before config.json lists it; removed on failure
+    made = make_directories(xml.parent)  # before config.json lists it; removed on failure
     try:
         with tempfile.TemporaryDirectory(dir=repository, prefix=".ov-loops-") as scratch:
             staged = Path(scratch) / "model.xml"
