@@ -4,9 +4,9 @@ Models come from the scenario builders (tests/loop_scenarios.py, tests/scan_scen
 ONNX and as the IR ov-loops makes of them. Each invocation gets random `--inputs` (the
 scenario's own feeds, or mutated: dropped, renamed, retyped to strings, structured, complex,
 raw bf16 or objects, reshaped, scaled to huge or NaN values; or an empty, garbage, .npy or
-truncated file), random `--shape`, `--seed` and `--max-iterations` values. The invocations run
-`ov_loops.cli.main` in a driver process (one start-up for many invocations); a driver that dies
-is a crash, one that does not answer in time a hang, and it is replaced.
+truncated file), random `--shape`, `--seed`, `--max-iterations` and `--chunks` values. The
+invocations run `ov_loops.cli.main` in a driver process (one start-up for many invocations); a
+driver that dies is a crash, one that does not answer in time a hang, and it is replaced.
 
 Counts: inputs tried; tracebacks ('Traceback' in stderr); crashes (negative return code);
 hangs (timeout); partial outputs (an error after report lines, or a report without its verdict);
@@ -78,7 +78,8 @@ def _judge(outcome: dict, valid: bool) -> list[str]:
     if "Traceback" in err:
         found.append("tracebacks")
     verdict = _has_verdict(out)
-    if (code in (0, 1) and not verdict) or (code not in (0, 1) and out):
+    refusal = code == 1 and not out and len(err.strip().splitlines()) == 1  # e.g. --chunks
+    if (code in (0, 1) and not verdict and not refusal) or (code not in (0, 1) and out):
         found.append("partial_outputs")
     if code not in (0, 1) and len(err.strip().splitlines()) != 1:
         found.append("partial_outputs")
@@ -246,7 +247,8 @@ HOSTILE_BOUNDS = ["0", "1", "-1", "3", "1e30", "-1e30", "nan", "inf", "2.5", "x"
 
 
 def _hostile_issue14_options(rng, names: list[str]) -> list[str]:
-    """--val-range, OpenVINO's NAME[D0,D1] shapes, --rtol/--atol (global or per output), JSON."""
+    """--val-range, OpenVINO's NAME[D0,D1] shapes, --rtol/--atol (global or per output), JSON,
+    --chunks."""
     options = []
     name = str(rng.choice([*names, "bogus"])) if names else "bogus"
     if rng.random() < 0.3:
@@ -261,7 +263,21 @@ def _hostile_issue14_options(rng, names: list[str]) -> list[str]:
         options.append(f"--{rng.choice(['rtol', 'atol'])}={value}")
     if rng.random() < 0.2:
         options += ["--format", "json"]
+    if rng.random() < 0.25:
+        options.append(f"--chunks={_hostile_chunks(rng, name)}")
     return options
+
+
+HOSTILE_CHUNK_AXES = ["", ":0", ":1", ":-1", ":9", ":x", ":"]
+HOSTILE_CHUNK_VALUES = ["2", "1", "0", "-1", "99", "1,1", "3,0,2", "0,0", "2.5", "", "x", "1,-1"]
+
+
+def _hostile_chunks(rng, name: str) -> str:
+    """A --chunks value: the input (or a bogus one), an axis in or out of range, chunk counts
+    or lengths that fit, do not fit or do not parse."""
+    axis = HOSTILE_CHUNK_AXES[rng.integers(len(HOSTILE_CHUNK_AXES))]
+    value = HOSTILE_CHUNK_VALUES[rng.integers(len(HOSTILE_CHUNK_VALUES))]
+    return f"{name}{axis}={value}"
 
 
 # -- the driver: runs invocations in a child process ----------------------------------------------
