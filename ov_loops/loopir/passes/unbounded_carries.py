@@ -20,7 +20,11 @@ length stays [?]; a RandomUniform draw does not do: OpenVINO evaluates it to bou
     for each carried v of static or bounded length the body may change:
         v -> Gather(v, Range(0, len(v) + zero, 1), axis 0)
 
-Without such a Parameter (a loop of constants) the loop is left as it is.
+Without such a Parameter (a loop of constants) the loop is left as it is. A value entering
+empty (static [0], a list built from SequenceEmpty) is left too: through the Gather, a list
+that SequenceInsert grows at position 0 from empty lost elements on the CPU (ConcatFromSequence
+after the loop got 8 values for a [3, 2, 3] stack), and lists growing from empty ran right
+without it.
 """
 
 from __future__ import annotations
@@ -57,12 +61,12 @@ class UnboundedCarryLengths(LoopPass):
 
 
 def _bounded_but_changing(loop: LoopIR, entry: MergedInput) -> bool:
-    """Whether the value entering at `entry` has a static or bounded first dim that the body's
-    value for the next iteration may not keep."""
+    """Whether the value entering at `entry` has a static or bounded first dim, not 0, that the
+    body's value for the next iteration may not keep."""
     entering = loop.outer[entry.external_port].get_partial_shape()
     if entering.rank.is_dynamic or entering.rank.get_length() == 0:
         return False
-    if entering[0].get_max_length() == -1:
+    if entering[0].get_max_length() in (-1, 0):
         return False
     produced = loop.body_value(entry.body_result).get_partial_shape()
     if produced.rank.is_static and produced.rank.get_length() > 0 and produced[0].is_static:
