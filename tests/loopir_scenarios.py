@@ -899,15 +899,16 @@ def iteration_parameter_after_an_output_only_one() -> Scenario:
 
 
 @scenario
-def growing_vector_of_static_length() -> Scenario:
-    """v = concat(v, x) carried from a v0 of static length 3, a runtime trip count of 3: the
+def growing_vector_of_static_length(length: int = 3) -> Scenario:
+    """v = concat(v, x) carried from a v0 of static `length`, a runtime trip count of 3: the
     carried value enters with a static length the body changes (unbounded-carry-lengths)."""
-    v0, x = _parameter("v0", [3]), _parameter("x", [1])
+    v0, x = _parameter("v0", [length]), _parameter("x", [1])
     v, x_in = _parameter("v", [-1]), _parameter("x_in", [1])
     v_next = ops.concat([v, x_in], 0)
     results = [ops.result(v_next), _always()]
     parameters = [v0, x]
-    feeds = {"v0": np.array([1.0, 2.0, 3.0], np.float32), "x": np.array([-1.5], np.float32)}
+    values = np.arange(1.0, length + 1.0, dtype=np.float32)
+    feeds = {"v0": values, "x": np.array([-1.5], np.float32)}
     loop = _loop(
         "grow",
         results,

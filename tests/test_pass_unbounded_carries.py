@@ -37,6 +37,11 @@ def test_a_value_that_keeps_its_static_shape_is_left():
     assert UnboundedCarryLengths()(loop) is loop
 
 
+def test_a_value_entering_empty_is_left():
+    loop, _, _ = growing_vector_of_static_length(0)  # a list built from SequenceEmpty
+    assert UnboundedCarryLengths()(loop) is loop
+
+
 def test_a_loop_of_constants_is_left():
     loop, _, _ = constant_controls_if_drops_a_capture()  # no Parameter to compute a zero from
     assert UnboundedCarryLengths()(loop) is loop
