@@ -57,7 +57,7 @@ class UnboundedCarryLengths(LoopPass):
         outer = dict(loop.outer)
         for entry in changing:
             outer[entry.external_port] = _unbounded(outer[entry.external_port], zero)
-        return loop.replace(outer=outer).noting(f"unbounded {len(changing)} carried lengths")
+        return loop.replace(outer=outer)
 
 
 def _bounded_but_changing(loop: LoopIR, entry: MergedInput) -> bool:
