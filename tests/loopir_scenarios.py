@@ -896,3 +896,28 @@ def iteration_parameter_after_an_output_only_one() -> Scenario:
         execution_condition=1,
     )
     return loop, [w], {"w": np.array([1.0, -2.0], np.float32)}
+
+
+@scenario
+def growing_vector_of_static_length(length: int = 3) -> Scenario:
+    """v = concat(v, x) carried from a v0 of static `length`, a runtime trip count of 3: the
+    carried value enters with a static length the body changes (unbounded-carry-lengths)."""
+    v0, x = _parameter("v0", [length]), _parameter("x", [1])
+    v, x_in = _parameter("v", [-1]), _parameter("x_in", [1])
+    v_next = ops.concat([v, x_in], 0)
+    results = [ops.result(v_next), _always()]
+    parameters = [v0, x]
+    values = np.arange(1.0, length + 1.0, dtype=np.float32)
+    feeds = {"v0": values, "x": np.array([-1.5], np.float32)}
+    loop = _loop(
+        "grow",
+        results,
+        [v, x_in],
+        [MergedInput(UNNUMBERED, 0, 0), InvariantInput(UNNUMBERED, 1)],
+        [LastValueOutput(UNNUMBERED, 0)],
+        [v0.output(0), x.output(0)],
+        _trip(3, True, parameters, feeds),
+        initial_condition(None),
+        execution_condition=1,
+    )
+    return loop, parameters, feeds

@@ -118,7 +118,8 @@ def test_pass_keeps_what_the_loop_computes(transform, scenario: str, tmp_path):
 def _fingerprint(loop: LoopIR) -> tuple:
     ops_ = [(op.get_type_name(), op.get_output_size()) for op in loop.body.get_ordered_ops()]
     controls = [value.get_node().get_type_name() for value in (loop.trip.value, loop.start.value)]
-    return loop.spec, loop.results, ops_, controls
+    outer = [loop.outer[port].get_node().get_type_name() for port in sorted(loop.outer)]
+    return loop.spec, loop.results, ops_, controls, outer
 
 
 REWRITING = [kind for kind in PIPELINE if kind is not RefuseZeroRunReshapedCarry]  # it refuses

@@ -27,6 +27,7 @@ from ov_loops.loopir.passes.levels import OPTIMIZE_LEVELS
 from ov_loops.loopir.passes.licm import HoistInvariantComputation
 from ov_loops.loopir.passes.port_rank import FlattenHighRankStacks
 from ov_loops.loopir.passes.simplify import SimplifyBody
+from ov_loops.loopir.passes.unbounded_carries import UnboundedCarryLengths
 from ov_loops.loopir.passes.unroll import UnrollIterations
 from ov_loops.loopir.passes.zero_run_carry import RefuseZeroRunReshapedCarry
 
@@ -44,6 +45,7 @@ PIPELINE: tuple[type[LoopPass], ...] = (
     GuardZeroIterationRuns,
     FlattenHighRankStacks,
     KeepConstantLoopsAtRunTime,
+    UnboundedCarryLengths,
     IterationParameterFirst,
 )
 
