@@ -10,6 +10,8 @@ oracles may split; such splits are counted apart). Outcomes per seed:
 - refusal: a one-line ConversionError (exit code 1 in the CLI);
 - traceback: any other exception from ov-loops, or a ConversionError of several lines;
 - crash: the worker died (a native crash), or OpenVINO could not read, compile or run the IR;
+- oracle crash: the worker died while onnxruntime built its session (its crash, not ours:
+  counted apart, like oracle splits);
 - hang: no answer within the per-seed timeout (the worker is killed and restarted);
 - partial output: the compiled model has a different number of outputs than the ONNX graph;
 - disagreement: an output matches neither oracle (or the IR fails `ov-loops validate`).
@@ -34,6 +36,7 @@ SEED_TIMEOUT = 60.0  # seconds per model: conversion, compilation and every run
 RTOL, ATOL = 1e-4, 1e-5
 MAX_EXAMPLES = 20
 ANSWER = "@@differential "  # prefix of the worker's answer lines (libraries may print too)
+STAGE = "@@stage "  # prefix of the worker's lines naming the stage it enters
 FAILURES = {
     "traceback": "tracebacks",
     "crash": "crashes",
@@ -42,6 +45,7 @@ FAILURES = {
     "disagreement": "disagreements",
     "refusal": "refusals",
     "invalid": "invalid_models",
+    "oracle_crash": "oracle_crashes",
 }
 
 
@@ -119,19 +123,27 @@ class _Worker:
             process.stdin.flush()
         except BrokenPipeError:  # it died already: its stdout ends below
             pass
-        deadline = time.monotonic() + timeout
+        deadline, stage = time.monotonic() + timeout, ""
         with selectors.DefaultSelector() as selector:
             selector.register(process.stdout, selectors.EVENT_READ)
             while selector.select(max(0.0, deadline - time.monotonic())):
                 line = process.stdout.readline()
                 if not line:  # the worker died
-                    code = process.wait()
-                    self._process = None
-                    return {"seed": seed, "outcome": "crash", "detail": f"worker exit {code}"}
-                if ANSWER in line:  # native code may have left a line unfinished before it
+                    return self._died(seed, stage)
+                if STAGE in line:
+                    stage = line[line.index(STAGE) + len(STAGE) :].strip()
+                elif ANSWER in line:  # native code may have left a line unfinished before it
                     return json.loads(line[line.index(ANSWER) + len(ANSWER) :])
         self._stop()
         return {"seed": seed, "outcome": "hang", "detail": f"no answer in {timeout:.0f} s"}
+
+    def _died(self, seed: int, stage: str) -> dict:
+        """The outcome of a worker that died in `stage` (onnxruntime's: an oracle crash)."""
+        code = self._process.wait()
+        self._process = None
+        outcome = "oracle_crash" if stage == "onnxruntime" else "crash"
+        where = f" in {stage}" if stage else ""
+        return {"seed": seed, "outcome": outcome, "detail": f"worker exit {code}{where}"}
 
 
 def _serve() -> None:
@@ -140,8 +152,12 @@ def _serve() -> None:
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # what libraries print goes elsewhere
     from tests.fuzz.differential_worker import check_seed
 
+    def stage(name: str) -> None:
+        answers.write(STAGE + name + "\n")
+        answers.flush()
+
     for line in sys.stdin:
-        answer = check_seed(int(line))
+        answer = check_seed(int(line), stage)
         answers.write(ANSWER + json.dumps(answer) + "\n")
         answers.flush()
 

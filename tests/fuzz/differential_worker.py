@@ -23,9 +23,10 @@ from tests.fuzz.random_models import RandomModel, random_model
 from tests.harness import assert_close, compile_f32
 
 
-def check_seed(seed: int) -> dict:
+def check_seed(seed: int, stage=lambda name: None) -> dict:
     """Convert (at the optimisation level the seed picks), compile and run the model of `seed`;
-    the outcome as a JSON-ready dict."""
+    the outcome as a JSON-ready dict. `stage(name)` is told each stage entered (ov-loops,
+    onnxruntime), so that a native crash is blamed on the right one."""
     made = random_model(seed)
     optimize = OPTIMIZE_LEVELS[seed % len(OPTIMIZE_LEVELS)]
     answer = {"seed": seed, "description": f"{made.description}, optimize={optimize}"}
@@ -33,6 +34,7 @@ def check_seed(seed: int) -> dict:
         onnx.checker.check_model(made.model, full_check=True)
     except Exception as exc:  # a generator bug, not an ov-loops one
         return {**answer, "outcome": "invalid", "detail": _first_line(exc)}
+    stage("ov-loops")
     try:
         conversion = ov_loops.translate(made.model, optimize=optimize)
     except ConversionError as exc:
@@ -41,11 +43,11 @@ def check_seed(seed: int) -> dict:
         return {**answer, "outcome": outcome, "detail": text}
     except Exception as exc:
         return {**answer, "outcome": "traceback", "detail": f"{type(exc).__name__}: {exc}"}
-    outcome, detail, split = _run_and_compare(made, conversion.model)
+    outcome, detail, split = _run_and_compare(made, conversion.model, stage)
     return {**answer, "outcome": outcome, "detail": detail, "oracle_split": split}
 
 
-def _run_and_compare(made: RandomModel, model: ov.Model) -> tuple[str, str, bool]:
+def _run_and_compare(made: RandomModel, model: ov.Model, stage) -> tuple[str, str, bool]:
     """(outcome, detail, whether onnxruntime and the reference disagreed on some output)."""
     with tempfile.TemporaryDirectory(prefix="ov-loops-differential-") as scratch:
         xml = Path(scratch) / "model.xml"
@@ -60,14 +62,18 @@ def _run_and_compare(made: RandomModel, model: ov.Model) -> tuple[str, str, bool
     expected_count = len(made.model.graph.output)
     if len(compiled.outputs) != expected_count:
         return "partial", f"{len(compiled.outputs)} outputs, the model has {expected_count}", False
+    stage("onnxruntime")
     oracles = _oracles(made.model)
+    stage("ov-loops")
     split = False
     for attempt, feeds in enumerate(made.runs):
         try:
             got = run(compiled, feeds)
         except Exception as exc:
             return "crash", f"run {attempt}: {_first_line(exc)}", split
+        stage("onnxruntime")
         expectations = [oracle(feeds) for oracle in oracles]
+        stage("ov-loops")
         expectations = [outputs for outputs in expectations if outputs is not None]
         for index, output in enumerate(made.model.graph.output):
             verdicts = [_mismatch(outputs[index], got[index]) for outputs in expectations]

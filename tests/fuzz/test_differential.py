@@ -14,7 +14,7 @@ import sys
 import onnx
 import pytest
 
-from tests.fuzz.differential import _Worker, run_seeds
+from tests.fuzz.differential import STAGE, _Worker, run_seeds
 from tests.fuzz.random_models import random_model
 
 # About 40 s on 2 cores; then seeds the long campaigns found failing (42424020: a Loop of
@@ -58,6 +58,26 @@ class _SegfaultingWorker(_Worker):
         return subprocess.Popen(
             [sys.executable, "-c", crash], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
         )
+
+
+class _OnnxruntimeSegfaultingWorker(_Worker):
+    """A worker that says it enters onnxruntime, then dies by SIGSEGV."""
+
+    def _start(self) -> subprocess.Popen:
+        crash = (
+            f"import os, signal; print({STAGE!r} + 'onnxruntime', flush=True); "
+            "os.kill(os.getpid(), signal.SIGSEGV)"
+        )
+        return subprocess.Popen(
+            [sys.executable, "-c", crash], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+
+
+def test_a_crash_inside_onnxruntime_is_an_oracle_crash_not_ours():
+    with _OnnxruntimeSegfaultingWorker() as worker:
+        answer = worker.check(7, timeout=30)
+    assert answer["outcome"] == "oracle_crash"
+    assert answer["detail"] == f"worker exit {-signal.SIGSEGV} in onnxruntime"
 
 
 def test_a_native_crash_in_the_worker_is_counted_not_fatal():
