@@ -3,6 +3,8 @@ empty stacks, reversal, copies the CPU plugin keeps."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+
 import numpy as np
 import openvino as ov
 import openvino.opset15 as ops
@@ -79,6 +81,19 @@ def _fold_node(value: ov.Output, node: ov.Node, depth: int, known: dict) -> np.n
     except RuntimeError:  # an op without an evaluate, or one that refuses these values
         return None
     return np.array(results[value.get_index()].data) if evaluated else None
+
+
+def upstream(values: Iterable[ov.Output | None]) -> Iterator[ov.Node]:
+    """Each node `values` (None skipped) are computed from, themselves included, once."""
+    seen: set[int] = set()
+    pending = [value.get_node() for value in values if value is not None]
+    while pending:
+        node = pending.pop()
+        if node.get_instance_id() in seen:
+            continue
+        seen.add(node.get_instance_id())
+        yield node
+        pending.extend(value.get_node() for value in node.input_values())
 
 
 def length(value: ov.Output, axis: int) -> ov.Node:

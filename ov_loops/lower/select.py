@@ -55,7 +55,7 @@ def lower(loop: LoopIR, target: TargetProfile, optimize: str = "none") -> Lowere
     if not target.stateful or not is_top_level(loop.path) or loop.runs_zero_times:
         return _lowered(loop, target, optimize)
     refuse_unless_streamable(loop)
-    loop, states = read_states(loop, target.name)
+    loop, states = read_states(loop)
     lowered = _lowered(loop, target, optimize)
     return dataclasses.replace(lowered, states=assign_states(lowered.values, states))
 

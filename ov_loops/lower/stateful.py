@@ -55,7 +55,7 @@ from ov_loops.loopir.steps import Reverse
 # own i64 arithmetic does (the plain conversion of a Loop adding 4 to 2**40 + 3 gives 7). f64
 # is rounded to f32, which the plugin computes f64 in anyway (1 + 1e-12 gives 1). So a state
 # loses nothing the loop's arithmetic on the CPU did not; hence no refusal.
-_CPU_STORED_AS = {
+STORED_AS = {
     ov.Type.i64: ov.Type.i32,
     ov.Type.u64: ov.Type.i32,
     ov.Type.u32: ov.Type.i32,
@@ -63,9 +63,8 @@ _CPU_STORED_AS = {
     ov.Type.u16: ov.Type.i32,
     ov.Type.f64: ov.Type.f32,
 }
-# GPU and NPU were not measured (no device here): they get the CPU's table, since i32 and f32
-# are the types every OpenVINO plugin computes in; at worst it costs two Converts a state.
-STORED_AS = {"CPU": _CPU_STORED_AS, "GPU": _CPU_STORED_AS, "NPU": _CPU_STORED_AS}
+# GPU and NPU were not measured (no device here): every target uses this table, since i32 and
+# f32 are the types every OpenVINO plugin computes in; at worst it costs two Converts a state.
 # A ReadValue initialised straight from one of these has nothing the CPU plugin would move
 # into it (`_init_guard`): a Parameter stays, a Constant alone gives the moved part no input.
 NOTHING_TO_MOVE = {"Parameter", "Constant"}
@@ -102,9 +101,9 @@ def refuse_unless_streamable(loop: LoopIR) -> None:
         )
 
 
-def read_states(loop: LoopIR, target: str = "CPU") -> tuple[LoopIR, tuple[State, ...]]:
+def read_states(loop: LoopIR) -> tuple[LoopIR, tuple[State, ...]]:
     """`loop` reading each carried value from a Variable initialised by its outer value, and
-    the states (see the module), stored as `STORED_AS[target]` says. A carried value no output
+    the states (see the module), stored as `STORED_AS` says. A carried value no output
     returns keeps no state."""
     outer, states, reads, used = dict(loop.outer), [], {}, set()
     for merged in loop.spec.merged_inputs:
@@ -116,7 +115,7 @@ def read_states(loop: LoopIR, target: str = "CPU") -> tuple[LoopIR, tuple[State,
         if variable_id in used:  # one outer value feeding two carried values
             variable_id = f"{variable_id}/{merged.external_port}"
         used.add(variable_id)
-        stored = STORED_AS.get(target, {}).get(start.get_element_type(), start.get_element_type())
+        stored = STORED_AS.get(start.get_element_type(), start.get_element_type())
         variable = _variable(variable_id, _state_shape(loop, merged, start), stored)
         init = _converted(start, stored)
         read = _read_value(init, variable)

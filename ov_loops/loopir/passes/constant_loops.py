@@ -27,7 +27,7 @@ from ov_loops.contract import ports
 from ov_loops.contract.spec import InvariantInput
 from ov_loops.loopir.loop import LoopIR
 from ov_loops.loopir.passes.base import LoopPass
-from ov_loops.ovgraph import constant_value
+from ov_loops.ovgraph import constant_value, upstream
 
 # Ops whose values the CPU plugin never treats as constant (ConstantType::StrictNoConst).
 RUNTIME_SOURCES = frozenset({"Parameter", "ReadValue", "RandomUniform"})
@@ -149,17 +149,7 @@ def has_if(model: ov.Model) -> bool:
 def computed_from_constants(values: Iterable[ov.Output]) -> bool:
     """Whether `values` are computed from Constants alone: no Parameter, ReadValue or
     RandomUniform (RUNTIME_SOURCES) upstream of any of them."""
-    seen: set[int] = set()
-    pending = [value.get_node() for value in values]
-    while pending:
-        node = pending.pop()
-        if node.get_instance_id() in seen:
-            continue
-        seen.add(node.get_instance_id())
-        if node.get_type_name() in RUNTIME_SOURCES:
-            return False
-        pending.extend(value.get_node() for value in node.input_values())
-    return True
+    return not any(node.get_type_name() in RUNTIME_SOURCES for node in upstream(values))
 
 
 def runtime_zero(element_type: ov.Type) -> ov.Output:

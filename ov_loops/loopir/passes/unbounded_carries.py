@@ -36,6 +36,7 @@ import openvino.opset15 as ops
 from ov_loops.contract.spec import MergedInput
 from ov_loops.loopir.loop import LoopIR
 from ov_loops.loopir.passes.base import LoopPass
+from ov_loops.ovgraph import length, upstream
 
 
 class UnboundedCarryLengths(LoopPass):
@@ -76,17 +77,9 @@ def _bounded_but_changing(loop: LoopIR, entry: MergedInput) -> bool:
 
 def _upstream_parameter(values: list[ov.Output | None]) -> ov.Output | None:
     """A Parameter of a number type upstream of `values` (or one of them), if any."""
-    seen: set[int] = set()
-    pending = [value.get_node() for value in values if value is not None]
-    while pending:
-        node = pending.pop()
-        if node.get_instance_id() in seen:
-            continue
-        seen.add(node.get_instance_id())
-        element = node.get_output_element_type(0) if node.get_output_size() else None
-        if node.get_type_name() == "Parameter" and element is not None and _numeric(element):
+    for node in upstream(values):
+        if node.get_type_name() == "Parameter" and _numeric(node.get_output_element_type(0)):
             return node.output(0)
-        pending.extend(value.get_node() for value in node.input_values())
     return None
 
 
@@ -109,8 +102,7 @@ def _unknown_zero(source: ov.Output) -> ov.Output:
 
 def _unbounded(value: ov.Output, zero: ov.Output) -> ov.Output:
     """`value` as Gather(value, Range(0, len(value) + zero)) along axis 0."""
-    length = ops.gather(ops.shape_of(value, ov.Type.i64), _i64(0), _i64(0))
-    steps = ops.range(_i64(0), ops.add(length, zero), _i64(1), ov.Type.i64)
+    steps = ops.range(_i64(0), ops.add(length(value, 0), zero), _i64(1), ov.Type.i64)
     return ops.gather(value, steps, _i64(0)).output(0)
 
 
