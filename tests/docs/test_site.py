@@ -76,8 +76,7 @@ def _github_anchor(text: str) -> str:
 
 
 def test_links_and_anchors_resolve_the_same_on_github_and_in_the_site():
-    from markdown.extensions.toc import slugify  # markdown comes with mkdocs
-
+    toc = pytest.importorskip("markdown.extensions.toc", reason="markdown comes with mkdocs")
     for page in pages():
         text = page.read_text(encoding="utf-8")
         for link in _LINK.finditer(text):
@@ -90,7 +89,7 @@ def test_links_and_anchors_resolve_the_same_on_github_and_in_the_site():
             assert file.exists(), f"{where}: no such file"
             if anchor:
                 headings = _headings(file)
-                site = {slugify(heading, "-") for heading in headings}
+                site = {toc.slugify(heading, "-") for heading in headings}
                 github = {_github_anchor(heading) for heading in headings}
                 assert anchor in site and anchor in github, f"{where}: no such heading"
 
