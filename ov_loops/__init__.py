@@ -1,14 +1,23 @@
-"""ov-loops: ONNX models with control flow -> OpenVINO IR in which every Loop and Scan is a
-Loop-5, and a validator for Loop-5 / TensorIterator-1 layers in any IR.
+"""ov-loops: ONNX models with Loop and Scan -> OpenVINO IR in which every loop is a Loop-5.
 
-The names below are resolved on first use (PEP 562), so `import ov_loops` (and the validator,
-`ov_loops.ir`) loads neither onnx, OpenVINO nor numpy until a name that needs them is used;
-`ov_loops.__version__` is read from the installed package's metadata.
+    model = ov_loops.convert("model.onnx")      # an openvino.Model
+    ov_loops.save(model, "out/model.xml")       # f16 weights, as ovc
+    ov_loops.validate("out/model.xml")          # a Report of the IR's loop layers
+    ov_loops.check("model.onnx")                # run on a device, compare with numpy
+    ov_loops.scan(fn, sequences, outputs_info)  # build a Loop-5 with Theano's scan API
+
+Each function's help() gives its options. The manual is README.md and docs/ in the ov-loops
+source: docs/cli.md (the command line, `ov-loops --help`), docs/scan-guide.md (scan, shared
+variables, random streams), docs/deploying.md (targets, streaming, serving).
 """
 
 from __future__ import annotations
 
 import importlib
+
+# The names below are resolved on first use (PEP 562), so `import ov_loops` (and the validator,
+# `ov_loops.ir`) loads neither onnx, OpenVINO nor numpy until a name that needs them is used;
+# `ov_loops.__version__` is read from the installed package's metadata.
 
 # Each public name and the module that defines it.
 _HOMES = {

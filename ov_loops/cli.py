@@ -1,4 +1,5 @@
-"""`ov-loops` command line, thin over the Python API.
+"""The `ov-loops` command line: convert, validate and check, each a thin layer over the Python
+API (`ov_loops.api`, `ov_loops.ir.validate`, `ov_loops.checking`).
 
 Exit codes: 0 success; 1 the model cannot be converted, the IR has an error, or outputs do not
 match the reference; 2 unreadable input, an absent device, or bad usage.
@@ -56,8 +57,29 @@ def _add_output_options(command: argparse.ArgumentParser, json_keys: str) -> Non
     command.add_argument("-v", "--verbose", action="count", default=0, help="log more (-vv: debug)")
 
 
+DESCRIPTION = """\
+Convert ONNX models with control flow (Loop, Scan, nested, in If branches, with lists) into
+OpenVINO IR in which every loop is a Loop-5; explain every defect of the loop layers of any IR;
+run a model on a device and compare it with a numpy reference, down to the first loop iteration
+that diverged.
+
+  ov-loops convert model.onnx -o out/      writes out/model.xml and out/model.bin
+  ov-loops validate out/model.xml          one line per defect
+  ov-loops check model.onnx                MATCH or MISMATCH, and where"""
+
+EPILOG = """\
+Exit codes: 0 success; 1 the model cannot be converted, the IR has an error, or the outputs do
+not match; 2 unreadable input, an absent device, or bad usage. `ov-loops COMMAND --help` lists
+a command's options; the manual is docs/cli.md in the ov-loops source."""
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="ov-loops", description=__doc__.splitlines()[0])
+    parser = _Parser(
+        prog="ov-loops",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     add_version(parser)
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     _add_convert(commands)

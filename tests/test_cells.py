@@ -44,7 +44,7 @@ def runs(cell, batch: int, lengths=(5, 1, 7)) -> list[dict]:
 
 def zero_length_run(cell: Cell, batch: int, symbolic: bool) -> tuple[dict, list]:
     """T = 0 (onnxruntime fails on zero-length Scans): the initial states and no rows, of 0
-    columns for a symbolic batch (only an iteration would determine them, README)."""
+    columns for a symbolic batch (only an iteration would determine them, docs/pitfalls.md)."""
     feeds = loop_feeds(cell, H, batch, 0)
     states = [feeds[state + "0"] for state in cell.states]
     return feeds, [*states, np.zeros((0, 0 if symbolic else batch, H), np.float32)]
