@@ -2,12 +2,13 @@
 sliced MatMuls hoisted, bodies unrolled with masked copies), converted at `none` and at `max`
 and run on one compiled model each against the ONNX reference: trip counts 0, 1, around the
 unrolling factor and beyond it, early exits, false initial conditions, zero iterations after
-runs with some, and Scan-8 lengths from 0 to the static length.
+runs with some (and in a loop body, at its first iteration), and Scan-8 lengths from 0 to the
+static length.
 
 It found (issue 20, on the main of then): at `max` a stacked accumulator came back as its
 initial value twice after zero iterations, and an unrolled scan whose input is cut to a
 run-time length inside another loop (a Scan-8 entry, a prefix x[:i+1]) failed to infer.
-About 25 s on the 2-core VM (14 conversions and compilations, 7 at max).
+About 30 s on the 2-core VM (16 conversions and compilations, 8 at max).
 """
 
 from __future__ import annotations
@@ -96,6 +97,59 @@ def _appending_loop(rng: np.random.Generator, axis: int, constant_trip: int | No
     return model(main), runs
 
 
+def _appending_in_a_loop(rng: np.random.Generator):
+    """For i < M: an inner Loop of i iterations (none at i = 0) appends x * j to acc (from acc0)
+    and stacks 2 x j; the outer loop carries s += sum(acc) + sum(ys) and stacks that sum."""
+    inner = loop_body(
+        [
+            node("Cast", ["j"], ["fj"], to=T.FLOAT),
+            node("Mul", ["x", "fj"], ["xj"]),
+            node("Reshape", ["xj", "row"], ["part"]),
+            node("Concat", ["acc_in", "part"], ["acc_out"], axis=0),
+            node("Add", ["xj", "xj"], ["y"]),
+            node("Identity", ["inner_cond"], ["inner_go"]),
+        ],
+        [typed("acc_in", T.FLOAT, [None, D])],
+        [
+            typed("inner_go", T.BOOL, []),
+            typed("acc_out", T.FLOAT, [None, D]),
+            typed("y", T.FLOAT, [D]),
+        ],
+        [const("row", [1, D], np.int64)],
+        iteration="j",
+        condition="inner_cond",
+    )
+    body = loop_body(
+        [
+            node("Loop", ["i", "", "acc0"], ["acc", "ys"], body=inner),
+            node("ReduceSum", ["acc"], ["acc_sum"], keepdims=0),
+            node("ReduceSum", ["ys"], ["ys_sum"], keepdims=0),
+            node("Add", ["acc_sum", "ys_sum"], ["o"]),
+            node("Add", ["s_in", "o"], ["s_out"]),
+            node("Identity", ["cond_in"], ["go"]),
+        ],
+        [typed("s_in", T.FLOAT, [])],
+        [typed("go", T.BOOL, []), typed("s_out", T.FLOAT, []), typed("o", T.FLOAT, [])],
+    )
+    main = graph(
+        [node("Loop", ["M", "c0", "s0"], ["s", "os"], body=body)],
+        [
+            typed("M", T.INT64, []),
+            typed("c0", T.BOOL, []),
+            typed("s0", T.FLOAT, []),
+            typed("x", T.FLOAT, [D]),
+            typed("acc0", T.FLOAT, [2, D]),
+        ],
+        [typed("s", T.FLOAT, []), typed("os", T.FLOAT, [None])],
+    )
+    runs = [
+        {"M": np.array(m, np.int64), "c0": np.array(c0), "s0": np.array(0.5, np.float32)}
+        | {"x": _f32(rng, D), "acc0": _f32(rng, 2, D)}
+        for m, c0, _ in _controls(rng)
+    ]
+    return model(main, 16), runs
+
+
 def _scan8(rng: np.random.Generator, batch: int, steps: int):
     """Scan-8 over x [batch, steps, D] (static) with sequence_lens: s += x_t U (a MatMul to
     hoist), y_t = s * x_t; lengths from 0 to `steps`."""
@@ -180,6 +234,7 @@ CASES = {
     "appended_axis0_runtime_trip": (lambda rng: _appending_loop(rng, 0, None), STACKED, UNROLLED),
     "appended_axis1_runtime_trip": (lambda rng: _appending_loop(rng, 1, None), STACKED, UNROLLED),
     "appended_constant_trip_17": (lambda rng: _appending_loop(rng, 0, K + 1), STACKED, UNROLLED),
+    "appended_in_a_loop_body": (_appending_in_a_loop, STACKED, UNROLLED),
     "scan8_lengths_3x15": (lambda rng: _scan8(rng, 3, 15), HOISTED, UNROLLED),
     "scan8_lengths_2x17": (lambda rng: _scan8(rng, 2, 17), HOISTED, UNROLLED),
     "prefix_scans_15": (lambda rng: _prefix_scans(rng, 15), UNROLLED),
