@@ -269,6 +269,64 @@ def loop_carried_shape_grows():
 
 
 @scenario
+def loop_appended_carried_values_may_run_zero_times():
+    """Two carried values only grown by Concat (a vector on axis 0, a matrix on axis 1: at
+    `default` they become stacked outputs), a runtime trip count and condition, and a body
+    condition stopping after iteration k. Runs of zero iterations (M 0, c0 false) after runs
+    with some: at `max` (stacked, then unrolled with masked copies) each came back as its
+    initial value twice ([1,2] -> [1,2,1,2]), issue 20."""
+    body = loop_body(
+        [
+            node("Cast", ["i"], ["fi"], to=T.FLOAT),
+            node("Reshape", ["fi", "one"], ["v_part"]),
+            node("Expand", ["fi", "column"], ["m_part"]),
+            node("Concat", ["v_in", "v_part"], ["v_out"], axis=0),
+            node("Concat", ["m_in", "m_part"], ["m_out"], axis=1),
+            node("Add", ["s_in", "fi"], ["s_out"]),
+            node("Less", ["i", "k"], ["keep_going"]),
+        ],
+        [
+            typed("v_in", T.FLOAT, [None]),
+            typed("m_in", T.FLOAT, [2, None]),
+            typed("s_in", T.FLOAT, []),
+        ],
+        [
+            typed("keep_going", T.BOOL, []),
+            typed("v_out", T.FLOAT, [None]),
+            typed("m_out", T.FLOAT, [2, None]),
+            typed("s_out", T.FLOAT, []),
+        ],
+        initializers=[const("one", [1], np.int64), const("column", [2, 1], np.int64)],
+    )
+    main = graph(
+        [node("Loop", ["M", "c0", "v0", "m0", "s0"], ["v", "m", "s"], body=body)],
+        [
+            typed("M", T.INT64, []),
+            typed("c0", T.BOOL, []),
+            typed("k", T.INT64, []),
+            typed("v0", T.FLOAT, [2]),
+            typed("m0", T.FLOAT, [2, 3]),
+            typed("s0", T.FLOAT, []),
+        ],
+        [typed("v", T.FLOAT, [None]), typed("m", T.FLOAT, [2, None]), typed("s", T.FLOAT, [])],
+    )
+    # (M, c0, k): zero-iteration runs first, after runs with iterations, and last
+    controls = [(0, 1, 9), (3, 1, 9), (0, 1, 9), (2, 0, 9), (20, 1, 17), (5, 1, 2), (1, 1, 9)]
+    runs = [
+        {
+            "M": np.array(m, np.int64),
+            "c0": np.array(bool(c)),
+            "k": np.array(k, np.int64),
+            "v0": np.array([1.0, 2.0], np.float32),
+            "m0": np.arange(6, dtype=np.float32).reshape(2, 3),
+            "s0": np.array(0.5, np.float32),
+        }
+        for m, c, k in [*controls, (0, 1, 9)]
+    ]
+    return model(main), runs
+
+
+@scenario
 def loop_scan_outputs_scalar_and_matrix():
     """K = 2 scan outputs: a scalar and a 2x3 matrix per iteration, stacked on a new axis 0."""
     body = loop_body(

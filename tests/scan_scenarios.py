@@ -356,7 +356,9 @@ def if_inside_scan():
     return model(main), runs
 
 
-def _scan8(with_lengths: bool, directions=None):
+def _scan8(with_lengths: bool, directions=None, static: bool = False):
+    """s += x_t, y_t = s * x_t over x [B, T, 2]; `static`: declared [3, 15, 2], with lengths
+    from 1 to 15 (onnxruntime refuses a length 0: "Invalid entries in sequence_lens")."""
     body = graph(
         [node("Add", ["s_in", "x_t"], ["s_out"]), node("Mul", ["s_out", "x_t"], ["y_t"])],
         [typed("s_in", T.FLOAT, [2]), typed("x_t", T.FLOAT, [2])],
@@ -365,24 +367,26 @@ def _scan8(with_lengths: bool, directions=None):
     )
     attrs = {"directions": directions} if directions else {}
     inputs = ["lens" if with_lengths else "", "s0", "x"]
-    main_inputs = [typed("s0", T.FLOAT, ["B", 2]), typed("x", T.FLOAT, ["B", "T", 2])]
+    batch_dim, steps_dim = (3, 15) if static else ("B", "T")
+    main_inputs = [
+        typed("s0", T.FLOAT, [batch_dim, 2]),
+        typed("x", T.FLOAT, [batch_dim, steps_dim, 2]),
+    ]
     if with_lengths:
-        main_inputs.insert(0, typed("lens", T.INT64, ["B"]))
+        main_inputs.insert(0, typed("lens", T.INT64, [batch_dim]))
     main = graph(
         [node("Scan", inputs, ["s", "ys"], body=body, num_scan_inputs=1, **attrs)],
         main_inputs,
-        [typed("s", T.FLOAT, ["B", 2]), typed("ys", T.FLOAT, ["B", "T", 2])],
+        [typed("s", T.FLOAT, [batch_dim, 2]), typed("ys", T.FLOAT, [batch_dim, steps_dim, 2])],
     )
     made = onnx.helper.make_model(main, opset_imports=[onnx.helper.make_opsetid("", 8)])
     made.ir_version = 10
+    shapes = [(3, 5, [5, 2, 1]), (2, 4, [1, 4]), (0, 3, []), (2, 0, [0, 0]), (1, 6, [6])]
+    if static:
+        lengths = [[15, 15, 15], [15, 3, 1], [1, 2, 3], [14, 15, 15], [7, 1, 15], [15, 15, 15]]
+        shapes = [(3, 15, lens) for lens in lengths]
     runs = []
-    for batch, steps, lens in [
-        (3, 5, [5, 2, 1]),
-        (2, 4, [1, 4]),
-        (0, 3, []),
-        (2, 0, [0, 0]),
-        (1, 6, [6]),
-    ]:
+    for batch, steps, lens in shapes:
         feeds = {"s0": _f32(batch, 2), "x": _f32(batch, steps, 2)}
         if with_lengths:
             feeds["lens"] = np.array(lens, np.int64).reshape(batch)
@@ -407,6 +411,15 @@ def scan8_sequence_lens_variable_lengths():
 def scan8_sequence_lens_reverse():
     """Scan-8, reverse direction within each entry's own length."""
     return _scan8(True, directions=[1])
+
+
+@scenario
+def scan8_sequence_lens_static_shapes():
+    """Scan-8 of static shapes [3, 15, 2], lengths below 15: at `max` the entry's scan is
+    unrolled x16 and its input, cut to the entry's length (of bounds [0, 15]), padded to a
+    multiple of 16; OpenVINO bounded the pad wrongly and every run with a length below 14 failed
+    ("Can not clone with new dims", issue 20)."""
+    return _scan8(True, static=True)
 
 
 @scenario

@@ -250,6 +250,7 @@ REFUSED = {
     "scan8_without_sequence_lens": "a Scan-8 keeps no state",
     "scan8_sequence_lens_variable_lengths": "a Scan-8 keeps no state",
     "scan8_sequence_lens_reverse": "a Scan-8 keeps no state",
+    "scan8_sequence_lens_static_shapes": "a Scan-8 keeps no state",
 }
 
 

@@ -65,9 +65,11 @@ def _scan_axes(made: onnx.ModelProto) -> dict[str, int]:
 
 
 def _scan_axes_zero(made: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> dict | None:
-    """`feeds` with every scan input's scan axis 0 (and Scan-8's lengths 0); None without one."""
+    """`feeds` with every scan input's scan axis 0 (and Scan-8's lengths 0); None without one,
+    or when the model declares a scan axis' length."""
     axes = _scan_axes(made)
-    if not axes:
+    declared = {value.name: value.type.tensor_type.shape.dim for value in made.graph.input}
+    if not axes or any(declared[n][a].HasField("dim_value") for n, a in axes.items()):
         return None
     zeroed = dict(feeds)
     for name, axis in axes.items():

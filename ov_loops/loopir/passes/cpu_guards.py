@@ -23,13 +23,17 @@ from ov_loops.ovgraph import dynamic_besides, length
 
 class GuardZeroIterationRuns(LoopPass):
     """When a runtime trip count or condition may stop the loop before iteration 0, each
-    concatenated output becomes empty and each result with an initial value becomes that value
-    on such a run (`EmptyWhenZeroRuns`, `InitialWhenZeroRuns`), unless a step already empties
-    it (unrolling's count of the copies that ran)::
+    concatenated output becomes empty on such a run, unless a step already empties it
+    (unrolling's count of the copies that ran), and each last-value result with an initial
+    value becomes that value (`EmptyWhenZeroRuns`, `InitialWhenZeroRuns`)::
 
         if loop.may_run_zero:
             concatenated result -> value if ran else empty along its axis
-            result with an initial value -> value if ran else initial
+            last-value result with an initial value -> value if ran else initial
+
+    A concatenated result never takes its initial value here: its later steps make it (a
+    stacked accumulator's `PrependInitial` turns the empty output into the initial value;
+    replacing the output by it too returned the initial value twice).
     """
 
     name = "guard-zero-iteration-runs"
@@ -41,13 +45,14 @@ class GuardZeroIterationRuns(LoopPass):
         guarded = []
         for result in loop.results:
             entry = concatenated.get(result.port)
-            if entry is not None and not _cut_to_zero_runs(result):
+            if entry is None:
+                if result.initial is not None:
+                    result = result.with_step(InitialWhenZeroRuns(result.initial))
+            elif not _cut_to_zero_runs(result):
                 shape = result.empty_shape
                 if shape is None:
                     shape = ovgraph.empty_shape(loop.body_value(entry.body_result), entry.axis)
                 result = result.with_step(EmptyWhenZeroRuns(entry.axis, shape))
-            elif result.initial is not None:
-                result = result.with_step(InitialWhenZeroRuns(result.initial))
             guarded.append(result)
         return loop.replace(results=tuple(guarded))
 

@@ -533,22 +533,29 @@ def _pieces(chunk: ov.Node, entry: SlicedInput, factor: int) -> list[ov.Output]:
 
 def chunked(value: ov.Output, axis: int, factor: int, backward: bool) -> ov.Output:
     """`value` padded with zeros along `axis` (at the end, or at the front when read backward)
-    to a multiple of `factor`, then reshaped so `axis` counts chunks of `factor` parts."""
+    to a multiple of `factor`, then reshaped so `axis` counts chunks of `factor` parts::
+
+        chunks = ceil(size / k);  pad = max(chunks * k - size, 0)
+
+    Not pad = (k - size % k) % k: OpenVINO (2026.4.1) bounds a FloorMod as if it grew with its
+    input, so for a size bounded in [0, 15] (an input cut to a Scan-8 entry's sequence length)
+    that pad got the bounds [0, 1], the CPU plugin sized the zeros by them and failed every run
+    with a pad above 1 ("Can not clone with new dims", issue 20). The max (a no-op) gives the
+    Subtract the lower bound 0 OpenVINO requires of a shape."""
     rank = value.get_partial_shape().rank.get_length()
     shape = ops.shape_of(value, ov.Type.i64)
     before = ops.slice(shape, _i64(0), _i64(axis), _i64(1))
     after = ops.slice(shape, _i64(axis + 1), _i64(rank), _i64(1))
     size = ops.unsqueeze(length(value, axis), _i64(0))
+    k = _i64(factor)
+    chunks = ops.divide(ops.add(size, _i64(factor - 1)), k)
     static = value.get_partial_shape()[axis]
     if static.is_dynamic or static.get_length() % factor != 0:
-        k = _i64(factor)
-        pad = ops.floor_mod(ops.subtract(k, ops.floor_mod(size, k)), k)
+        pad = ops.maximum(ops.subtract(ops.multiply(chunks, k), size), _i64(0))
         zero = ops.constant(np.zeros((), value.get_element_type().to_dtype()))
         zeros = ops.broadcast(zero, ops.concat([before, pad, after], 0))
         value = ops.concat([zeros, value] if backward else [value, zeros], axis).output(0)
-        size = ops.add(size, pad)
-    chunks = ops.divide(size, _i64(factor))
-    return ops.reshape(value, ops.concat([before, chunks, _i64(factor), after], 0), False).output(0)
+    return ops.reshape(value, ops.concat([before, chunks, k, after], 0), False).output(0)
 
 
 def _copy(body: ov.Model, feeds: dict[int, ov.Output], copy: int) -> list[ov.Output]:
