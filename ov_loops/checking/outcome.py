@@ -164,7 +164,7 @@ def report_of(outcome: Outcome, request: Request) -> CheckReport:
 def _explain_f16_weights(report: CheckReport, converted: bool) -> None:
     """A note naming the comparisons made at the tolerance of f16 weights, and, when one of
     them fails, a hint at f32 weights."""
-    loosened = [(f"the {report.reference}", report.rows, report.tolerances)] + [
+    loosened = [(f"the {report.reference.split(' (')[0]}", report.rows, report.tolerances)] + [
         (_COMPARED.get(opinion.name, f"{opinion.name}'s outputs"), opinion.rows, opinion.tolerances)
         for opinion in report.opinions
         if opinion.rows is not None
