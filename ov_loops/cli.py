@@ -17,10 +17,9 @@ from ov_loops import logs
 from ov_loops.checking.options import CHECK_EPILOG, add_check_options, run_check
 from ov_loops.conversion.json_report import CONVERT_JSON_KEYS, conversion_json
 from ov_loops.convert_cli import add_ovc_options, add_version
+from ov_loops.convert_options import add_convert_options, options_from
 from ov_loops.errors import OvLoopsError
 from ov_loops.ir.validate import VALIDATE_JSON_KEYS
-from ov_loops.loopir.passes.levels import OPTIMIZE_LEVELS
-from ov_loops.targets import add_target_arguments
 
 
 class _Parser(argparse.ArgumentParser):
@@ -32,13 +31,7 @@ def _add_convert(commands) -> None:
     convert = commands.add_parser("convert", help="convert an ONNX model to OpenVINO IR")
     convert.add_argument("model", help="the ONNX model (.onnx)")
     add_ovc_options(convert)
-    convert.add_argument(
-        "--optimize",
-        choices=OPTIMIZE_LEVELS,
-        default="default",
-        help="loop optimisations: none (workarounds only), default, max (default: default)",
-    )
-    add_target_arguments(convert)
+    add_convert_options(convert)
     _add_output_options(convert, CONVERT_JSON_KEYS)
     convert.set_defaults(run=_convert)
 
@@ -116,22 +109,17 @@ def _convert(args: argparse.Namespace) -> int:
 
     started = time.perf_counter()
     path = output_path(args) if args.layout == "ir" else None
-    conversion = translate(
-        args.model,
-        optimize=args.optimize,
-        input=args.input,
-        output=args.output,
-        target=args.target,
-        unroll=args.unroll,
-        stateful=args.stateful,
-    )
+    options = options_from(args)
+    conversion = translate(args.model, output=args.output, **options.translate_keywords())
     if args.layout == "ovms":
         from ov_loops.serving import save_ovms
 
         repository = Path(args.output_model or ".")
-        path = save_ovms(conversion.model, repository, Path(args.model).stem, args.compress_to_fp16)
+        path = save_ovms(
+            conversion.model, repository, Path(args.model).stem, options.compress_to_fp16
+        )
     else:
-        save(conversion.model, path, compress_to_fp16=args.compress_to_fp16)
+        save(conversion.model, path, compress_to_fp16=options.compress_to_fp16)
     if args.format == "json":
         print(conversion_json(conversion, path))
         return 0

@@ -1,6 +1,7 @@
-"""The options of `ov-loops convert` that `ovc` users know, and `--version`.
+"""The options of `ov-loops convert` alone (where the IR goes, the output cut), and `--version`.
 
-cli.py adds them with `add_ovc_options` and reads them back with the functions below; the
+cli.py adds them with `add_ovc_options` and reads them back with the functions below (the
+conversion options `check` shares are `convert_options.py`'s); the
 conversion itself is ov_loops.api's. Nothing here imports OpenVINO at module level: the CLI
 starts light.
 """
@@ -40,15 +41,10 @@ def add_version(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _flag(value: str) -> bool:
-    """ovc's spelling of a boolean option value: True or False (any case)."""
-    if value.lower() not in ("true", "false"):
-        raise argparse.ArgumentTypeError(f"expected True or False, not {value!r}")
-    return value.lower() == "true"
-
-
 def add_ovc_options(convert: argparse.ArgumentParser) -> None:
-    """The options of `ov-loops convert` spelled as `ovc` spells them (hyphens accepted too)."""
+    """The options of `ov-loops convert` alone: where the IR goes (-o, spelled as `ovc` spells
+    it, hyphens accepted too; --layout) and ovc's --output cut; the conversion options `check`
+    shares are `convert_options.add_convert_options`'s."""
     convert.add_argument(
         "-o",
         "--output_model",
@@ -60,27 +56,16 @@ def add_ovc_options(convert: argparse.ArgumentParser) -> None:
         "(default: MODEL's name .xml in the current directory)",
     )
     convert.add_argument(
-        "--input",
-        metavar="INPUTS",
-        help='shapes and element types of inputs, as ovc takes them: "X[1,?,16]{f32},h0[1,16]" '
-        "(dims: N, ? or -1, A..B; [] a scalar; unnamed entries go by position)",
-    )
-    convert.add_argument(
         "--output",
         metavar="NAMES",
         help="comma-separated main-graph tensors to make the model's outputs (cut there)",
     )
     convert.add_argument(
-        "--compress_to_fp16",
-        "--compress-to-fp16",
-        dest="compress_to_fp16",
-        nargs="?",
-        const=True,
-        default=True,
-        type=_flag,
-        metavar="True|False",
-        help="store f32 weights as f16 in the .bin (default True, as ovc); "
-        "--compress_to_fp16=False keeps them f32",
+        "--layout",
+        choices=("ir", "ovms"),
+        default="ir",
+        help="ovms: write an OpenVINO Model Server repository, -o DIR/NAME/1/model.xml (NAME: "
+        "the model's file name) and DIR/config.json listing it (default ir: the .xml itself)",
     )
 
 

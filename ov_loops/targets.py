@@ -1,5 +1,5 @@
 """Device targets: the profile a `--target` name and an `--unroll` count choose, and their CLI
-arguments (kept here so that cli.py only calls `add_target_arguments`)."""
+arguments (`add_target_arguments`, one of the conversion options of `convert_options.py`)."""
 
 from __future__ import annotations
 
@@ -35,21 +35,15 @@ def target_profile(
     return dataclasses.replace(profile, unroll=max(profile.unroll, unroll))
 
 
-def add_target_arguments(parser: argparse.ArgumentParser) -> None:
-    """`--target` and `--unroll` of `ov-loops convert`."""
+def add_target_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """`--target`, `--stateful` and `--unroll`: what `ov-loops convert` (and `check`) converts
+    for."""
     parser.add_argument(
         "--target",
         choices=TARGET_NAMES,
         default="CPU",
         help="the device the IR is for: chooses lowerings and workarounds per loop; NPU "
         "refuses loops without a constant trip count and static shapes (default CPU)",
-    )
-    parser.add_argument(
-        "--layout",
-        choices=("ir", "ovms"),
-        default="ir",
-        help="ovms: write an OpenVINO Model Server repository, -o DIR/NAME/1/model.xml (NAME: "
-        "the model's file name) and DIR/config.json listing it (default ir: the .xml itself)",
     )
     parser.add_argument(
         "--stateful",

@@ -418,7 +418,7 @@ def test_check_reports_conversion_failures_with_their_exit_code(capsys, tmp_path
     assert_one_line_error(run_main(capsys, "check", str(tmp_path / "frob.onnx")), 1, "Frobnicate")
     onnx.save(_two_counters(), tmp_path / "counters.onnx")
 
-    def broken(source):
+    def broken(source, **options):
         raise RuntimeError("boom\nsecond line")
 
     monkeypatch.setattr(check_run, "translate", broken)

@@ -14,7 +14,7 @@ import pytest
 from lxml import etree
 
 import ov_loops
-import ov_loops.checking.run as check_run
+import ov_loops.checking.outcome as outcome_of
 from ov_loops.checking import check
 from ov_loops.checking.chunks import Chunking, ChunkSpec, combine, parse_chunks, resolve
 from ov_loops.checking.device import DeviceRun
@@ -229,16 +229,16 @@ def test_help_documents_chunks():
 
 def test_a_mismatch_after_reset_state_decides_the_verdict():
     settings = Settings("CPU", {}, 0, 1e-4, 1e-5, "f32", 100)
-    request = check_run._Request(settings, parse_tolerances(None, None), {}, None, None, ())
+    request = outcome_of.Request(settings, parse_tolerances(None, None), {}, None, None, ())
     want = [np.ones(3, np.float32)]
-    outcome = check_run._Outcome(Path("m.xml"), "IR reference", ["y"], want)
+    outcome = outcome_of.Outcome(Path("m.xml"), "IR reference", ["y"], want)
     outcome.device = DeviceRun(want, "f32")
-    outcome.others[check_run.AFTER_RESET] = [np.zeros(3, np.float32)]
-    outcome.deciding.add(check_run.AFTER_RESET)
-    report = check_run._report(outcome, request)
+    outcome.others[outcome_of.AFTER_RESET] = [np.zeros(3, np.float32)]
+    outcome.deciding.add(outcome_of.AFTER_RESET)
+    report = outcome_of.report_of(outcome, request)
     assert report.rows[0].ok and not report.ok and report.exit_code == 1
     outcome.deciding.clear()
-    assert check_run._report(outcome, request).ok  # an opinion alone does not decide
+    assert outcome_of.report_of(outcome, request).ok  # an opinion alone does not decide
 
 
 def test_the_divergence_locator_runs_on_a_stateful_ir(rnn, monkeypatch):

@@ -362,7 +362,7 @@ def test_against_convert_model_is_its_own_column(capsys, counters):
     model_path, inputs = counters
     result = run_main(capsys, "check", model_path, "--inputs", inputs, "--against", "convert-model")
     assert result.returncode == 0, result.stdout + result.stderr
-    header = result.stdout.splitlines()[1].split()
+    header = _table_row(result.stdout, "output")
     assert header[-2:] == ["onnxruntime", "convert_model"]
     assert _table_row(result.stdout, "a")[-2:] == ["ok", "ok"]
     assert "convert_model vs the reference: agrees on all 2 output(s)" in result.stdout

@@ -91,8 +91,8 @@ def test_divergence_is_located_where_the_fault_strikes(name, tmp_path, monkeypat
     if fault.tensor is not None:
         translate = check_run._translate
 
-        def faulty(source):
-            conversion = translate(source)
+        def faulty(source, options):
+            conversion = translate(source, options)
             _inject_on_device(conversion.model, fault)
             return conversion
 

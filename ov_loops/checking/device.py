@@ -95,9 +95,8 @@ def infer(request: ov.InferRequest, inputs: dict | list) -> list[np.ndarray]:
     """One inference on `request` (its state, if the model has one, goes on); outputs as in
     `run`."""
     if isinstance(inputs, dict):
-        request.infer({name: to_tensor(value) for name, value in inputs.items()})
-    else:
-        request.infer([to_tensor(value) for value in inputs])
+        inputs = _in_input_order(request.model_inputs, inputs)
+    request.infer([to_tensor(value) for value in inputs])
     outputs = []
     for index in range(len(request.model_outputs)):
         tensor = request.get_output_tensor(index)
@@ -108,6 +107,19 @@ def infer(request: ov.InferRequest, inputs: dict | list) -> list[np.ndarray]:
             data = data.view(np.uint16).view(ml_dtypes.bfloat16)
         outputs.append(data)
     return outputs
+
+
+def _in_input_order(ports: list, inputs: dict) -> list:
+    """The values of `inputs`, keyed by tensor name (or, for an input without one, by its
+    Parameter's name: `checking.inputs.port_name`), in the order of the model's inputs."""
+    ordered = []
+    for port in ports:
+        names = port.get_names() or {port.get_node().get_friendly_name()}
+        found = [inputs[name] for name in sorted(names) if name in inputs]
+        if not found:
+            raise InputError(f"no value for input '{min(names)}'")
+        ordered.append(found[0])
+    return ordered
 
 
 @dataclass(frozen=True)

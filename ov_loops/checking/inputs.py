@@ -151,6 +151,23 @@ def _generated_shape(spec: InputSpec, shapes: dict[str, tuple[int, ...]]) -> tup
     return dims
 
 
+def shapes_to_generate(shapes: dict[str, ov.PartialShape]) -> dict[str, tuple[int, ...]]:
+    """The shapes to generate for inputs given these (`--input`: bounded dims `A..B`, which an
+    ONNX model cannot declare): static dims as they are, a dynamic one 2 within its bounds;
+    inputs of dynamic rank are left out."""
+    return {
+        name: tuple(_generated_dim(dim) for dim in shape)
+        for name, shape in shapes.items()
+        if shape.rank.is_static
+    }
+
+
+def _generated_dim(dim: ov.Dimension) -> int:
+    low, high = dim.get_min_length(), dim.get_max_length()  # high -1: unbounded
+    wanted = max(low, DEFAULT_DYNAMIC_DIM)
+    return wanted if high < 0 else min(wanted, high)
+
+
 def _generated_value(
     spec: InputSpec, dims: tuple[int, ...], rng, bounds: tuple[float, float] | None
 ) -> np.ndarray:
@@ -259,6 +276,7 @@ def onnx_input_specs(model: onnx.ModelProto) -> list[InputSpec]:
 
 
 def ir_input_specs(model: ov.Model) -> list[InputSpec]:
+    """The inputs of an IR, each named by `port_name`; two by one name are an InputError."""
     specs = []
     for value in model.inputs:
         shape = value.get_partial_shape()
@@ -267,8 +285,18 @@ def ir_input_specs(model: ov.Model) -> list[InputSpec]:
             if shape.rank.is_dynamic
             else tuple(d.get_length() if d.is_static else None for d in shape)
         )
-        specs.append(InputSpec(value.get_any_name(), _ir_dtype(value.get_element_type()), dims))
+        specs.append(InputSpec(port_name(value), _ir_dtype(value.get_element_type()), dims))
+    names = [spec.name for spec in specs]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise InputError(f"the IR has several inputs named {', '.join(twice)}")
     return specs
+
+
+def port_name(port: ov.Output) -> str:
+    """A model input's or output's tensor name; for one without (an IR whose port has no
+    `names`), its Parameter's or Result's layer name, which the IR reference knows it by."""
+    return port.get_any_name() if port.get_names() else port.get_node().get_friendly_name()
 
 
 def _ir_dtype(element_type: ov.Type) -> np.dtype:

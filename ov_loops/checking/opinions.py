@@ -28,9 +28,9 @@ def opinion(
     tolerances: list[Tolerance],
     against: str = "reference",
 ) -> Opinion:
-    """`outputs` compared with `want` output by output at each output's tolerance, as the
-    opinion `name`; skipped when `outputs` is the reason there are none, or their count
-    differs."""
+    """`outputs` compared with `want` output by output at each output's tolerance (kept in the
+    opinion), as the opinion `name`; skipped when `outputs` is the reason there are none, or
+    their count differs."""
     if isinstance(outputs, str):
         log.info("%s skipped: %s", name, outputs)
         return Opinion(name, against, skipped=outputs)
@@ -40,7 +40,7 @@ def opinion(
         diff(output, expected, got, tolerance.rtol, tolerance.atol)
         for output, expected, got, tolerance in zip(names, want, outputs, tolerances)
     ]
-    return Opinion(name, against, rows)
+    return Opinion(name, against, rows, tolerances=list(tolerances))
 
 
 def onnxruntime_outputs(source: onnx.ModelProto, feeds: dict) -> list[np.ndarray] | str:

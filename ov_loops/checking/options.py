@@ -5,12 +5,15 @@ from __future__ import annotations
 import argparse
 
 from ov_loops.checking.report import CHECK_JSON_KEYS
+from ov_loops.convert_options import OPTION_NAMES, add_convert_options, given_values
 from ov_loops.reference.limits import DEFAULT_MAX_ITERATIONS
 
 CHECK_EPILOG = f"""\
 tolerances: |device - reference| <= atol + rtol * |reference|, by the precision an output was
 computed in (the narrower of its type and the device's inference precision): f64 1e-7/1e-9,
-f32 1e-4/1e-5, f16 5e-3/1e-3, bf16 4e-2/1e-2 (rtol/atol); integers and booleans exact. A
+f32 1e-4/1e-5, f16 5e-3/1e-3, bf16 4e-2/1e-2 (rtol/atol); integers and booleans exact. Where
+weights stored as f16 (--compress_to_fp16, on by default) meet results of f32 weights (the ONNX
+reference, --load-outputs): at least rtol 2^-9, atol 2^-9 x max|expected| ("f16 weights"). A
 global --rtol/--atol replaces the float defaults; --rtol/--atol NAME=V sets output NAME's.
 
 --format json prints one object:
@@ -21,7 +24,9 @@ OV_LOOPS_PROGRESS=1 forces progress lines on stderr (default: on a terminal, aft
 
 
 def add_check_options(check: argparse.ArgumentParser) -> None:
-    """The options of `ov-loops check` (model and output options excepted)."""
+    """The options of `ov-loops check` (model and output options excepted), convert's
+    conversion options among them (`convert_options.add_convert_options`: one definition);
+    these default to None, not given, which an IR requires."""
     check.add_argument("--device", default="CPU", help="CPU, GPU, NPU or AUTO (default CPU)")
     check.add_argument("--inputs", metavar="F.npz", help="inputs as an .npz (others generated)")
     check.add_argument(
@@ -66,6 +71,13 @@ def add_check_options(check: argparse.ArgumentParser) -> None:
         f"included (default {DEFAULT_MAX_ITERATIONS})",
     )
     _add_second_opinions(check)
+    add_convert_options(
+        check.add_argument_group(
+            "conversion of an .onnx, as `ov-loops convert` does it (--chunks adds --stateful); "
+            "an .xml refuses these"
+        )
+    )
+    check.set_defaults(**dict.fromkeys(OPTION_NAMES))
     check.add_argument(
         "--chunks",
         metavar="NAME[:AXIS]=N|L1,L2,...",
@@ -117,4 +129,5 @@ def run_check(args: argparse.Namespace):
         load_outputs=args.load_outputs,
         against=tuple(args.against),
         chunks=args.chunks,
+        **given_values(args),
     )

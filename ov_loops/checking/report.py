@@ -15,29 +15,35 @@ if TYPE_CHECKING:  # the command line imports this module for its schema: keep i
     from ov_loops.checking.diff import OutputDiff
     from ov_loops.checking.divergence import Divergence
     from ov_loops.checking.tolerance import Tolerance
+    from ov_loops.convert_options import ConvertOptions
 
 SCHEMA = "ov-loops-check/1"
 CHECK_JSON_KEYS = """\
 schema "ov-loops-check/1"; model; device; precision {requested, inferred}; reference;
 verdict "MATCH"|"MISMATCH"; exit_code; outputs [{name, shape, dtype, computed_in, rtol, atol,
-tolerance_source, max_abs_error, max_rel_error, mismatches, note, ok, opinions {NAME: {ok,
-mismatches, max_abs_error, note} or null}}]; opinions [{name, against, status
-"compared"|"skipped", reason, ok, decides}]; chunks (null or {input, axis, lengths, outputs
-{NAME: "last chunk"|"concatenated along axis K"}}); divergence (null or {text, ...}); notes;
-warnings. Non-finite numbers are the strings "inf", "-inf", "nan"."""
+tolerance_source ("default", "f16 weights", "--rtol/--atol", "--rtol/--atol NAME="),
+max_abs_error, max_rel_error, mismatches, note, ok, opinions {NAME: {ok, mismatches,
+max_abs_error, max_rel_error, note, rtol, atol, tolerance_source} or null}}]; opinions [{name,
+against, status "compared"|"skipped", reason, ok, decides}]; chunks (null or {input, axis,
+lengths, outputs {NAME: "last chunk"|"concatenated along axis K"}}); conversion (null for an IR,
+else the options the .onnx was converted with: {optimize, input, target, unroll, stateful,
+compress_to_fp16}); f16_weights (the IR's constants stored as f16); rounded_weights (how many
+of them f16 rounded: all, for an IR); divergence (null or {text, ...}); notes; hints; warnings.
+Non-finite numbers are the strings "inf", "-inf", "nan"."""
 
 
 @dataclass
 class Opinion:
     """A second opinion: another source's outputs compared with `against` ("reference": the
-    numpy reference, "device": the device's outputs), in output order; or why it was skipped.
-    A deciding opinion (saved outputs) counts for the verdict."""
+    numpy reference, "device": the device's outputs), in output order, each at its tolerance;
+    or why it was skipped. A deciding opinion (saved outputs) counts for the verdict."""
 
     name: str
     against: str
     rows: list[OutputDiff] | None = None
     skipped: str | None = None
     decides: bool = False
+    tolerances: list[Tolerance] = field(default_factory=list)  # each row's
 
     @property
     def ok(self) -> bool | None:
@@ -89,7 +95,11 @@ class CheckReport:
     opinions: list[Opinion] = field(default_factory=list)
     divergence: Divergence | None = None
     chunks: dict | None = None  # what `ov_loops.checking.chunks.describe` says: the chunks fed
+    conversion: ConvertOptions | None = None  # how check converted the .onnx (None: an IR)
+    f16_weights: int = 0  # the IR's constants stored as f16 (`ov_loops.checking.weights`)
+    rounded_weights: int = 0  # how many of them f16 rounded (an IR's: all, originals unknown)
     notes: list[str] = field(default_factory=list)
+    hints: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     outputs: list = field(default_factory=list, repr=False)  # the device's, in output order
 
@@ -111,7 +121,8 @@ class CheckReport:
         asked = "" if precision == self.precision else f" (--precision {self.precision})"
         lines = [
             f"{self.model} on {self.device}, inference precision {precision}{asked}, "
-            f"against the {self.reference}"
+            f"against the {self.reference}",
+            f"  {self._made()}",
         ]
         columns = [o for o in self.opinions if o.rows is not None]
         lines.append(
@@ -131,12 +142,24 @@ class CheckReport:
         if self.chunks is not None:
             lines.extend(f"  {line}" for line in _chunks_lines(self.chunks))
         lines.extend(f"  note: {note}" for note in self.notes)
+        lines.extend(f"  hint: {hint}" for hint in self.hints)
         lines.extend(f"  warning: {warning}" for warning in self.warnings)
         if self.divergence is not None:
             lines.append(f"  {self.divergence.text()}")
         suffix = f" ({len(self.warnings)} warning(s) above)" if self.warnings else ""
         lines.append(self.verdict + suffix)
         return lines
+
+    def _made(self) -> str:
+        """How the IR checked was made, and whether it stores weights as f16."""
+        if self.conversion is None:
+            made = "the IR as given (check converts only an .onnx)"
+        else:
+            made = f"converted with {self.conversion.spelled()}"
+        if not self.f16_weights:
+            return f"{made}: no weights stored as f16"
+        rounded = "" if self.conversion is None else f", {self.rounded_weights} rounded"
+        return f"{made}: weights stored as f16 ({self.f16_weights} constant(s){rounded})"
 
     def to_json(self) -> str:
         """The report as JSON (schema: `CHECK_JSON_KEYS`)."""
@@ -154,8 +177,12 @@ class CheckReport:
             "outputs": [self._output(i) for i in range(len(self.rows))],
             "opinions": [opinion.to_dict() for opinion in self.opinions],
             "chunks": self.chunks,
+            "conversion": None if self.conversion is None else self.conversion.to_dict(),
+            "f16_weights": self.f16_weights,
+            "rounded_weights": self.rounded_weights,
             "divergence": _divergence(self.divergence),
             "notes": list(self.notes),
+            "hints": list(self.hints),
             "warnings": list(self.warnings),
         }
 
@@ -166,12 +193,15 @@ class CheckReport:
             "shape": list(row.shape),
             "dtype": row.dtype,
             "computed_in": tolerance.precision,
-            "rtol": tolerance.rtol,
-            "atol": tolerance.atol,
-            "tolerance_source": tolerance.source,
+            **_tolerance_numbers(tolerance),
             **_diff_numbers(row),
             "opinions": {
-                opinion.name: None if opinion.rows is None else _diff_numbers(opinion.rows[index])
+                opinion.name: None
+                if opinion.rows is None
+                else {
+                    **_diff_numbers(opinion.rows[index]),
+                    **_tolerance_numbers(opinion.tolerances[index]),
+                }
                 for opinion in self.opinions
             },
         }
@@ -191,6 +221,10 @@ def _chunks_lines(chunks: dict) -> list[str]:
         "whole inputs once more",
         f"chunk outputs: {joined}",
     ]
+
+
+def _tolerance_numbers(tolerance: Tolerance) -> dict:
+    return {"rtol": tolerance.rtol, "atol": tolerance.atol, "tolerance_source": tolerance.source}
 
 
 def _diff_numbers(row: OutputDiff) -> dict:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -24,45 +23,30 @@ import onnx
 import openvino as ov
 
 from ov_loops.api import save, translate
-from ov_loops.checking.caveats import empty_outputs, loops_never_run
-from ov_loops.checking.chunks import (
-    NOT_STATEFUL,
-    Chunking,
-    ChunkSpec,
-    combine,
-    describe,
-    parse_chunks,
-    resolve,
-)
-from ov_loops.checking.device import (
-    DeviceRun,
-    core,
-    run_chunks_on_device,
-    run_on_device,
-    start_device_worker,
-)
-from ov_loops.checking.diff import diff
+from ov_loops.checking.caveats import loops_never_run
+from ov_loops.checking.chunks import NOT_STATEFUL, Chunking, ChunkSpec, parse_chunks
+from ov_loops.checking.device import core, start_device_worker
 from ov_loops.checking.divergence import locate, locate_ir
 from ov_loops.checking.inputs import (
-    InputSpec,
-    generate_inputs,
     ir_input_specs,
     load_inputs,
     onnx_input_specs,
+    port_name,
+    shapes_to_generate,
 )
-from ov_loops.checking.opinions import (
-    convert_model_outputs,
-    onnxruntime_outputs,
-    opinion,
-    require_against,
-)
+from ov_loops.checking.opinions import convert_model_outputs, onnxruntime_outputs, require_against
+from ov_loops.checking.outcome import Outcome, Request, report_of
 from ov_loops.checking.report import CheckReport
 from ov_loops.checking.saved import SavedOutputs, require_directory, save_arrays
 from ov_loops.checking.sequence_inputs import with_sequence_inputs
 from ov_loops.checking.settings import Settings
-from ov_loops.checking.tolerance import Tolerances, parse_tolerances
+from ov_loops.checking.tolerance import Tolerances, magnitude, parse_tolerances
+from ov_loops.checking.weights import f16_weights, rounded_weights
 from ov_loops.conversion.report import Conversion
+from ov_loops.convert_options import OPTION_NAMES, ConvertOptions, given_options
 from ov_loops.errors import ConversionError, InputError, OvLoopsError, message_line
+from ov_loops.frontends.onnx.input_specs import input_shapes
+from ov_loops.frontends.onnx.io_edits import InputOutputEdits
 from ov_loops.frontends.onnx.load import load_model
 from ov_loops.ir.validate import validate
 from ov_loops.logs import timed
@@ -89,10 +73,21 @@ def check(
     load_outputs: str | os.PathLike | None = None,
     against: tuple[str, ...] = (),
     chunks: str | ChunkSpec | None = None,
+    optimize: str | None = None,
+    input: object = None,  # noqa: A002 -- convert's name (openvino.convert_model's)
+    target: str | None = None,
+    unroll: int | None = None,
+    stateful: bool | None = None,
+    compress_to_fp16: bool | None = None,
 ) -> CheckReport:
     """Run `model` (.onnx or .xml) on `device` and compare it with the numpy reference.
 
-    Tolerances go by the precision each output was computed in (`ov_loops.checking.tolerance`);
+    An .onnx is converted as `ov_loops.convert` and `save` would convert it with the same
+    `optimize`, `input`, `target`, `unroll`, `stateful` and `compress_to_fp16` (None: their
+    defaults; `input` shapes the inputs generated and the reference's model too); an .xml is
+    converted already: any of them given is an InputError.
+    Tolerances go by the precision each output was computed in (`ov_loops.checking.tolerance`),
+    loosened (`F16_WEIGHTS`) where weights stored as f16 meet results of f32 weights;
     `rtol`/`atol` replace the float defaults, `tolerances` (`parse_tolerances`) also per output.
     `val_ranges` bounds generated values (by input name; None: all number inputs). The inputs
     fed and the device's outputs can be saved as .npz (`save_inputs`, `save_outputs`); outputs
@@ -111,15 +106,19 @@ def check(
     path = Path(model)
     require_against(tuple(against), path.suffix != ".xml")
     chunks = _chunk_spec(chunks, tuple(against))
+    converting = (optimize, input, target, unroll, stateful, compress_to_fp16)
+    conversion = _conversion(path, chunks, *converting)
     tolerances = tolerances or parse_tolerances(rtol, atol)
     start_device_worker()  # it imports OpenVINO while we convert and run the reference
     given = inputs if isinstance(inputs, dict) else load_inputs(inputs)
     f32 = tolerances.for_output("", np.float32, "f32")
     settings = Settings(device, shapes or {}, seed, f32.rtol, f32.atol, precision, max_iterations)
     saved = None if load_outputs is None else SavedOutputs.read(load_outputs)
-    request = _Request(settings, tolerances, val_ranges or {}, save_inputs, saved, against, chunks)
-    for target, what in ((save_inputs, "inputs"), (save_outputs, "outputs")):
-        require_directory(target, what)
+    request = Request(
+        settings, tolerances, val_ranges or {}, save_inputs, saved, against, chunks, conversion
+    )
+    for written, what in ((save_inputs, "inputs"), (save_outputs, "outputs")):
+        require_directory(written, what)
     report = (_check_ir if path.suffix == ".xml" else _check_onnx)(path, given, request)
     if save_outputs is not None:
         named = dict(zip((row.name for row in report.rows), report.outputs))
@@ -138,130 +137,71 @@ def _chunk_spec(chunks: str | ChunkSpec | None, against: tuple[str, ...]) -> Chu
     return chunks
 
 
+def _conversion(path: Path, chunks: ChunkSpec | None, *values: object) -> ConvertOptions | None:
+    """What an .onnx is converted with, `values` in `ConvertOptions`' order (None: not given;
+    `--chunks` needs `stateful`); None for an .xml, which refuses every one given (it is
+    converted already)."""
+    named = dict(zip(OPTION_NAMES, values, strict=True))
+    if path.suffix == ".xml":
+        given = given_options(named)
+        if given:
+            raise InputError(
+                f"{path}: {', '.join(given)}: conversion options do not apply to an IR (it is "
+                "converted already); check the .onnx with them"
+            )
+        return None
+    options = ConvertOptions.given(named)
+    return dataclasses.replace(options, stateful=True) if chunks is not None else options
+
+
 IR_NOT_FOR_ONNXRUNTIME = (
     "the model is an IR (onnxruntime runs ONNX: compare with its outputs through --load-outputs)"
 )
 
 
-@dataclass(frozen=True)
-class _Request:
-    """A check's options beyond `Settings`."""
-
-    settings: Settings
-    tolerances: Tolerances
-    val_ranges: dict[str | None, tuple[float, float]]
-    save_inputs: str | os.PathLike | None
-    saved: SavedOutputs | None
-    against: tuple[str, ...]
-    chunks: ChunkSpec | None = None
-
-    def require_outputs(self, names: list[str]) -> None:
-        """Output names in the options (tolerances, saved outputs) are the model's."""
-        self.tolerances.require_outputs(names)
-        if self.saved is not None:
-            self.saved.require_names(names)
-
-    def feeds(self, specs: list[InputSpec], given: dict) -> tuple[dict, list[str]]:
-        """The inputs (saved when asked) and the names of those generated."""
-        settings = self.settings
-        feeds = generate_inputs(specs, given, settings.shapes, settings.seed, self.val_ranges)
-        if self.save_inputs is not None:
-            save_arrays(self.save_inputs, feeds, "inputs")
-        return feeds, [name for name in feeds if name not in given]
-
-    def chunking(self, feeds: dict) -> Chunking | None:
-        """The chunks of `feeds` asked for (`--chunks`), if any."""
-        return None if self.chunks is None else resolve(self.chunks, feeds)
-
-
-AFTER_RESET = "after reset_state"
-
-
-@dataclass
-class _Outcome:
-    """The device's outputs against the reference's, before the report is made; the second
-    opinions (`deciding`: those that count for the verdict), the chunks fed (`chunks.describe`)."""
-
-    path: Path
-    reference: str
-    names: list[str]
-    expected: list[np.ndarray]
-    device: DeviceRun | None = None
-    others: dict[str, list[np.ndarray] | str] = field(default_factory=dict)
-    deciding: set[str] = field(default_factory=set)
-    chunks: dict | None = None
-
-    def run_device(
-        self, xml: Path, feeds: dict, request: _Request, chunking: Chunking | None
-    ) -> None:
-        """Compile and run `xml` on the device: once on `feeds`, or (with a `Chunking`) chunk
-        by chunk on one infer request, the outputs combined, and once more after reset_state."""
-        settings = request.settings
-        with timed(f"compiled and ran on {settings.device}"):
-            if chunking is None:
-                self.device = run_on_device(xml, settings.device, settings.precision, feeds)
-                return
-            chunked = run_chunks_on_device(
-                xml, settings.device, settings.precision, chunking.split(feeds), feeds
-            )
-        outputs, joined_along = combine(self.expected, chunked.chunks, chunking.axis)
-        self.device = DeviceRun(outputs, chunked.precision)
-        self.others[AFTER_RESET] = chunked.after_reset
-        self.deciding.add(AFTER_RESET)
-        self.chunks = describe(chunking, self.names, joined_along)
-
-
-def _report(outcome: _Outcome, request: _Request) -> CheckReport:
-    """The report: each output at its tolerance, the second opinions, the saved outputs."""
-    settings, device = request.settings, outcome.device
-    tolerances = [
-        request.tolerances.for_output(name, np.asarray(have).dtype, device.precision)
-        for name, have in zip(outcome.names, device.outputs)
-    ]
-    rows = [
-        diff(name, want, have, tolerance.rtol, tolerance.atol)
-        for name, want, have, tolerance in zip(
-            outcome.names, outcome.expected, device.outputs, tolerances
-        )
-    ]
-    report = CheckReport(
-        outcome.path, settings.device, settings.precision, rows, outcome.reference, tolerances
-    )
-    report.inferred, report.outputs = device.precision, device.outputs
-    for name, outputs in outcome.others.items():
-        judged = opinion(name, outputs, outcome.names, outcome.expected, tolerances)
-        judged.decides = name in outcome.deciding
-        report.opinions.append(judged)
-    report.chunks = outcome.chunks
-    if request.saved is not None:
-        saved = request.saved.matched(outcome.names, device.outputs)
-        judged = opinion("saved", saved, outcome.names, device.outputs, tolerances, "device")
-        judged.decides = True
-        report.opinions.append(judged)
-    report.warnings.extend(empty_outputs(device.outputs))
-    return report
-
-
-def _settled(request: _Request, report: CheckReport) -> Settings:
-    """The settings with the float tolerance of the precision the device inferred in (for the
-    divergence locator)."""
-    float_tolerance = request.tolerances.for_output("", np.float32, report.inferred)
+def _settled(request: Request, report: CheckReport, outcome: Outcome) -> Settings:
+    """The settings of the divergence locator: the float tolerance of the precision the device
+    inferred in (that of f16 weights, scaled by the largest output, where the rows had it),
+    the instrumented model's weights stored as the checked IR's."""
+    loosened = outcome.rounded_weights > 0 and not outcome.ir_reference
+    scale = max(map(magnitude, outcome.expected), default=0.0) if loosened else None
+    float_tolerance = request.tolerances.for_output("", np.float32, report.inferred, scale)
+    compress = request.conversion is not None and request.conversion.compress_to_fp16
     return dataclasses.replace(
-        request.settings, rtol=float_tolerance.rtol, atol=float_tolerance.atol
+        request.settings,
+        rtol=float_tolerance.rtol,
+        atol=float_tolerance.atol,
+        compress_to_fp16=compress,
     )
 
 
-def _translate(source: onnx.ModelProto, stateful: bool = False) -> Conversion:
-    """`translate` (`stateful`: for --chunks), whose unexpected failures are one-line
-    ConversionErrors."""
+def _translate(source: Path, options: ConvertOptions) -> Conversion:
+    """`translate` with `options`, whose unexpected failures are one-line ConversionErrors."""
     try:
         with timed("model converted"):
-            return translate(source, stateful=True) if stateful else translate(source)
+            return translate(source, **options.translate_keywords())
     except OvLoopsError:
         raise
     except Exception as exc:
         detail = " ".join(str(exc).split()) or type(exc).__name__
         raise ConversionError(f"cannot convert: {type(exc).__name__}: {detail}") from None
+
+
+def _with_input(
+    loaded: onnx.ModelProto, options: ConvertOptions, settings: Settings, given: dict
+) -> tuple[onnx.ModelProto, Settings]:
+    """The model the reference runs: `loaded` with `--input`'s shapes and types set as
+    `translate` sets them; the settings with the shapes to generate of inputs it bounds."""
+    if options.input is None:
+        return loaded, settings
+    edits = InputOutputEdits(input_shapes(options.input), [])
+    source = load_model(loaded, edits.apply)
+    bounded = {
+        name: dims
+        for name, dims in shapes_to_generate(edits.shapes).items()
+        if name not in given and name not in settings.shapes
+    }
+    return source, dataclasses.replace(settings, shapes={**settings.shapes, **bounded})
 
 
 CHUNKS_NOT_LOCATED = (
@@ -273,24 +213,28 @@ NO_STATE = (
 )
 
 
-def _check_onnx(path: Path, given: dict, request: _Request) -> CheckReport:
+def _check_onnx(path: Path, given: dict, request: Request) -> CheckReport:
     from ov_loops.reference.onnx_reference import Trace, run_onnx
 
-    settings = request.settings
-    source = load_model(path)
-    names = [value.name for value in source.graph.output]
+    settings, options = request.settings, request.conversion
+    loaded = load_model(path)
+    names = [value.name for value in loaded.graph.output]
     request.require_outputs(names)
-    conversion = _translate(source, stateful=True) if request.chunks else _translate(source)
+    conversion = _translate(path, options)  # from the file, as convert: its errors name it
+    source, settings = _with_input(loaded, options, settings, given)
     given, shapes = with_sequence_inputs(path, source, given, request.val_ranges, settings)
     request = dataclasses.replace(request, settings=dataclasses.replace(settings, shapes=shapes))
     feeds, generated = request.feeds(onnx_input_specs(source), given)
     chunking = request.chunking(feeds)
     expected, trace = _reference("ONNX reference", run_onnx, Trace(), source, feeds, settings)
-    outcome = _Outcome(path, "ONNX reference (numpy)", names, expected)
+    outcome = Outcome(path, "ONNX reference (numpy)", names, expected)
     with tempfile.TemporaryDirectory(prefix="ov-loops-check-") as scratch:
         xml = Path(scratch) / "model.xml"
-        save(conversion.model, xml, compress_to_fp16=False)  # the references compute in f32
+        save(conversion.model, xml, compress_to_fp16=options.compress_to_fp16)
         validation = validate(xml)
+        stored = _core_read(xml)
+        outcome.f16_weights = f16_weights(stored)
+        outcome.rounded_weights = rounded_weights(stored, conversion.model)
         outcome.run_device(xml, feeds, request, chunking)
         with timed("onnxruntime ran"):
             outcome.others["onnxruntime"] = onnxruntime_outputs(source, feeds)
@@ -299,7 +243,7 @@ def _check_onnx(path: Path, given: dict, request: _Request) -> CheckReport:
                 outcome.others["convert_model"] = convert_model_outputs(
                     path, Path(scratch), settings.device, settings.precision, feeds
                 )
-        report = _report(outcome, request)
+        report = report_of(outcome, request)
         if validation.errors:
             report.notes.append(
                 f"the converted IR has {len(validation.errors)} validation error(s)"
@@ -307,14 +251,23 @@ def _check_onnx(path: Path, given: dict, request: _Request) -> CheckReport:
         report.warnings.extend(loops_never_run(conversion.loops, trace, generated))
         if chunking is not None and not any(loop.states for loop in conversion.loops):
             report.notes.append(NO_STATE)
-        if not report.ok and chunking is not None:
-            report.notes.append(CHUNKS_NOT_LOCATED)
-        elif not report.ok:
+        if _locating(report, chunking):
             with timed("divergence located"):
-                report.divergence = locate(
-                    source, conversion, trace, feeds, _settled(request, report), scratch
-                )
+                settled = _settled(request, report, outcome)
+                report.divergence = locate(source, conversion, trace, feeds, settled, scratch)
     return report
+
+
+def _locating(report: CheckReport, chunking: Chunking | None) -> bool:
+    """Whether to locate the first divergence: the device and the reference disagree (saved
+    outputs alone disagreeing leave nothing to locate), on a whole-sequence run (else a note
+    says so)."""
+    if report.ok:
+        return False
+    if chunking is not None:
+        report.notes.append(CHUNKS_NOT_LOCATED)
+        return False
+    return not all(row.ok for row in report.rows)
 
 
 def _reference(name: str, run, trace, model, feeds: dict, settings: Settings) -> tuple:
@@ -327,42 +280,46 @@ def _reference(name: str, run, trace, model, feeds: dict, settings: Settings) ->
     return outputs, trace
 
 
-def _check_ir(path: Path, given: dict, request: _Request) -> CheckReport:
+def _check_ir(path: Path, given: dict, request: Request) -> CheckReport:
     from ov_loops.reference.ir_reference import Trace, run_ir
 
     settings = request.settings
     validation = validate(path)
     model = _core_read(path)
-    names = [output.get_any_name() for output in model.outputs]
+    names = [port_name(output) for output in model.outputs]
     request.require_outputs(names)
     if request.chunks is not None and not _is_stateful(model):
         raise InputError(NOT_STATEFUL)
     feeds, _ = request.feeds(ir_input_specs(model), given)
     chunking = request.chunking(feeds)
     computed, trace = _reference("IR reference", run_ir, Trace(), path, feeds, settings)
-    outcome = _Outcome(path, "IR reference (numpy)", names, _ir_expected(model, computed))
+    expected = _ir_expected(model, computed)
+    outcome = Outcome(path, "IR reference (numpy)", names, expected, ir_reference=True)
+    outcome.f16_weights = outcome.rounded_weights = f16_weights(model)  # originals unknown
     outcome.run_device(path, feeds, request, chunking)
     outcome.others["onnxruntime"] = IR_NOT_FOR_ONNXRUNTIME
-    report = _report(outcome, request)
+    report = report_of(outcome, request)
     if validation.errors:
         report.notes.append(
             f"the IR has {len(validation.errors)} validation error(s): run ov-loops validate"
         )
-    if not report.ok and chunking is not None:
-        report.notes.append(CHUNKS_NOT_LOCATED)
-    elif not report.ok:
+    if _locating(report, chunking):
         with timed("divergence located"):
-            report.divergence = locate_ir(model, trace, feeds, _settled(request, report))
+            settled = _settled(request, report, outcome)
+            report.divergence = locate_ir(model, trace, feeds, settled)
     return report
 
 
 def _ir_expected(model: ov.Model, computed: dict[str, np.ndarray]) -> list[np.ndarray]:
-    """The IR reference's value of each output of `model`, in output order."""
+    """The IR reference's value of each output of `model`, in output order, found by a tensor
+    name of the output or by its Result's layer name (the reference knows no name OpenVINO
+    gives an output whose port has none)."""
     expected = []
     for output in model.outputs:
-        want = next((computed[n] for n in output.get_names() if n in computed), None)
+        names = sorted(output.get_names()) + [output.get_node().get_friendly_name()]
+        want = next((computed[n] for n in names if n in computed), None)
         if want is None:
-            raise InputError(f"IR reference: no value for output '{output.get_any_name()}'")
+            raise InputError(f"IR reference: no value for output '{port_name(output)}'")
         expected.append(want)
     return expected
 

@@ -16,3 +16,4 @@ class Settings:
     atol: float
     precision: str
     max_iterations: int
+    compress_to_fp16: bool = False  # how the divergence locator saves its instrumented model
