@@ -192,6 +192,12 @@ def test_input_types_and_a_scalar_shape_are_set():
         ("X[5,3],[3]", "name every input or none"),
         ("[5,3],[3],[1]", "3 shapes for 2 inputs (X, acc0)"),
         ("X,X", "input 'X' is given twice"),
+        ("acc0[99999999999999999999]", "input 'acc0[99999999999999999999]': dim 0 is 9999"),
+        ("X[1..99999999999999999999,3]", "dim 0 is 99999999999999999999, larger than"),
+        ("acc0[9223372036854775807]", "dim 0 is 9223372036854775807, larger than OpenVINO's"),
+        ("acc0[\u00b2]", "input 'acc0[\u00b2]': bad dimension '\u00b2' at dim 0"),
+        ("X[\u0661,3]", "bad dimension '\u0661' at dim 0"),
+        ("X[5,\uff13]", "bad dimension '\uff13' at dim 1"),
     ],
     ids=[
         "unknown",
@@ -205,6 +211,12 @@ def test_input_types_and_a_scalar_shape_are_set():
         "mixed",
         "too_many",
         "twice",
+        "huge_dim",
+        "huge_range",
+        "int64_max",
+        "superscript",
+        "arabic_indic",
+        "fullwidth",
     ],
 )
 def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path, given, fragment):
