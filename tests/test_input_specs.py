@@ -18,6 +18,7 @@ from ov_loops.frontends.onnx.input_specs import (
 )
 from ov_loops.frontends.onnx.io_edits import InputOutputEdits
 from ov_loops.frontends.onnx.load import load_model
+from tests.onnx_builders import T, graph, model, node, typed
 from tests.test_convert_options import _loop_over_rows
 
 # Characters the syntax gives a meaning, digits of other scripts, and a few others.
@@ -140,3 +141,12 @@ def test_largest_dimension_is_kept_and_an_empty_list_gives_no_entry():
     assert entry.shape[0].is_static and entry.shape[0].get_length() == MAX_DIMENSION
     assert entry.shape[1].get_max_length() == MAX_DIMENSION
     assert input_shapes([]) == [] and input_shapes(()) == []
+
+
+def test_a_number_type_for_a_string_input_is_one_input_error():
+    """No Convert makes numbers of strings: refused before conversion, naming the input."""
+    main = graph(
+        [node("Identity", ["X"], ["Y"])], [typed("X", T.STRING, [2])], [typed("Y", T.STRING, [2])]
+    )
+    with pytest.raises(InputError, match="input 'X': the model declares strings, not f32"):
+        load_model(model(main), InputOutputEdits(input_shapes("X{f32}"), []).apply)
