@@ -178,6 +178,29 @@ def test_cli_npu_refusal_is_one_line_exit_1_and_writes_nothing(tmp_path):
     assert list(tmp_path.iterdir()) == [tmp_path / "model.onnx"]
 
 
+@pytest.mark.parametrize(
+    "name, says",
+    [
+        (
+            "loop:loop_no_scan_outputs",
+            "its trip count depends on the run-time value of input 'M', not on shapes: make 'M' "
+            "an initializer of the ONNX model",
+        ),
+        ("loop:loop_no_trip_count_while", "it has no trip count: M is absent or at least 2**31-1"),
+        ("loop:loop_inside_if_branches", "depends on run-time values of the enclosing graph"),
+        ("scan:scan_forward_running_sum", "computed from a dynamic shape: give static input"),
+    ],
+    ids=["input_value", "no_trip_count", "enclosing_graph", "dynamic_shape"],
+)
+def test_npu_refusal_says_what_the_trip_count_depends_on(name, says):
+    """Every input shape of the first three is static: "give static input shapes" would send
+    the user the wrong way."""
+    model, _ = ALL[name]()
+    with pytest.raises(UnsupportedError) as raised:
+        ov_loops.translate(model, target="NPU")
+    assert "NPU needs static loops" in str(raised.value) and says in str(raised.value)
+
+
 def test_cli_bad_target_is_a_usage_error(tmp_path):
     model, _, _ = next(_runs("loop:loop_no_scan_outputs"))
     result = run_cli("convert", str(write(tmp_path, model)), "-o", "x.xml", "--target", "TPU")
