@@ -216,6 +216,7 @@ class Converter:
             lowered.applied,
             lowered.becomes,
             lowered.states,
+            lowered.not_unrolled,
         )
         return lowered.values, [report] if lowered.folded else [report, *nested]
 

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from ov_loops.contract.spec import TRIP_COUNT_UNBOUNDED
 from ov_loops.errors import UnsupportedError, UnsupportedItem
 from ov_loops.loopir.loop import LoopIR
-from ov_loops.lower.stateful import is_top_level
-from ov_loops.lower.unroll import stops_early
-from ov_loops.ovgraph import MAX_FOLDED_DEPTH, NOT_FOLDED, upstream
+from ov_loops.lower.unroll import stops_early, trip_count_reason
 
 
 def static_refusal(loop: LoopIR) -> str | None:
@@ -21,7 +18,7 @@ def static_refusal(loop: LoopIR) -> str | None:
         may stop early, with stacked outputs          -> refused (run-time length)
     """
     if loop.trip.constant is None:
-        return _trip_count_refusal(loop)
+        return trip_count_reason(loop)
     if loop.start.runtime:
         return "its initial condition is a run-time value"
     for port, value in sorted(loop.outer.items()):
@@ -35,34 +32,6 @@ def static_refusal(loop: LoopIR) -> str | None:
     if stops_early(loop) and loop.spec.concatenated_outputs:
         return "it may stop early, so its stacked outputs' length is known only at run time"
     return None
-
-
-def _trip_count_refusal(loop: LoopIR) -> str:
-    """What a trip count that is not a constant is made of: no count at all, the values of
-    inputs (not their shapes: the walk stops at ShapeOf), dynamic shapes, the results of ops
-    only run time knows, or constants in more ops than folding goes through."""
-    if loop.trip.source == TRIP_COUNT_UNBOUNDED:
-        return "it has no trip count: M is absent or at least 2**31-1, it runs until its condition"
-    nodes = list(upstream([loop.trip.value], lambda node: node.get_type_name() != "ShapeOf"))
-    kinds = {node.get_type_name(): node.get_friendly_name() for node in nodes}
-    inputs = [node for node in nodes if node.get_type_name() == "Parameter"]
-    if inputs and not is_top_level(loop.path):
-        return "its trip count depends on run-time values of the enclosing graph"
-    if inputs:
-        named = ", ".join(sorted(f"'{node.get_friendly_name()}'" for node in inputs))
-        return (
-            f"its trip count depends on the run-time value of input {named}, not on shapes: "
-            f"make {named} an initializer of the ONNX model"
-        )
-    if "ShapeOf" in kinds:
-        return "its trip count is computed from a dynamic shape: give static input shapes"
-    late = sorted(kind for kind in kinds if kind in NOT_FOLDED)
-    if late:
-        return f"its trip count is computed at run time by {late[0]} {kinds[late[0]]}"
-    return (
-        f"its trip count is computed from constants in a way not folded: over {MAX_FOLDED_DEPTH} "
-        "ops deep, or an op that cannot be evaluated"
-    )
 
 
 def refuse_unless_static(loop: LoopIR, target: str) -> None:
