@@ -212,9 +212,31 @@ def test_truncated_protobuf_exits_2(tmp_path):
     assert_one_line_error(
         run_cli("convert", str(source), "-o", str(tmp_path / "o.xml")),
         2,
-        "not an ONNX model or truncated",
+        "cut.onnx: not an ONNX model: a truncated or corrupt protobuf",
     )
     assert not (tmp_path / "o.xml").exists()
+
+
+@pytest.mark.parametrize(
+    "name, fragment",
+    [
+        ("ir.xml", "ir.xml: already an OpenVINO IR, not an ONNX model (ov-loops validate checks"),
+        ("ir.bin", "ir.bin: the weights of the OpenVINO IR"),
+        ("notes.txt", "notes.txt: not an ONNX model: a text file"),
+        ("other.xml", "other.xml: not an ONNX model: an XML file"),
+        ("arrays.npz", "arrays.npz: not an ONNX model: a zip archive"),
+    ],
+)
+def test_a_file_that_is_not_onnx_says_what_it_is(tmp_path, name, fragment):
+    """Not the protobuf parser's words ("Error parsing message ... Wire format was corrupt")."""
+    made, _ = loop_captures_main_graph_and_initializer()
+    ov_loops.save(ov_loops.convert(made), tmp_path / "ir.xml")
+    (tmp_path / "notes.txt").write_text("a model, I promise\n")
+    (tmp_path / "other.xml").write_text('<?xml version="1.0"?>\n<graph/>\n')
+    np.savez(tmp_path / "arrays.npz", x=np.zeros(3))
+    result = run_cli("convert", str(tmp_path / name), "-o", str(tmp_path / "out" / "o.xml"))
+    assert_one_line_error(result, 2, fragment)
+    assert "protobuf" not in result.stderr and not (tmp_path / "out").exists()
 
 
 def test_missing_file_exits_2(tmp_path):
