@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import onnx
 import pytest
@@ -290,3 +293,20 @@ def test_output_must_be_xml_or_a_directory(tmp_path):
         run_cli("convert", str(source), "-o", str(tmp_path / "o.txt")), 2, "must end in .xml"
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["model.onnx"]
+
+
+def test_stdout_closed_early_stops_quietly(tmp_path):
+    """`ov-loops convert ... | head -0`: the reader is gone before the report is printed; the
+    command stops without a BrokenPipeError traceback."""
+    made, _ = loop_captures_main_graph_and_initializer()
+    command = [sys.executable, "-m", "ov_loops", "convert", str(write(tmp_path, made))]
+    process = subprocess.Popen(
+        [*command, "-o", str(tmp_path / "o.xml")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    process.stdout.close()  # long before the command prints: starting it takes seconds
+    stderr = process.stderr.read()
+    assert process.wait(timeout=300) == 1
+    assert stderr == "", stderr
