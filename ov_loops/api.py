@@ -60,6 +60,7 @@ def translate(
     log.info("read and prepared the ONNX model in %s", _since(started))
     started = time.perf_counter()
     conversion = convert_model(loaded, profile, optimize=optimize, input_shapes=edits.shapes)
+    edits.retype(conversion.model)
     log.info("converted %d loop(s) in %s", len(conversion.loops), _since(started))
     return conversion
 

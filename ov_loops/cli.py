@@ -8,6 +8,7 @@ match the reference; 2 unreadable input, an absent device, or bad usage.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -164,6 +165,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("ov-loops: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # stdout closed early (`| head`): stop quietly, as Python advises
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except ImportError as exc:  # a dependency is missing or broken: `validate` needs lxml alone
         package = (exc.name or "?").split(".")[0]
         print(

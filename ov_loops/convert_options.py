@@ -90,7 +90,8 @@ def add_convert_options(parser: argparse.ArgumentParser | argparse._ArgumentGrou
         "--input",
         metavar="INPUTS",
         help='shapes and element types of inputs, as ovc takes them: "X[1,?,16]{f32},h0[1,16]" '
-        "(dims: N, ? or -1, A..B; [] a scalar; unnamed entries go by position)",
+        "(dims: N, ? or -1, A..B; [] a scalar; unnamed entries go by position; a type other "
+        "than the model's is converted to the model's where the input enters)",
     )
     parser.add_argument(
         "--compress_to_fp16",

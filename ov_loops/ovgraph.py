@@ -3,7 +3,7 @@ empty stacks, reversal, copies the CPU plugin keeps."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 import numpy as np
 import openvino as ov
@@ -33,7 +33,7 @@ def constant_value(value: ov.Output) -> np.ndarray | None:
 
 
 # Folding stops at these: their values are not known before run time (or not small).
-_NOT_FOLDED = frozenset(
+NOT_FOLDED = frozenset(
     {"Parameter", "Loop", "TensorIterator", "If", "ReadValue", "RandomUniform", "Multinomial"}
 )
 MAX_FOLDED_ELEMENTS = 64
@@ -64,7 +64,7 @@ def _fold_node(value: ov.Output, node: ov.Node, depth: int, known: dict) -> np.n
     if is_constant(value):
         return constant_value(value)
     shape = value.get_partial_shape()
-    if depth == 0 or node.get_type_name() in _NOT_FOLDED or shape.is_dynamic:
+    if depth == 0 or node.get_type_name() in NOT_FOLDED or shape.is_dynamic:
         return None
     if np.prod(shape.to_shape(), dtype=np.int64) > MAX_FOLDED_ELEMENTS:
         return None
@@ -83,8 +83,11 @@ def _fold_node(value: ov.Output, node: ov.Node, depth: int, known: dict) -> np.n
     return np.array(results[value.get_index()].data) if evaluated else None
 
 
-def upstream(values: Iterable[ov.Output | None]) -> Iterator[ov.Node]:
-    """Each node `values` (None skipped) are computed from, themselves included, once."""
+def upstream(
+    values: Iterable[ov.Output | None], through: Callable[[ov.Node], bool] | None = None
+) -> Iterator[ov.Node]:
+    """Each node `values` (None skipped) are computed from, themselves included, once; the
+    walk does not go past a node `through` refuses (it is still given)."""
     seen: set[int] = set()
     pending = [value.get_node() for value in values if value is not None]
     while pending:
@@ -93,7 +96,8 @@ def upstream(values: Iterable[ov.Output | None]) -> Iterator[ov.Node]:
             continue
         seen.add(node.get_instance_id())
         yield node
-        pending.extend(value.get_node() for value in node.input_values())
+        if through is None or through(node):
+            pending.extend(value.get_node() for value in node.input_values())
 
 
 def length(value: ov.Output, axis: int) -> ov.Node:

@@ -55,5 +55,6 @@ def add_target_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGro
         "--unroll",
         type=int,
         metavar="N",
-        help="unroll loops of at most N iterations into straight-line graph (any target)",
+        help="unroll loops of at most N iterations into straight-line graph (any target); "
+        "each loop left a loop says why ('not unrolled: ...')",
     )

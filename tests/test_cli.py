@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import onnx
 import pytest
@@ -212,9 +215,31 @@ def test_truncated_protobuf_exits_2(tmp_path):
     assert_one_line_error(
         run_cli("convert", str(source), "-o", str(tmp_path / "o.xml")),
         2,
-        "not an ONNX model or truncated",
+        "cut.onnx: not an ONNX model: a truncated or corrupt protobuf",
     )
     assert not (tmp_path / "o.xml").exists()
+
+
+@pytest.mark.parametrize(
+    "name, fragment",
+    [
+        ("ir.xml", "ir.xml: already an OpenVINO IR, not an ONNX model (ov-loops validate checks"),
+        ("ir.bin", "ir.bin: the weights of the OpenVINO IR"),
+        ("notes.txt", "notes.txt: not an ONNX model: a text file"),
+        ("other.xml", "other.xml: not an ONNX model: an XML file"),
+        ("arrays.npz", "arrays.npz: not an ONNX model: a zip archive"),
+    ],
+)
+def test_a_file_that_is_not_onnx_says_what_it_is(tmp_path, name, fragment):
+    """Not the protobuf parser's words ("Error parsing message ... Wire format was corrupt")."""
+    made, _ = loop_captures_main_graph_and_initializer()
+    ov_loops.save(ov_loops.convert(made), tmp_path / "ir.xml")
+    (tmp_path / "notes.txt").write_text("a model, I promise\n")
+    (tmp_path / "other.xml").write_text('<?xml version="1.0"?>\n<graph/>\n')
+    np.savez(tmp_path / "arrays.npz", x=np.zeros(3))
+    result = run_cli("convert", str(tmp_path / name), "-o", str(tmp_path / "out" / "o.xml"))
+    assert_one_line_error(result, 2, fragment)
+    assert "protobuf" not in result.stderr and not (tmp_path / "out").exists()
 
 
 def test_missing_file_exits_2(tmp_path):
@@ -268,3 +293,20 @@ def test_output_must_be_xml_or_a_directory(tmp_path):
         run_cli("convert", str(source), "-o", str(tmp_path / "o.txt")), 2, "must end in .xml"
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["model.onnx"]
+
+
+def test_stdout_closed_early_stops_quietly(tmp_path):
+    """`ov-loops convert ... | head -0`: the reader is gone before the report is printed; the
+    command stops without a BrokenPipeError traceback."""
+    made, _ = loop_captures_main_graph_and_initializer()
+    command = [sys.executable, "-m", "ov_loops", "convert", str(write(tmp_path, made))]
+    process = subprocess.Popen(
+        [*command, "-o", str(tmp_path / "o.xml")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    process.stdout.close()  # long before the command prints: starting it takes seconds
+    stderr = process.stderr.read()
+    assert process.wait(timeout=300) == 1
+    assert stderr == "", stderr

@@ -178,6 +178,64 @@ def test_input_types_and_a_scalar_shape_are_set():
     assert compile_f32(conversion.model)(feeds)[0] == pytest.approx(3.0)
 
 
+def _steps_through_a_matmul() -> onnx.ModelProto:
+    """X f32 [20,1,16]: the loop multiplies row X[i] by f32 weights W [16,4] and sums the
+    products over the 20 rows; Y f32 [1,4]."""
+    body = loop_body(
+        [
+            node("Gather", ["X", "i"], ["row"], axis=0),
+            node("MatMul", ["row", "W"], ["product"]),
+            node("Add", ["acc_in", "product"], ["acc_out"]),
+            node("Identity", ["cond_in"], ["go"]),
+        ],
+        [typed("acc_in", T.FLOAT, [1, 4])],
+        [typed("go", T.BOOL, []), typed("acc_out", T.FLOAT, [1, 4])],
+    )
+    main = graph(
+        [node("Loop", ["M", "", "zeros"], ["Y"], body=body)],
+        [typed("X", T.FLOAT, [20, 1, 16])],
+        [typed("Y", T.FLOAT, [1, 4])],
+        [
+            const("M", 20, np.int64),
+            const("zeros", np.zeros((1, 4))),
+            const("W", np.linspace(-1, 1, 64).reshape(16, 4)),
+        ],
+    )
+    return model(main)
+
+
+def test_an_input_given_another_type_is_converted_at_the_input(tmp_path):
+    """X{f16} on a model computing in f32 (f32 weights): the IR takes X as f16 and converts it
+    to f32 where it enters, so the loop still computes in f32 (before: "MatMul ... no
+    OpenVINO conversion rule", the frontend mixing f16 with f32)."""
+    made, out = _steps_through_a_matmul(), tmp_path / "o.xml"
+    result = run_cli(
+        "convert", str(write(tmp_path, made)), "-o", str(out), "--input", "X[20,1,16]{f16}"
+    )
+    assert result.returncode == 0, result.stderr
+    read = ov.Core().read_model(str(out))
+    (parameter,) = read.get_parameters()
+    assert parameter.get_element_type() == ov.Type.f16
+    assert sorted(parameter.output(0).get_names()) == ["X"]
+    readers = [target.get_node() for target in parameter.output(0).get_target_inputs()]
+    assert [(r.get_type_name(), r.get_element_type()) for r in readers] == [
+        ("Convert", ov.Type.f32)
+    ]
+    assert read.output(0).get_element_type() == ov.Type.f32
+    x = np.random.default_rng(2).standard_normal((20, 1, 16)).astype(np.float16)
+    weights = np.linspace(-1, 1, 64, dtype=np.float32).reshape(16, 4)
+    (got,) = compile_f32(out)({"X": x}).values()
+    np.testing.assert_allclose(got, (x.astype(np.float32) @ weights).sum(0), rtol=1e-3, atol=2e-3)
+
+
+def test_an_input_given_its_own_type_has_no_conversion():
+    """The type the model declares is set as is: no Convert."""
+    conversion = ov_loops.translate(_steps_through_a_matmul(), input="X{f32}")
+    (parameter,) = conversion.model.get_parameters()
+    readers = [t.get_node().get_type_name() for t in parameter.output(0).get_target_inputs()]
+    assert "Convert" not in readers and parameter.get_element_type() == ov.Type.f32
+
+
 @pytest.mark.parametrize(
     "given, fragment",
     [
@@ -192,6 +250,12 @@ def test_input_types_and_a_scalar_shape_are_set():
         ("X[5,3],[3]", "name every input or none"),
         ("[5,3],[3],[1]", "3 shapes for 2 inputs (X, acc0)"),
         ("X,X", "input 'X' is given twice"),
+        ("acc0[99999999999999999999]", "input 'acc0[99999999999999999999]': dim 0 is 9999"),
+        ("X[1..99999999999999999999,3]", "dim 0 is 99999999999999999999, larger than"),
+        ("acc0[9223372036854775807]", "dim 0 is 9223372036854775807, larger than OpenVINO's"),
+        ("acc0[\u00b2]", "input 'acc0[\u00b2]': bad dimension '\u00b2' at dim 0"),
+        ("X[\u0661,3]", "bad dimension '\u0661' at dim 0"),
+        ("X[5,\uff13]", "bad dimension '\uff13' at dim 1"),
     ],
     ids=[
         "unknown",
@@ -205,6 +269,12 @@ def test_input_types_and_a_scalar_shape_are_set():
         "mixed",
         "too_many",
         "twice",
+        "huge_dim",
+        "huge_range",
+        "int64_max",
+        "superscript",
+        "arabic_indic",
+        "fullwidth",
     ],
 )
 def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path, given, fragment):

@@ -8,6 +8,7 @@ import pytest
 
 from ov_loops.conversion.driver import convert_model
 from ov_loops.errors import ConversionError, UnsupportedError, UnsupportedItem
+from ov_loops.targets import target_profile
 from tests.harness import assert_one_line_error, run_cli, write
 from tests.onnx_builders import T, graph, loop_body, model, node, typed
 
@@ -102,3 +103,43 @@ def test_unsupported_items_of_one_node_are_listed_in_a_fixed_order():
     assert [message.index(f"reason {name}") for name in "abcd"] == sorted(
         message.index(f"reason {name}") for name in "abcd"
     )
+
+
+def test_a_refused_nested_loop_is_named_not_the_ops_after_it():
+    """NPU refuses the innermost loop of three; the ReduceSums reading its outputs were left
+    unconverted by the frontend and used to be blamed instead ("ReduceSum-17 ... no OpenVINO
+    conversion rule"), the loop's own reason lost."""
+    from tests.loop_scenarios import SCENARIOS
+
+    made, _ = SCENARIOS["loop_nested_three_deep_with_captures"]()
+    with pytest.raises(UnsupportedError) as raised:
+        convert_model(made, target_profile("NPU"))
+    [item] = raised.value.items
+    assert item.path == "main/Loop_0/body/Loop_0/body/Loop_1" and "NPU needs" in item.reason
+
+
+def test_a_refused_loop_is_listed_with_the_unsupported_ops_elsewhere():
+    """An unknown op beside an NPU-refused loop: both listed; the Neg after the loop is not."""
+    body = loop_body(
+        [node("Add", ["s_in", "s_in"], ["s_out"]), node("Identity", ["cond_in"], ["go"])],
+        [typed("s_in", T.FLOAT, [2])],
+        [typed("go", T.BOOL, []), typed("s_out", T.FLOAT, [2])],
+    )
+    main = graph(
+        [
+            node("Gizmo", ["x"], ["g"], domain="acme"),
+            node("Loop", ["M", "", "x"], ["s"], body=body),
+            node("Neg", ["s"], ["n"]),
+        ],
+        [typed("M", T.INT64, []), typed("x", T.FLOAT, [2])],
+        [typed("g", T.FLOAT, [2]), typed("n", T.FLOAT, [2])],
+    )
+    made = onnx.helper.make_model(
+        main, opset_imports=[onnx.helper.make_opsetid("", 17), onnx.helper.make_opsetid("acme", 1)]
+    )
+    with pytest.raises(UnsupportedError) as raised:
+        convert_model(made, target_profile("NPU"))
+    assert [(item.op, item.path) for item in raised.value.items] == [
+        ("Gizmo", "main/Gizmo_0"),
+        ("Loop", "main/Loop_1"),
+    ]

@@ -4,6 +4,8 @@ against onnxruntime (or the scenario's expected outputs)."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import onnx
 import pytest
@@ -134,13 +136,26 @@ def test_gpu_keeps_loops_of_16_iterations_and_more_as_loop5():
 @pytest.mark.parametrize(
     "name, pin, reason",
     [
-        ("loop:loop_no_scan_outputs", False, "trip count is not a constant"),
-        ("scan:scan_forward_running_sum", False, "trip count is not a constant"),
+        (
+            "loop:loop_no_scan_outputs",
+            False,
+            "NPU needs static loops: its trip count depends on the run-time value of input 'M', "
+            "not on shapes: make 'M' an initializer of the ONNX model",
+        ),
+        ("loop:loop_no_trip_count_while", False, "it has no trip count: M is absent or at least"),
+        ("loop:loop_inside_if_branches", False, "depends on run-time values of the enclosing"),
+        (
+            "scan:scan_forward_running_sum",
+            False,
+            "computed from a dynamic shape: give static input",
+        ),
         ("loop:loop_carried_shape_grows", True, "dynamic shape"),
         ("loop:loop_trip_count_and_condition_of_shape_1", True, "may stop early"),
     ],
 )
 def test_npu_refuses_loops_that_cannot_be_static_naming_them(name, pin, reason):
+    """The first three have static input shapes: "give static input shapes" (what every
+    trip count not a constant used to get) would send the user the wrong way."""
     model, feeds, _ = next(_runs(name))
     if pin:
         model = pinned(model, feeds)[0]
@@ -176,6 +191,40 @@ def test_cli_npu_refusal_is_one_line_exit_1_and_writes_nothing(tmp_path):
     result = run_cli("convert", str(write(tmp_path, model)), "-o", str(out), "--target", "NPU")
     assert_one_line_error(result, 1, "main/Loop_0", "NPU needs static loops", "trip count")
     assert list(tmp_path.iterdir()) == [tmp_path / "model.onnx"]
+
+
+def test_cli_unroll_says_why_a_loop_is_not_unrolled_in_text_and_json(tmp_path):
+    """--unroll 4 on a loop whose trip count is an input's value, and on one of 6 iterations:
+    the summary line (and the JSON's not_unrolled) says why each stays a Loop-5."""
+    model, _, _ = next(_runs("loop:loop_no_scan_outputs"))
+    source, out = write(tmp_path, model), tmp_path / "out.xml"
+    text = run_cli("convert", str(source), "-o", str(out), "--unroll", "4")
+    assert text.returncode == 0, text.stderr
+    why = "its trip count depends on the run-time value of input 'M', not on shapes"
+    assert f"; not unrolled: {why}" in text.stdout.splitlines()[0], text.stdout
+    pinned_six, _ = pinned(model, {"M": np.int64(6), "p0": np.int32(3)})
+    six = run_cli(
+        "convert",
+        str(write(tmp_path, pinned_six, "six.onnx")),
+        "-o",
+        str(out),
+        "--unroll",
+        "4",
+        "--format",
+        "json",
+    )
+    assert six.returncode == 0, six.stderr
+    [loop] = json.loads(six.stdout)["loops"]
+    assert loop["not_unrolled"] == "6 iterations, more than 4"
+    assert loop["summary"].endswith("; not unrolled: 6 iterations, more than 4")
+
+
+def test_not_unrolled_is_said_only_where_the_target_unrolls():
+    model, _, _ = next(_runs("loop:loop_no_scan_outputs"))
+    assert [loop.not_unrolled for loop in ov_loops.translate(model).loops] == [None]
+    assert "not unrolled" not in ov_loops.translate(model).loops[0].summary()
+    [gpu] = ov_loops.translate(model, target="GPU").loops
+    assert gpu.not_unrolled.startswith("its trip count depends on the run-time value of input")
 
 
 def test_cli_bad_target_is_a_usage_error(tmp_path):
@@ -238,6 +287,9 @@ def test_early_exit_loop_with_scan_output_stays_a_loop_and_says_why():
     conversion = _check(model, feeds, expected, "early exit", unroll=64)
     [loop] = conversion.loops
     assert loop.becomes == "Loop-5" and "not unrolled: it may stop early" in loop.summary()
+    assert loop.not_unrolled.startswith("it may stop early") and not any(
+        "unrolled" in done for done in loop.optimizations
+    )
 
 
 @pytest.mark.parametrize(

@@ -94,6 +94,9 @@ class Converter:
         main.graph.CopyFrom(graph)
         _add_placeholder_opset(main)
         model, loops, error = self._convert_graph(main, graph, "main", MAIN)
+        if isinstance(error, UnsupportedError):  # a loop refused: listed with the others
+            self._unsupported.extend(error.items)
+            error = None
         if self._unsupported:
             raise UnsupportedError(self._unsupported)
         if error is not None:
@@ -213,6 +216,7 @@ class Converter:
             lowered.applied,
             lowered.becomes,
             lowered.states,
+            lowered.not_unrolled,
         )
         return lowered.values, [report] if lowered.folded else [report, *nested]
 

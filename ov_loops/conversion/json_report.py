@@ -12,8 +12,8 @@ if TYPE_CHECKING:  # the command line imports this module for its schema: keep i
 CONVERT_JSON_SCHEMA = "ov-loops-convert/1"
 CONVERT_JSON_KEYS = (
     'schema "ov-loops-convert/1"; output; translated (the number of loops); loops [{path, op, '
-    "becomes, folded, spec (the LoopSpec's one-line summary or null), optimizations, outputs, "
-    "carried, summary}]"
+    "becomes, folded, spec (the LoopSpec's one-line summary or null), optimizations, "
+    "not_unrolled (why a target that unrolls left it a loop, or null), outputs, carried, summary}]"
 )
 
 
@@ -38,6 +38,7 @@ def _loop(loop: ConvertedLoop) -> dict:
         "folded": loop.folded,
         "spec": None if loop.spec is None else loop.spec.summary(),
         "optimizations": list(loop.optimizations),
+        "not_unrolled": loop.not_unrolled,
         "outputs": list(loop.outputs),
         "carried": list(loop.carried),
         "summary": loop.summary(),

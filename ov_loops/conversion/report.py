@@ -18,8 +18,9 @@ class ConvertedLoop:
     loop-carried values, in order (merged input k of the spec carries `carried[k]`);
     `optimizations` what the optimising passes did to it; `becomes` the op that computes it
     (Loop-5, or a *Sequence-5 op for a recognised cell, spec None then); `states` the Assigns
-    that keep its carried values across inferences (lower/stateful.py); `top_level` says
-    whether the loop sits in the main graph (not in a body).
+    that keep its carried values across inferences (lower/stateful.py); `not_unrolled` why a
+    target that unrolls (--unroll, GPU, NPU) left it a loop; `top_level` says whether the loop
+    sits in the main graph (not in a body).
     """
 
     path: str
@@ -31,6 +32,7 @@ class ConvertedLoop:
     optimizations: tuple[str, ...] = ()
     becomes: str = "Loop-5"
     states: tuple[ov.Node, ...] = ()  # with --stateful: the Assigns storing its carried values
+    not_unrolled: str | None = None
 
     @property
     def top_level(self) -> bool:
@@ -38,6 +40,8 @@ class ConvertedLoop:
 
     def summary(self) -> str:
         done = f"; optimized: {', '.join(self.optimizations)}" if self.optimizations else ""
+        if self.not_unrolled is not None:
+            done += f"; not unrolled: {self.not_unrolled}"
         if self.folded is not None:
             return f"{self.path}: {self.op} folded ({self.folded})"
         if self.spec is None:

@@ -8,6 +8,7 @@ import openvino as ov
 from ov_loops.errors import UnsupportedItem
 from ov_loops.frontends.onnx.placeholders import PLACEHOLDER_DOMAIN
 from ov_loops.frontends.onnx.scopes import node_label, subgraphs
+from ov_loops.ovgraph import upstream
 
 # Every op the ONNX frontend leaves without a real conversion derives from FrameworkNode: its
 # NotSupportedONNXNode and ONNXFrameworkNode, and the internal util:: ops it makes for sequences
@@ -20,20 +21,30 @@ def unsupported_ops(
 ) -> list[UnsupportedItem]:
     """An UnsupportedItem per op of `model` the frontend left unconverted, named by the node of
     `graph` (the graph as the user wrote it, at node path `path`) it came from; `opset_of(domain)`
-    gives the model's opset of a domain. Placeholders are left out: they record their own error."""
+    gives the model's opset of a domain. Placeholders are left out: they record their own error;
+    so are the ops left unconverted downstream of one (their inputs never came: the loop's error
+    says why, and blaming them would send the user the wrong way)."""
     nodes = dict(_nodes_by_output(graph, path))
+    unconverted = [op for op in _walk(model) if _without_conversion(op)]
+    failed = set()
     items = []
-    for op in _walk(model):
-        if not _without_conversion(op):
-            continue
+    for op in unconverted:
         node, node_path = nodes.get(op.get_friendly_name(), (None, path))
-        if node is None:
-            items.append(UnsupportedItem(op.get_friendly_name(), "?", None, node_path))
-        elif node.domain != PLACEHOLDER_DOMAIN:
-            items.append(
-                UnsupportedItem(node.op_type, node.domain, opset_of(node.domain), node_path)
-            )
-    return items
+        if node is not None and node.domain == PLACEHOLDER_DOMAIN:
+            failed.add(op.get_instance_id())
+        elif node is None:
+            items.append((op, UnsupportedItem(op.get_friendly_name(), "?", None, node_path)))
+        else:
+            opset = opset_of(node.domain)
+            items.append((op, UnsupportedItem(node.op_type, node.domain, opset, node_path)))
+    return [item for op, item in items if not _after_any(op, failed)]
+
+
+def _after_any(op: ov.Node, failed: set[int]) -> bool:
+    """Whether `op` is computed from one of the `failed` nodes (by instance id)."""
+    if not failed:
+        return False
+    return any(node.get_instance_id() in failed for node in upstream(op.input_values()))
 
 
 def _nodes_by_output(graph: onnx.GraphProto, path: str):

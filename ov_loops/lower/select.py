@@ -46,6 +46,7 @@ class Lowered:
     carried: tuple[str, ...] = ()  # the names of the carried values the Loop-5 carries
     becomes: str = "Loop-5"
     states: tuple[ov.Node, ...] = ()  # the Assigns of a stateful loop (lower/stateful.py)
+    not_unrolled: str | None = None  # why a target that unrolls left it a loop
 
 
 def lower(loop: LoopIR, target: TargetProfile, optimize: str = "none") -> Lowered:
@@ -66,24 +67,32 @@ def _lowered(loop: LoopIR, target: TargetProfile, optimize: str) -> Lowered:
     *Sequence-5 op when the cost model (lower/cell_cost.py) says it is faster; otherwise the
     remaining passes run and a Loop-5 is emitted. Before cells: a target needing static loops
     refuses the others (lower/static.py), and a loop of at most `target.unroll` iterations
-    becomes straight-line graph when it can (lower/unroll.py)."""
+    becomes straight-line graph when it can (lower/unroll.py); where the target unrolls, a
+    loop left a loop says why (`not_unrolled`)."""
     names = tuple(value.name for value in loop.carried)
     if loop.runs_zero_times:
         return Lowered(fold(loop), None, f"runs zero times: {fold_reason(loop)}", (), names)
     loop = target.run(loop, optimize, BEFORE_CELLS)
     if target.static:
         refuse_unless_static(loop, target.name)
-    count = loop.trip.constant
-    if count is not None and count <= target.unroll:
-        reason = unroll_refusal(loop)
-        if reason is None:
-            applied = (*loop.applied, f"unrolled x{count}")
-            return Lowered(unroll_fully(loop), None, None, applied, names, "straight-line graph")
-        loop = loop.noting(f"not unrolled: {reason}")
+    why = _not_unrolled(loop, target.unroll) if target.unroll else None
+    if target.unroll and why is None:
+        applied = (*loop.applied, f"unrolled x{loop.trip.constant}")
+        return Lowered(unroll_fully(loop), None, None, applied, names, "straight-line graph")
     cell = recognized_cell(loop) if target.runs(CellLowering, optimize) else None
     if cell is not None and sequence_is_faster(cell, loop):
         applied = (*loop.applied, f"-> {cell.op}")
-        return Lowered(lower_to_sequence(loop, cell), None, None, applied, names, f"{cell.op}-5")
+        lowered = Lowered(lower_to_sequence(loop, cell), None, None, applied, names, f"{cell.op}-5")
+        return dataclasses.replace(lowered, not_unrolled=why)
     loop = target.run(loop, optimize, AFTER_CELLS)
     names = tuple(value.name for value in loop.carried)
-    return Lowered(lower_to_loop5(loop), loop.spec, None, loop.applied, names)
+    lowered = Lowered(lower_to_loop5(loop), loop.spec, None, loop.applied, names)
+    return dataclasses.replace(lowered, not_unrolled=why)
+
+
+def _not_unrolled(loop: LoopIR, most: int) -> str | None:
+    """Why `loop` is not unrolled where loops of at most `most` iterations are (None: it is)."""
+    count = loop.trip.constant
+    if count is not None and count > most:
+        return f"{count} iterations, more than {most}"
+    return unroll_refusal(loop)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ov_loops.errors import UnsupportedError, UnsupportedItem
 from ov_loops.loopir.loop import LoopIR
-from ov_loops.lower.unroll import stops_early
+from ov_loops.lower.unroll import stops_early, trip_count_reason
 
 
 def static_refusal(loop: LoopIR) -> str | None:
@@ -12,13 +12,13 @@ def static_refusal(loop: LoopIR) -> str | None:
     (the NPU: openvinotoolkit/openvino#26357; its compiler unrolls Loops by their constant
     trip count and leaves early-exit Loops with concatenated outputs unsupported, E#124554)::
 
-        trip count not a constant                     -> refused
+        trip count not a constant                     -> refused, saying what it is made of
         initial condition a run-time value            -> refused (it may run zero times)
         an outer input or a body value of dynamic shape -> refused, naming it
         may stop early, with stacked outputs          -> refused (run-time length)
     """
     if loop.trip.constant is None:
-        return "its trip count is not a constant (give static input shapes)"
+        return trip_count_reason(loop)
     if loop.start.runtime:
         return "its initial condition is a run-time value"
     for port, value in sorted(loop.outer.items()):

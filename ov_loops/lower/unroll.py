@@ -14,9 +14,12 @@ import numpy as np
 import openvino as ov
 import openvino.opset15 as ops
 
+from ov_loops.contract.spec import TRIP_COUNT_UNBOUNDED
 from ov_loops.loopir.loop import LoopIR
 from ov_loops.loopir.passes.unroll import Plan, UnrolledBody, always_true, shapes_kept, unrollable
 from ov_loops.loopir.steps import AfterLoop, apply_steps
+from ov_loops.lower.stateful import is_top_level
+from ov_loops.ovgraph import MAX_FOLDED_DEPTH, NOT_FOLDED, upstream
 
 
 def stops_early(loop: LoopIR) -> bool:
@@ -24,17 +27,48 @@ def stops_early(loop: LoopIR) -> bool:
     return not always_true(loop.body_value(loop.spec.execution_condition))
 
 
+def trip_count_reason(loop: LoopIR) -> str:
+    """Why `loop`'s trip count is not a constant, and what to do: it has none, or it is made
+    of the values of inputs (not their shapes: the walk stops at ShapeOf), dynamic shapes, the
+    results of ops only run time knows, or constants in more ops than folding goes through."""
+    if loop.trip.source == TRIP_COUNT_UNBOUNDED:
+        return (
+            "it has no trip count: M is absent or at least 2**31-1, so it runs until its "
+            "condition is false"
+        )
+    nodes = list(upstream([loop.trip.value], lambda node: node.get_type_name() != "ShapeOf"))
+    kinds = {node.get_type_name(): node.get_friendly_name() for node in nodes}
+    inputs = [node for node in nodes if node.get_type_name() == "Parameter"]
+    if inputs and not is_top_level(loop.path):
+        return "its trip count depends on run-time values of the enclosing graph"
+    if inputs:
+        named = ", ".join(sorted(f"'{node.get_friendly_name()}'" for node in inputs))
+        return (
+            f"its trip count depends on the run-time value of input {named}, not on shapes: "
+            f"make {named} an initializer of the ONNX model"
+        )
+    if "ShapeOf" in kinds:
+        return "its trip count is computed from a dynamic shape: give static input shapes"
+    late = sorted(kind for kind in kinds if kind in NOT_FOLDED)
+    if late:
+        return f"its trip count is computed at run time by {late[0]} {kinds[late[0]]}"
+    return (
+        f"its trip count is computed from constants in a way not folded: over {MAX_FOLDED_DEPTH} "
+        "ops deep, or an op that cannot be evaluated"
+    )
+
+
 def unroll_refusal(loop: LoopIR) -> str | None:
     """Why `loop` cannot be unrolled into straight-line graph, or None when it can::
 
-    trip count not a constant              -> refused (no count of copies)
+    trip count not a constant              -> refused (no count of copies), saying what it is
     initial condition not a constant true  -> refused (it may run zero times at run time)
     a body the partial unroller leaves     -> refused (nested Loop/If, unusual slicing, ...)
     may stop early, with stacked outputs   -> refused (their length is known only at run time)
     may stop early, dynamic shapes         -> refused (masked copies need static shapes)
     """
     if loop.trip.constant is None:
-        return "its trip count is not a constant"
+        return trip_count_reason(loop)
     if loop.start.constant is not True:
         return "its initial condition is not a constant true"
     if not unrollable(loop) or any(

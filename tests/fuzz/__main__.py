@@ -17,7 +17,7 @@ from pathlib import Path
 
 from tests.fuzz import FAILURES, failure_count, merge, new_counts
 
-CAMPAIGNS = ["mutate_onnx", "mutate_ir", "differential", "hostile_check"]
+CAMPAIGNS = ["mutate_onnx", "mutate_ir", "differential", "hostile_check", "hostile_convert"]
 ROUND_SECONDS = 120.0  # each campaign's turn before the next one's
 
 

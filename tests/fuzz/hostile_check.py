@@ -50,7 +50,7 @@ def run(budget_seconds: float, seed: int) -> dict:
     deadline = time.monotonic() + budget_seconds
     with tempfile.TemporaryDirectory(prefix="hostile-check-") as scratch:
         models = _Models(Path(scratch))
-        driver = _Driver()
+        driver = Driver()
         try:
             while time.monotonic() < deadline:
                 case_seed = rng.randrange(2**32)
@@ -281,15 +281,18 @@ def _hostile_chunks(rng, name: str) -> str:
 
 
 # -- the driver: runs invocations in a child process ----------------------------------------------
-class _Driver:
-    """A child running `ov_loops.cli.main` for each request; replaced after a crash or hang."""
+class Driver:
+    """A child running `ov_loops.cli.main` for each request (in the directory `cwd`, by default
+    the repository's); replaced after a crash or hang."""
 
-    def __init__(self) -> None:
+    def __init__(self, cwd: Path | None = None) -> None:
         self._process: subprocess.Popen | None = None
+        self._cwd = cwd
 
     def invoke(self, argv: list[str], timeout: float) -> dict:
         if self._process is None:
-            self._process = start_worker("tests.fuzz.hostile_check")
+            where = [] if self._cwd is None else [str(self._cwd)]
+            self._process = start_worker("tests.fuzz.hostile_check", *where)
         process = self._process
         process.stdin.write(json.dumps(argv) + "\n")
         process.stdin.flush()
@@ -314,9 +317,12 @@ class _Driver:
 
 
 def _serve() -> None:
-    """The driver's loop: one JSON argv per line in, one JSON outcome per line out."""
+    """The driver's loop: one JSON argv per line in, one JSON outcome per line out; in the
+    directory given as the first argument, if any."""
     from ov_loops.cli import main
 
+    if len(sys.argv) > 1:
+        os.chdir(sys.argv[1])
     replies = os.fdopen(os.dup(sys.stdout.fileno()), "w")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # native prints cannot corrupt replies
     for line in sys.stdin:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.fuzz import FAILURES, failure_count, mutate_ir, mutate_onnx
+from tests.fuzz import FAILURES, failure_count, hostile_convert, mutate_ir, mutate_onnx
 
 pytestmark = pytest.mark.fuzz
 
@@ -31,5 +31,11 @@ def test_mutated_onnx_loops_convert_cleanly_to_runnable_ir():
 
 def test_mutated_ir_port_maps_validate_and_check_cleanly():
     counts = mutate_ir.run(budget_seconds=40, seed=1, max_inputs=6)
+    assert counts["inputs"] > 0
+    assert failure_count(counts) == 0, _failures(counts)
+
+
+def test_hostile_convert_arguments_are_refused_in_one_line_or_converted():
+    counts = hostile_convert.run(budget_seconds=40, seed=1, max_inputs=120)
     assert counts["inputs"] > 0
     assert failure_count(counts) == 0, _failures(counts)

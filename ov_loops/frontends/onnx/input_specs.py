@@ -2,7 +2,8 @@
 
 Text (`ovc --input`): entries separated by commas outside brackets, each `NAME[DIMS]{TYPE}` with
 every part optional: `X[1,?,16]{f32},h0[1,16]`, `[1,100],[1,?]` (unnamed: the model's inputs in
-order), `n[]` (a scalar). A dim is N, `?` or -1 (dynamic), or a range `A..B`, `..B`, `A..`.
+order), `n[]` (a scalar). A dim is N, `?` or -1 (dynamic), or a range `A..B`, `..B`, `A..`, in
+ASCII digits (as OpenVINO reads them), at most MAX_DIMENSION.
 Python values: the text, a name, a shape (`ov.PartialShape`, `ov.Shape`, a list of ints and
 `ov.Dimension`s), a type (`ov.Type`, a numpy dtype or scalar type), a tuple of a name, a shape
 and a type, a list of those, or a dict from names to a shape, a type or a tuple of both.
@@ -35,7 +36,11 @@ ELEMENT_TYPES = {
 _ENTRY = re.compile(
     r"(?P<name>[^\[\]{}]*?)\s*(?:\[(?P<dims>[^\[\]{}]*)\])?\s*(?:\{(?P<type>[^{}\[\]]*)\})?"
 )
-_RANGE = re.compile(r"(?P<low>\d*)\.\.(?P<high>\d*)")
+_DIGITS = re.compile(r"[0-9]+")
+_RANGE = re.compile(r"(?P<low>[0-9]*)\.\.(?P<high>[0-9]*)")
+# OpenVINO's largest static dimension: a dimension is an int64, and its largest value stands
+# for "unbounded".
+MAX_DIMENSION = 2**63 - 2
 
 
 @dataclass(frozen=True)
@@ -74,37 +79,57 @@ def _parse_entry(entry: str, text: str) -> InputShape:
     if not entry or match is None:
         raise InputError(f"input {text!r}: cannot read {entry!r}: expected NAME[DIMS]{{TYPE}}")
     dims, element = match["dims"], match["type"]
+    shape = None
+    if dims is not None:
+        shape = ov.PartialShape([_dimension(d, index, entry) for index, d in _tokens(dims)])
     return InputShape(
         match["name"] or None,
-        None if dims is None else ov.PartialShape([_dimension(d, text) for d in _tokens(dims)]),
-        None if element is None else element_type(element.strip(), text),
+        shape,
+        None if element is None else element_type(element.strip(), entry),
     )
 
 
-def _tokens(dims: str) -> list[str]:
-    return [token for token in re.split(r"[\s,]+", dims.strip()) if token] if dims.strip() else []
+def _tokens(dims: str) -> list[tuple[int, str]]:
+    """The dims of a shape's text, numbered."""
+    return list(enumerate(token for token in re.split(r"[\s,]+", dims) if token))
 
 
-def _dimension(token: str, text: str) -> ov.Dimension:
-    """N, ? or -1, A..B, ..B, A.."""
+def _dimension(token: str, index: int, entry: str) -> ov.Dimension:
+    """N, ? or -1, A..B, ..B, A.. (ASCII digits)."""
     if token in ("?", "-1"):
         return ov.Dimension()
-    if token.isdigit():
-        return ov.Dimension(int(token))
+    if _DIGITS.fullmatch(token):
+        return ov.Dimension(_length(token, index, entry))
     found = _RANGE.fullmatch(token)
     if found is not None:
-        low, high = int(found["low"] or 0), int(found["high"] or -1)
+        low = _length(found["low"] or "0", index, entry)
+        high = _length(found["high"], index, entry) if found["high"] else -1
         if high == -1 or low <= high:
             return ov.Dimension(low, high)
-    raise InputError(f"input {text!r}: bad dimension {token!r} (expected N, ?, -1 or a range A..B)")
+    raise InputError(
+        f"input {entry!r}: bad dimension {token!r} at dim {index} (expected N, ?, -1 or a range "
+        "A..B, in digits 0-9)"
+    )
 
 
-def element_type(name: str, text: str) -> ov.Type:
-    """The element type spelled `name` (f32, i64, boolean, float32, ...)."""
+def _length(digits: str, index: int, entry: str) -> int:
+    """The value of a dim's ASCII digits, at most MAX_DIMENSION (its digits are counted first:
+    Python refuses to read very long numbers)."""
+    significant = digits.lstrip("0")
+    if len(significant) > len(str(MAX_DIMENSION)) or int(significant or "0") > MAX_DIMENSION:
+        raise InputError(
+            f"input {entry!r}: dim {index} is {digits}, larger than OpenVINO's largest dimension "
+            f"{MAX_DIMENSION}"
+        )
+    return int(significant or "0")
+
+
+def element_type(name: str, entry: str) -> ov.Type:
+    """The element type spelled `name` (f32, i64, boolean, float32, ...) in input `entry`."""
     found = ELEMENT_TYPES.get(name)
     if found is None:
         raise InputError(
-            f"input {text!r}: unknown element type {name!r} (known: "
+            f"input {entry!r}: unknown element type {name!r} (known: "
             f"{', '.join(sorted(ELEMENT_TYPES))})"
         )
     return found
@@ -112,8 +137,8 @@ def element_type(name: str, text: str) -> ov.Type:
 
 def input_shapes(given: object) -> list[InputShape]:
     """The entries of `input=` in any form `openvino.convert_model` takes (module docstring);
-    None: no entry."""
-    if given is None:
+    None or an empty list: no entry (as convert_model)."""
+    if given is None or (isinstance(given, (list, tuple)) and not given):
         return []
     if isinstance(given, str):
         return parse_input_text(given)
@@ -185,9 +210,11 @@ def _is_type(value: object) -> bool:
 
 def _partial_shape(value: object) -> ov.PartialShape:
     if isinstance(value, (list, tuple)):
-        bad = [dim for dim in value if isinstance(dim, int) and dim < -1]
+        bad = [dim for dim in value if isinstance(dim, int) and not -1 <= dim <= MAX_DIMENSION]
         if bad:
-            raise InputError(f"input {list(value)}: dimension {bad[0]} (expected >= 0 or -1)")
+            raise InputError(
+                f"input {list(value)}: dimension {bad[0]} (expected -1, or 0 to {MAX_DIMENSION})"
+            )
     return ov.PartialShape(value)
 
 

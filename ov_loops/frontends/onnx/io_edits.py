@@ -1,19 +1,26 @@
 """The user's input shapes and types and output cut, applied to the ONNX model before its passes.
 
-Inputs are set in the ONNX graph itself (static dims as dims, element types as types), so that
-ONNX shape inference, OpenVINO's frontend and every loop body see them; bounded dims (`1..8`),
-which ONNX cannot state, are given to OpenVINO's frontend for the main graph (`shapes`).
+Inputs are set in the ONNX graph itself (static dims as dims, element types of untyped inputs
+as types), so that ONNX shape inference, OpenVINO's frontend and every loop body see them;
+bounded dims (`1..8`), which ONNX cannot state, are given to OpenVINO's frontend for the main
+graph (`shapes`). An input given another type than the model declares keeps the model's type
+inside: the converted model takes the type given and converts it at the input (`retype`).
 """
 
 from __future__ import annotations
 
+import logging
+
 import onnx
 import openvino as ov
+from openvino.preprocess import PrePostProcessor
 
 from ov_loops.errors import InputError
 from ov_loops.frontends.onnx.input_specs import InputShape
 from ov_loops.frontends.onnx.scopes import all_graphs, captured_names, defined_names, subgraphs
-from ov_loops.frontends.onnx.types import onnx_elem_type
+from ov_loops.frontends.onnx.types import onnx_elem_type, ov_element_type
+
+log = logging.getLogger(__name__)
 
 
 class InputOutputEdits:
@@ -23,13 +30,28 @@ class InputOutputEdits:
         self.inputs = inputs
         self.outputs = outputs
         self.shapes: dict[str, ov.PartialShape] = {}  # what the frontend gets, once applied
+        self.retyped: dict[str, ov.Type] = {}  # inputs the model takes in another type
 
     def apply(self, model: onnx.ModelProto) -> None:
         """Edit `model` in place; InputError names the input or tensor that cannot be edited."""
         if self.inputs:
-            self.shapes = set_inputs(model, self.inputs)
+            self.shapes, self.retyped = set_inputs(model, self.inputs)
         if self.outputs:
             cut_outputs(model, self.outputs)
+
+    def retype(self, model: ov.Model) -> None:
+        """Make each `retyped` input of the converted `model` a Parameter of the type given,
+        converted at the input to the type the model computes with (as OpenVINO's
+        preprocessing does: Parameter(given) -> Convert(declared))."""
+        if not self.retyped:
+            return
+        steps = PrePostProcessor(model)
+        for name, element in self.retyped.items():
+            steps.input(name).tensor().set_element_type(element)
+            declared = model.input(name).get_element_type().get_type_name()
+            given = element.get_type_name()
+            log.info("input '%s': %s, converted to the model's %s", name, given, declared)
+        steps.build()
 
 
 def model_inputs(graph: onnx.GraphProto) -> list[onnx.ValueInfoProto]:
@@ -38,19 +60,24 @@ def model_inputs(graph: onnx.GraphProto) -> list[onnx.ValueInfoProto]:
     return [value for value in graph.input if value.name not in initializers]
 
 
-def set_inputs(model: onnx.ModelProto, given: list[InputShape]) -> dict[str, ov.PartialShape]:
-    """Set the shapes and types `given` on the model's inputs; return the shapes by name.
+def set_inputs(
+    model: onnx.ModelProto, given: list[InputShape]
+) -> tuple[dict[str, ov.PartialShape], dict[str, ov.Type]]:
+    """Set the shapes and types `given` on the model's inputs; return the shapes by name, and
+    the types given to inputs the model declares of another type (left as declared).
 
     Entries are all named or all unnamed (the model's inputs in order). A shape must have the
     rank the model declares, and each dim the model declares static must lie in the given one.
     """
     inputs = model_inputs(model.graph)
     resolved = _resolve(given, [value.name for value in inputs])
+    retyped = {}
     for value in inputs:
         entry = resolved.get(value.name)
-        if entry is not None:
-            _set_input(value, entry)
-    return {name: entry.shape for name, entry in resolved.items() if entry.shape is not None}
+        if entry is not None and not _set_input(value, entry):
+            retyped[value.name] = entry.element
+    shapes = {name: entry.shape for name, entry in resolved.items() if entry.shape is not None}
+    return shapes, retyped
 
 
 def _resolve(given: list[InputShape], names: list[str]) -> dict[str, InputShape]:
@@ -72,15 +99,13 @@ def _resolve(given: list[InputShape], names: list[str]) -> dict[str, InputShape]
     return resolved
 
 
-def _set_input(value: onnx.ValueInfoProto, entry: InputShape) -> None:
+def _set_input(value: onnx.ValueInfoProto, entry: InputShape) -> bool:
+    """Set `entry`'s shape on `value`, and its type (`_set_type`); False when the model keeps
+    the type it declares."""
     if value.type.WhichOneof("value") not in (None, "tensor_type"):
         raise InputError(f"input '{value.name}' is not a tensor: its shape cannot be set")
     tensor = value.type.tensor_type
-    if entry.element is not None:
-        elem_type = onnx_elem_type(entry.element)
-        if elem_type == 0:
-            raise InputError(f"input '{value.name}': ONNX has no element type {entry.element}")
-        tensor.elem_type = elem_type
+    typed = entry.element is None or _set_type(value.name, tensor, entry.element)
     if entry.shape is not None:
         declared = list(tensor.shape.dim) if tensor.HasField("shape") else None
         _check_shape(value.name, entry.shape, declared)
@@ -93,6 +118,21 @@ def _set_input(value: onnx.ValueInfoProto, entry: InputShape) -> None:
                 made.dim_value = dim.get_length()
             elif index < len(symbols) and symbols[index]:
                 made.dim_param = symbols[index]
+    return typed
+
+
+def _set_type(name: str, tensor: onnx.TypeProto.Tensor, element: ov.Type) -> bool:
+    """Set `element` on an input the model leaves untyped (or types alike, or in a type OpenVINO
+    lacks); False, leaving it, when the model declares another type (converted at the input)."""
+    elem_type, spelled = onnx_elem_type(element), element.get_type_name()
+    if elem_type == 0:
+        raise InputError(f"input '{name}': ONNX has no element type {spelled}")
+    if tensor.elem_type == onnx.TensorProto.STRING and elem_type != tensor.elem_type:
+        raise InputError(f"input '{name}': the model declares strings, not {spelled}")
+    if tensor.elem_type in (0, elem_type) or ov_element_type(tensor.elem_type) is None:
+        tensor.elem_type = elem_type
+        return True
+    return False
 
 
 def _check_shape(name: str, shape: ov.PartialShape, declared: list | None) -> None:

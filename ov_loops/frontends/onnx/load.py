@@ -19,6 +19,7 @@ from google.protobuf.message import DecodeError, Message
 from onnx.external_data_helper import load_external_data_for_tensor, uses_external_data
 
 from ov_loops.errors import InputError, reading
+from ov_loops.frontends.onnx.not_onnx import not_onnx_error
 from ov_loops.frontends.onnx.rewrites import prepare
 
 T = onnx.TensorProto
@@ -59,7 +60,7 @@ def _read(source) -> tuple[onnx.ModelProto, str, Path | None]:
         path = Path(source)
         with reading(path, "an ONNX file"):
             data = path.read_bytes()
-        return _parse(data, str(path)), str(path), path.parent
+        return _parse(data, str(path), path), str(path), path.parent
     raise InputError(f"cannot read a model from a {type(source).__name__}")
 
 
@@ -74,16 +75,16 @@ def _read_stream(stream) -> bytes:
     return bytes(data)
 
 
-def _parse(data: bytes, what: str) -> onnx.ModelProto:
+def _parse(data: bytes, what: str, path: Path | None = None) -> onnx.ModelProto:
     if not data:
         raise InputError(f"{what}: empty file, not an ONNX model")
     model = onnx.ModelProto()
     try:
         model.ParseFromString(data)
-    except (DecodeError, RuntimeWarning, ValueError) as exc:
-        raise InputError(f"{what}: not an ONNX model or truncated ({exc})") from None
+    except (DecodeError, RuntimeWarning, ValueError):
+        raise not_onnx_error(data, what, path, parsed=False) from None
     if not model.HasField("graph") or not model.opset_import:
-        raise InputError(f"{what}: not an ONNX model (no graph or no opset_import)")
+        raise not_onnx_error(data, what, path, parsed=True)
     return model
 
 
