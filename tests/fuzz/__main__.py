@@ -64,8 +64,15 @@ def report(results: dict[str, dict]) -> list[str]:
     """Counts per campaign, then each distinct failure or finding with its seed."""
     lines = []
     for name, counts in results.items():
-        shown = ", ".join(f"{k} {v}" for k, v in counts.items() if k != "examples")
+        numbers = {k: v for k, v in counts.items() if isinstance(v, int)}
+        shown = ", ".join(f"{k} {v}" for k, v in numbers.items() if "/" not in k)
         lines.append(f"{name}: {shown}")
+        modes: dict[str, list[str]] = {}  # "max/disagreements": the differential's per level
+        for key, value in numbers.items():
+            if "/" in key:
+                mode, _, what = key.partition("/")
+                modes.setdefault(mode, []).append(f"{what} {value}")
+        lines += [f"  {mode}: {', '.join(parts)}" for mode, parts in modes.items()]
     for name, counts in results.items():
         for example in counts.get("examples", []):
             kind = example.get("class", "?")
