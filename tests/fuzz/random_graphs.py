@@ -18,9 +18,9 @@ from onnx import helper, numpy_helper
 Shape = tuple  # of dims: int, or None where the length is only known at run time
 
 BINARY = ["Add", "Sub", "Mul", "Max", "Min"]
-# Abs is drawn rarely: OpenVINO's CPU plugin (2026.4.1) runs Abs in place on a Concat's output
-# and corrupts the Concat's other readers (ReduceMean(Concat(s, s)) flips sign; issue 20).
-UNARY = ["Neg", "Tanh", "Sigmoid", "Neg", "Tanh", "Sigmoid", "Abs"]
+# Abs: OpenVINO's CPU plugin (2026.4.1) runs Abs in place on a Concat's output and corrupts the
+# Concat's other readers (ReduceMean(Concat(s, s)) flips sign; issue 20).
+UNARY = ["Neg", "Tanh", "Sigmoid", "Abs"]
 REDUCTIONS = ["ReduceSum", "ReduceSum", "ReduceMean"]
 RANK1 = [(1,), (2,), (4,)]
 

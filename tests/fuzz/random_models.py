@@ -82,9 +82,12 @@ def _graph(seed: int, streamed: bool) -> tuple[onnx.GraphProto, str]:
     generator = ControlFlowGenerator(seed, sequence=SEQUENCE)
     rng = generator.rng
     main = _main_scope(sequence=not streamed)
-    generator.sequence = None if streamed else SEQUENCE  # streamed: only the top-level node
-    generator.fill(main, rng.randint(0, 2))
-    generator.sequence = SEQUENCE
+    if streamed:  # one top-level loop: others would keep state too, and X is for it alone
+        depth, generator.max_depth, generator.sequence = generator.max_depth, 0, None
+        generator.fill(main, rng.randint(0, 2))
+        generator.max_depth, generator.sequence = depth, SEQUENCE
+    else:
+        generator.fill(main, rng.randint(0, 2))
     before = set(main.floats)
     if streamed:
         rng.choice([generator.make_loop, generator.make_scan])(main, streamed=True)
