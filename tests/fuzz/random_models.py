@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -70,6 +71,26 @@ def random_model(seed: int) -> RandomModel:
     chunks = [dims.chunks(run[SEQUENCE].shape[0]) for run in runs] if form == "streamable" else None
     described = f"{form}{', static ' + dims.input(graph) if static else ''}: {description}"
     return RandomModel(seed, model, runs, described, dims.input(graph) if static else None, chunks)
+
+
+def write_model(seed: int, directory: Path) -> list[str]:
+    """Write the model of `seed` (model.onnx) and its runs (run0.npz, ...) into `directory`;
+    lines saying what it is and how to convert and check it by hand."""
+    made = random_model(seed)
+    directory.mkdir(parents=True, exist_ok=True)
+    onnx.save(made.model, directory / "model.onnx")
+    for index, feeds in enumerate(made.runs):
+        np.savez(directory / f"run{index}.npz", **feeds)
+    shapes = f" --input '{made.input}'" if made.input else ""
+    lines = [
+        f"{directory / 'model.onnx'}: {made.description}",
+        f"  ov-loops convert model.onnx --compress_to_fp16=False --optimize LEVEL{shapes}",
+        f"  ov-loops check model.onnx --inputs run0.npz (runs 0 to {len(made.runs) - 1})",
+    ]
+    if made.chunks:
+        chunks = "; ".join(f"run{k}: X={','.join(map(str, c))}" for k, c in enumerate(made.chunks))
+        lines.append(f"  --stateful, then check --chunks per run: {chunks}")
+    return lines
 
 
 def _main_scope(sequence: bool) -> Scope:

@@ -11,7 +11,7 @@ import onnx
 import pytest
 
 from tests.fuzz.differential import _compare_levels, _empty_counts, _refused_above
-from tests.fuzz.random_models import FLAG, LENGTHS, SEQUENCE, TRIPS, random_model
+from tests.fuzz.random_models import FLAG, LENGTHS, SEQUENCE, TRIPS, random_model, write_model
 
 SEEDS = range(300)
 
@@ -36,6 +36,18 @@ def test_random_models_are_valid_and_reproducible(seed):
         assert sorted(feeds) == sorted(same)
         for name in feeds:
             np.testing.assert_array_equal(feeds[name], same[name])
+
+
+def test_a_replayed_model_and_its_runs_read_back_as_drawn(tmp_path):
+    made = random_model(9)
+    lines = write_model(9, tmp_path)
+    assert onnx.load(tmp_path / "model.onnx").SerializeToString() == made.model.SerializeToString()
+    for index, feeds in enumerate(made.runs):
+        with np.load(tmp_path / f"run{index}.npz") as saved:
+            assert sorted(saved) == sorted(feeds)
+            for name, value in feeds.items():
+                np.testing.assert_array_equal(saved[name], value)
+    assert made.description in lines[0]
 
 
 def test_every_model_runs_some_iterations_then_none_then_any(models):
