@@ -20,20 +20,32 @@ def unsupported_ops(
 ) -> list[UnsupportedItem]:
     """An UnsupportedItem per op of `model` the frontend left unconverted, named by the node of
     `graph` (the graph as the user wrote it, at node path `path`) it came from; `opset_of(domain)`
-    gives the model's opset of a domain. Placeholders are left out: they record their own error."""
+    gives the model's opset of a domain. Placeholders are left out: they record their own error;
+    so are the ops left unconverted that read one (or such an op): a loop that failed gives them
+    no typed input (a ReduceSum after a refused Loop was listed as unsupported, hiding the
+    loop's one-line refusal)."""
     nodes = dict(_nodes_by_output(graph, path))
-    items = []
+    items, failed = [], set()
     for op in _walk(model):
         if not _without_conversion(op):
             continue
         node, node_path = nodes.get(op.get_friendly_name(), (None, path))
-        if node is None:
+        if (node is not None and node.domain == PLACEHOLDER_DOMAIN) or _reads(op, failed):
+            failed.add(op.get_instance_id())
+        elif node is None:
             items.append(UnsupportedItem(op.get_friendly_name(), "?", None, node_path))
-        elif node.domain != PLACEHOLDER_DOMAIN:
+        else:
             items.append(
                 UnsupportedItem(node.op_type, node.domain, opset_of(node.domain), node_path)
             )
     return items
+
+
+def _reads(op: ov.Node, producers: set[int]) -> bool:
+    """Whether an input of `op` comes from one of the ops `producers` (by instance id)."""
+    return any(
+        value.get_source_output().get_node().get_instance_id() in producers for value in op.inputs()
+    )
 
 
 def _nodes_by_output(graph: onnx.GraphProto, path: str):
