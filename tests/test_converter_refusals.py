@@ -143,3 +143,24 @@ def test_a_refused_loop_is_listed_with_the_unsupported_ops_elsewhere():
         ("Gizmo", "main/Gizmo_0"),
         ("Loop", "main/Loop_1"),
     ]
+
+
+def test_a_refused_loop_is_named_not_the_reduce_sum_reading_it(tmp_path):
+    """A Loop refused in one line (its carried value enters as [1], the body returns [2], and
+    it may run zero times) read by a ReduceSum: the frontend leaves the ReduceSum unconverted
+    too (the failed loop gives it no typed input), and it was reported as an unsupported
+    ReduceSum instead of the loop's refusal (differential fuzzing, issue 20)."""
+    body = loop_body(
+        [node("Add", ["c_in", "a"], ["c_out"]), node("Identity", ["cond_in"], ["keep"])],
+        [typed("c_in", T.FLOAT, [None])],
+        [typed("keep", T.BOOL, []), typed("c_out", T.FLOAT, [None])],
+    )
+    main = graph(
+        [
+            node("Loop", ["M", "", "c0"], ["c"], body=body, name="grows"),
+            node("ReduceSum", ["c"], ["total"], keepdims=0),
+        ],
+        [typed("M", T.INT64, []), typed("a", T.FLOAT, [2]), typed("c0", T.FLOAT, [1])],
+        [typed("total", T.FLOAT, [])],
+    )
+    _assert_refused(tmp_path, model(main), "main/grows: loop-carried value", "may run zero times")

@@ -30,6 +30,7 @@ FAILURES = (
     "wrong_exit_codes",
     "partial_outputs",
     "disagreements",
+    "level_disagreements",
     "bad_ir",
     "bad_output",
 )

@@ -2,8 +2,9 @@
 round-robin for the time given, print per-campaign counts and one example per failure class
 (with the seed that rebuilds its input), and exit 1 if anything broke the promise.
 
-`--replay SEED --campaign mutate_onnx|mutate_ir --out DIR` writes the input SEED stands for
-into DIR (with what was done to it), to reproduce an example by hand.
+`--replay SEED --campaign mutate_onnx|mutate_ir|differential --out DIR` writes the input SEED
+stands for into DIR (with what was done to it; a differential seed: the model and its runs), to
+reproduce an example by hand.
 """
 
 from __future__ import annotations
@@ -64,8 +65,15 @@ def report(results: dict[str, dict]) -> list[str]:
     """Counts per campaign, then each distinct failure or finding with its seed."""
     lines = []
     for name, counts in results.items():
-        shown = ", ".join(f"{k} {v}" for k, v in counts.items() if k != "examples")
+        numbers = {k: v for k, v in counts.items() if isinstance(v, int)}
+        shown = ", ".join(f"{k} {v}" for k, v in numbers.items() if "/" not in k)
         lines.append(f"{name}: {shown}")
+        modes: dict[str, list[str]] = {}  # "max/disagreements": the differential's per level
+        for key, value in numbers.items():
+            if "/" in key:
+                mode, _, what = key.partition("/")
+                modes.setdefault(mode, []).append(f"{what} {value}")
+        lines += [f"  {mode}: {', '.join(parts)}" for mode, parts in modes.items()]
     for name, counts in results.items():
         for example in counts.get("examples", []):
             kind = example.get("class", "?")
@@ -81,6 +89,11 @@ def report(results: dict[str, dict]) -> list[str]:
 
 def replay(campaign: str, seed: int, out: Path) -> None:
     """Write the input `seed` stands for into `out` and print how it was made."""
+    if campaign == "differential":  # a random model and its runs
+        from tests.fuzz.random_models import write_model
+
+        print("\n".join(write_model(seed, out)))
+        return
     module = importlib.import_module(f"tests.fuzz.{campaign}")
     out.mkdir(parents=True, exist_ok=True)
     name, mutant = module.make_mutant(seed)[:2]
@@ -94,8 +107,8 @@ def main(argv: list[str] | None = None) -> int:
     args = _arguments(argv)
     names = args.campaign or CAMPAIGNS
     if args.replay is not None:
-        if len(names) != 1 or names[0] not in ("mutate_onnx", "mutate_ir") or not args.out:
-            print("--replay needs one --campaign (mutate_onnx or mutate_ir) and --out DIR")
+        if len(names) != 1 or names[0] == "hostile_check" or not args.out:
+            print("--replay needs one --campaign (mutate_onnx, mutate_ir, differential), --out DIR")
             return 2
         replay(names[0], args.replay, args.out)
         return 0

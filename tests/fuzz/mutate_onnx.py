@@ -4,7 +4,9 @@ Seeds are the Loop and Scan scenario models. Each mutant gets one to three mutat
 (`tests/fuzz/onnx_mutations.py`) and is converted by the CLI in a subprocess; a conversion that
 exits 0 is compiled on the CPU in f32 and run once in another subprocess, then compared with
 onnxruntime when onnxruntime runs the mutant. A mutant that only got validity-preserving
-mutations and is refused while onnxruntime runs it is counted under "refused_valid".
+mutations and is refused while onnxruntime runs it is counted under "refused_valid"; one that
+the spec itself forbids (ill-typed Loop ports) and converts is counted under "accepted_invalid"
+(information, with examples: onnxruntime accepts some of these too).
 """
 
 from __future__ import annotations
@@ -105,6 +107,9 @@ def try_mutant(input_seed: int, recorder: Recorder) -> None:
         recorder.outcome(outcome, input_seed, what)
         if outcome.classes:
             return
+        if outcome.returncode == 0 and mutant.must_refuse:
+            ports = [step for step in mutant.steps if step.startswith("loop_port_types")]
+            recorder.info("accepted_invalid", input_seed, what, f"converted: {ports[-1]}")
         with open(work / "feeds.pkl", "wb") as file:
             pickle.dump(feeds, file)
         if outcome.returncode == 0:

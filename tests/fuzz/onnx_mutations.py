@@ -61,6 +61,7 @@ class Mutant:
     files: dict[str, bytes] = field(default_factory=dict)
     keeps_valid: bool = True
     feeds: dict = field(default_factory=dict)
+    must_refuse: bool = False  # invalid by the spec itself: converting it is a defect
 
 
 Mutation = Callable[[Mutant, random.Random], str]
@@ -189,6 +190,30 @@ def body_interface(mutant: Mutant, rng: random.Random) -> str:
     copy.CopyFrom(values[index])
     values.insert(rng.randrange(len(values) + 1), copy)
     return f"body {side} '{copy.name}' duplicated"
+
+
+@mutation(keeps_valid=False)
+def loop_port_types(mutant: Mutant, rng: random.Random) -> str:
+    """A Loop body's iteration number and condition ill-typed, as the spec forbids: the two
+    inputs swapped, the condition (in or out) float, the iteration number int32."""
+    body = _body(_pick(rng, [n for n in loop_nodes(mutant.model) if n.op_type == "Loop"]))
+    if len(body.input) < 2 or not body.output:
+        raise NotApplicable
+    action = rng.choice(["swap", "float_cond_in", "float_cond_out", "int32_iteration"])
+    if action == "swap":
+        first, second = onnx.ValueInfoProto(), onnx.ValueInfoProto()
+        first.CopyFrom(body.input[1])
+        second.CopyFrom(body.input[0])
+        body.input[0].CopyFrom(first)
+        body.input[1].CopyFrom(second)
+    else:
+        value = {"float_cond_in": body.input[1], "float_cond_out": body.output[0]}.get(
+            action, body.input[0]
+        )
+        to = TensorProto.INT32 if action == "int32_iteration" else TensorProto.FLOAT
+        value.type.tensor_type.elem_type = to
+    mutant.must_refuse = True
+    return f"Loop body ports: {action}"
 
 
 @mutation(keeps_valid=False)

@@ -1,410 +1,236 @@
 """Random valid ONNX models with nested If / Loop / Scan bodies, for differential fuzzing.
 
-`random_model(seed)` builds one model from a seed, deterministically: control flow nested 1 to 3
-deep (the depth is drawn per model), loop-carried values, scan outputs (Loop and Scan), values
-captured from enclosing scopes (including an outer loop's iteration number as an inner trip
-count), If branches returning values of equal or differing shapes, trip counts constant, computed
-at run time or absent, and conditions constant, computed or absent. Every loop is bounded: a Loop
-without a trip count stops on `i < K` in its body. Values stay finite: products take a tanh of one
-factor. The model passes `onnx.checker.check_model(full_check=True)`; its feeds are drawn from the
-same seed, and `description` names the structure (what a failure report shows next to the seed).
+`random_model(seed)` builds one model from a seed, deterministically, in one of three forms:
+
+- plain (opset 17): control flow nested 1 to 3 deep (the depth is drawn per model) around the
+  inputs a, b, s (floats), X (float [T, 2], a sequence Scans and Loops run over), M (an int64
+  trip count) and flag (a bool condition); the generator is tests/fuzz/random_control.py;
+- streamable: the same, but X is read only by one top-level forward Scan or Loop over its rows
+  whose body reads neither the iteration number nor X otherwise, and the model's outputs are
+  that node's: fed X in chunks, a `--stateful` conversion must give the whole run's outputs
+  (`RandomModel.chunks`);
+- Scan-8 (opset 8): a top-level Scan-8 over X [B, T, 2] with initial states h0, h1 [B, ...] and,
+  mostly, sequence_lens `lens` [B] (lengths at or below T).
+
+A third of the models get static input shapes (`RandomModel.input`, convert's `--input`): then
+every run has the same T (and B). Every model has three runs on one compiled model: some
+iterations (M >= 1, flag true), then zero iterations (M 0, flag false, lens 0, T 0 where it is
+dynamic), then any. The model passes `onnx.checker.check_model(full_check=True)`; its feeds are
+drawn from the same seed, and `description` names the structure (what a failure report shows).
 """
 
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 
-Shape = tuple  # of dims: int, or None where the length is only known at run time
+from tests.fuzz.random_control import ControlFlowGenerator
+from tests.fuzz.random_graphs import Scope, Shape, finish, typed
 
-SEQUENCE = "X"  # float [T, 2], scanned by Scans
+SEQUENCE = "X"  # float [T, 2] (Scan-8: [B, T, 2]), scanned and looped over
 TRIPS = "M"  # int64 scalar, a run-time trip count
 FLAG = "flag"  # bool scalar, a run-time condition
+LENGTHS = "lens"  # int64 [B], a Scan-8's sequence_lens
 FLOAT_INPUTS = {"a": (2,), "b": (2,), "s": ()}
-BINARY = ["Add", "Sub", "Mul", "Max", "Min"]
-# No Abs: OpenVINO's CPU plugin (2026.4.1) runs Abs in place on a Concat's output and corrupts
-# the Concat's other readers, loops or not (its own frontend's IR does the same).
-UNARY = ["Neg", "Tanh", "Sigmoid"]
-RANK1 = [(1,), (2,), (4,)]
-OPSET = 17
+FORMS = ["plain"] * 3 + ["streamable", "scan8"]
+STATIC_SHARE = 1 / 3
 
 
 @dataclass
 class RandomModel:
-    """A model, the feeds of each run (all runs share one compiled model) and its structure."""
+    """A model, the feeds of each run (all runs share one compiled model), its structure, the
+    static input shapes to convert it with (`input=`, None: as declared) and, for a streamable
+    model, the lengths of the chunks of X each run is fed in (else None)."""
 
     seed: int
     model: onnx.ModelProto
     runs: list[dict[str, np.ndarray]]
     description: str
+    input: str | None = None
+    chunks: list[list[int]] | None = None
 
 
-@dataclass
-class _Scope:
-    """The values a graph under construction can read: its own and its enclosing scopes'."""
-
-    floats: dict[str, Shape]
-    ints: list[str]
-    bools: list[str]
-    depth: int
-    nodes: list[onnx.NodeProto] = field(default_factory=list)
-    local: set[str] = field(default_factory=set)
-    parts: list[str] = field(default_factory=list)  # descriptions of its control-flow nodes
-
-    def child(self) -> _Scope:
-        return _Scope(dict(self.floats), list(self.ints), list(self.bools), self.depth + 1)
-
-    def static(self) -> dict[str, Shape]:
-        return {name: s for name, s in self.floats.items() if None not in s}
-
-
-def _typed(name: str, elem_type: int, shape: Shape | None) -> onnx.ValueInfoProto:
-    return helper.make_tensor_value_info(name, elem_type, None if shape is None else list(shape))
-
-
-def _broadcast(left: Shape, right: Shape) -> Shape | None:
-    """The broadcast shape when it is known statically (a scalar or [1] goes with anything)."""
-    for small, big in ((left, right), (right, left)):
-        if small in ((), (1,)) and (big != () or small == ()):
-            return big
-    if None in left or None in right:
-        return None
-    try:
-        return tuple(np.broadcast_shapes(left, right))
-    except ValueError:
-        return None
-
-
-class _Generator:
-    """Draws one model; every choice comes from `self.rng`."""
-
-    def __init__(self, seed: int) -> None:
-        self.rng = random.Random(seed)
-        self.max_depth = self.rng.randint(1, 3)
-        self.count = 0
-
-    # -- values --------------------------------------------------------------------------------
-    def name(self, prefix: str = "v") -> str:
-        self.count += 1
-        return f"{prefix}{self.count}"
-
-    def emit(self, scope: _Scope, op: str, inputs: list[str], kind: str = "f", shape=(), **attrs):
-        """Append a node with one output of `kind` (f: float of `shape`, i: int64 scalar, b: bool
-        scalar, anything else: not offered to later nodes)."""
-        out = self.name()
-        scope.nodes.append(helper.make_node(op, inputs, [out], name=f"{op}_{self.count}", **attrs))
-        scope.local.add(out)
-        if kind == "f":
-            scope.floats[out] = shape
-        elif kind in ("i", "b"):
-            (scope.ints if kind == "i" else scope.bools).append(out)
-        return out
-
-    def constant(self, scope: _Scope, array: np.ndarray, kind: str = "f") -> str:
-        tensor = numpy_helper.from_array(array, self.name("k"))
-        return self.emit(scope, "Constant", [], kind, tuple(array.shape), value=tensor)
-
-    def value_of(self, scope: _Scope, shape: Shape) -> str:
-        """A float value of exactly `shape`: an existing one, or a new one made from a scalar."""
-        if shape == (None,):  # any vector: a loop-carried value whose length may change
-            vectors = [name for name, s in scope.floats.items() if len(s) == 1]
-            return self.rng.choice(vectors) if vectors else self.value_of(scope, (2,))
-        existing = [name for name, s in scope.floats.items() if s == shape]
-        if existing and self.rng.random() < 0.8:
-            return self.rng.choice(existing)
-        scalars = [name for name, s in scope.floats.items() if s == ()]
-        weights = np.asarray(self.rng.choices([-1.0, 0.5, 1.0, 2.0], k=int(np.prod(shape))))
-        scale = self.constant(scope, weights.astype(np.float32).reshape(shape))
-        return self.emit(scope, "Mul", [self.rng.choice(scalars), scale], shape=shape)
-
-    def condition(self, scope: _Scope) -> str:
-        """A bool scalar: a constant, an existing one or a comparison of two float scalars."""
-        draw = self.rng.random()
-        if draw < 0.15:  # a constant (the frontend may fold an If on it)
-            return self.constant(scope, np.array(self.rng.random() < 0.5), "b")
-        if scope.bools and draw < 0.55:
-            return self.rng.choice(scope.bools)
-        scalars = [name for name, s in scope.floats.items() if s == ()]
-        left, right = self.rng.choice(scalars), self.rng.choice(scalars)
-        return self.emit(scope, self.rng.choice(["Less", "Greater"]), [left, right], "b")
-
-    # -- plain ops -----------------------------------------------------------------------------
-    def fill(self, scope: _Scope, count: int) -> None:
-        for _ in range(count):
-            draw = self.rng.random()
-            if draw < 0.3 and scope.depth < self.max_depth:
-                self.rng.choice([self.make_if, self.make_loop, self.make_scan])(scope)
-            elif draw < 0.65:
-                self.binary(scope)
-            elif draw < 0.8:
-                self.unary(scope)
-            elif draw < 0.9:
-                self.emit(scope, "ReduceSum", [self.any_float(scope)], keepdims=0)
-            else:
-                self.concat(scope)
-
-    def any_float(self, scope: _Scope) -> str:
-        local = [name for name in scope.floats if name in scope.local]
-        pool = local if local and self.rng.random() < 0.6 else list(scope.floats)
-        return self.rng.choice(pool)
-
-    def binary(self, scope: _Scope) -> None:
-        left = self.any_float(scope)
-        partners = [
-            name
-            for name, s in scope.floats.items()
-            if _broadcast(scope.floats[left], s) is not None
-        ]
-        right = self.rng.choice(partners)
-        shape = _broadcast(scope.floats[left], scope.floats[right])
-        op = self.rng.choice(BINARY)
-        if op == "Mul":  # |tanh| < 1: products cannot overflow however deep the loops
-            right = self.emit(scope, "Tanh", [right], shape=scope.floats[right])
-        self.emit(scope, op, [left, right], shape=shape)
-
-    def unary(self, scope: _Scope) -> None:
-        value = self.any_float(scope)
-        self.emit(scope, self.rng.choice(UNARY), [value], shape=scope.floats[value])
-
-    def concat(self, scope: _Scope) -> None:
-        vectors = [name for name, s in scope.floats.items() if len(s) == 1]
-        left = self.rng.choice(vectors)
-        right = self.rng.choice([name for name in vectors if None not in scope.floats[name]])
-        dims = scope.floats[left][0], scope.floats[right][0]
-        shape = (None,) if None in dims else (dims[0] + dims[1],)
-        self.emit(scope, "Concat", [left, right], shape=shape, axis=0)
-
-    def outputs(self, scope: _Scope, op: str, inputs: list[str], shapes: list[Shape], **attrs):
-        """Append a node with float outputs of `shapes` (control flow), then, for each kind in
-        `extra` (an attribute taken out here), an int64 ("i") or bool ("b") scalar output."""
-        extra = attrs.pop("extra", [])
-        floats = [self.name() for _ in shapes]
-        scalars = [self.name() for _ in extra]
-        outs = floats + scalars
-        scope.nodes.append(helper.make_node(op, inputs, outs, name=self.name(op + "_"), **attrs))
-        scope.local.update(outs)
-        scope.floats.update(zip(floats, shapes))
-        for name, kind in zip(scalars, extra):
-            (scope.ints if kind == "i" else scope.bools).append(name)
-        return outs
-
-    def scalar_result(self, branch: _Scope, kind: str) -> onnx.ValueInfoProto:
-        """An If branch output: an int64 scalar from the branch's trip counts or a constant in
-        [0, 3], or a bool scalar (a condition); computed in the branch."""
-        if kind == "i":
-            if self.rng.random() < 0.5:
-                value = self.emit(branch, "Identity", [self.rng.choice(branch.ints)], "i")
-            else:
-                value = self.constant(branch, np.array(self.rng.randint(0, 3), np.int64), "i")
-            return _typed(value, TensorProto.INT64, ())
-        value = self.emit(branch, "Identity", [self.condition(branch)], "b")
-        return _typed(value, TensorProto.BOOL, ())
-
-
-def _finish(scope: _Scope, generator: _Generator, wanted: list[tuple[Shape, bool]]) -> list[str]:
-    """Output names for a body: per (shape, must be local) a value of that shape, wrapped in an
-    Identity when it is not computed in this scope and must be."""
-    names = []
-    for shape, must_be_local in wanted:
-        value = generator.value_of(scope, shape)
-        if must_be_local and value not in scope.local:
-            value = generator.emit(scope, "Identity", [value], shape=shape)
-        names.append(value)
-    return names
-
-
-class _ControlFlowGenerator(_Generator):
-    """Adds If, Loop and Scan nodes, each with a body drawn by the same generator."""
-
-    def body_graph(self, body: _Scope, inputs: list, outputs: list) -> onnx.GraphProto:
-        return helper.make_graph(body.nodes, self.name("body"), inputs, outputs)
-
-    def make_if(self, scope: _Scope) -> None:
-        condition = self.condition(scope)
-        pairs = []
-        for _ in range(self.rng.randint(1, 2)):
-            shape = self.rng.choice([(), *RANK1, (2, 2)])
-            other = self.rng.choice(RANK1) if len(shape) == 1 and self.rng.random() < 0.5 else shape
-            pairs.append((shape, other))
-        extra = [kind for kind in "ib" if self.rng.random() < 0.3]  # trip counts, conditions
-        branches, parts = {}, []
-        for label, shapes in (
-            ("then_branch", [p[0] for p in pairs]),
-            ("else_branch", [p[1] for p in pairs]),
-        ):
-            branch = scope.child()
-            self.fill(branch, self.rng.randint(0, 3))
-            names = _finish(branch, self, [(s, True) for s in shapes])
-            typed = [_typed(n, TensorProto.FLOAT, s) for n, s in zip(names, shapes)]
-            typed += [self.scalar_result(branch, kind) for kind in extra]
-            branches[label] = self.body_graph(branch, [], typed)
-            parts.append(f"{label.split('_')[0]}: {' '.join(branch.parts)}".rstrip(": "))
-        shapes = [a if a == b else (None,) for a, b in pairs]
-        self.outputs(scope, "If", [condition], shapes, extra=extra, **branches)
-        same = "same" if all(a == b for a, b in pairs) else "differing"
-        scope.parts.append(
-            f"If({same} shapes{', ' + ''.join(extra) if extra else ''})[{'; '.join(parts)}]"
-        )
-
-    def trip_and_condition(self, scope: _Scope) -> tuple[str, str, str]:
-        """The Loop's trip count and condition inputs ('' when absent) and their description."""
-        trip_mode = self.rng.choice(["constant", "runtime", "absent"])
-        modes = ["constant", "runtime"] + (["absent"] if trip_mode != "absent" else [])
-        condition_mode = self.rng.choice(modes)
-        trip = {
-            "constant": lambda: self.constant(scope, np.array(self.rng.randint(0, 3)), "i"),
-            "runtime": lambda: self.rng.choice(scope.ints),
-            "absent": lambda: "",
-        }[trip_mode]()
-        condition = {
-            "constant": lambda: self.constant(scope, np.array(self.rng.random() < 0.9), "b"),
-            "runtime": lambda: self.condition(scope),
-            "absent": lambda: "",
-        }[condition_mode]()
-        return trip, condition, f"trip={trip_mode},cond={condition_mode}"
-
-    def loop_condition(self, body: _Scope, iteration: str, condition_in: str, bounded: bool):
-        """The body's condition output; `bounded` adds `i < K` (a Loop with no trip count)."""
-        choice = self.rng.choice(["passthrough", "counter", "data"])
-        if choice == "passthrough" and not bounded:
-            return condition_in
-        limit = self.constant(body, np.array(self.rng.randint(1, 3), np.int64), "i")
-        counter = self.emit(body, "Less", [iteration, limit], "b")
-        if choice == "data":
-            total = self.emit(body, "ReduceSum", [self.any_float(body)], keepdims=0)
-            threshold = self.constant(body, np.float32(self.rng.uniform(-1, 1)))
-            data = self.emit(body, "Greater", [total, threshold], "b")
-            if self.rng.random() < 0.5:  # or a condition already there (an If's, an outer one)
-                data = self.emit(body, "Identity", [self.rng.choice(body.bools)], "b")
-            return self.emit(body, "And", [counter, data], "b") if bounded else data
-        return counter
-
-    def make_loop(self, scope: _Scope) -> None:
-        trip, condition, modes = self.trip_and_condition(scope)
-        kinds = [(), *RANK1, (2, 2), (None,)]
-        carried = [self.rng.choice(kinds) for _ in range(self.rng.randint(0, 2))]
-        stacked = [self.rng.choice([(), (2,), (2, 2)]) for _ in range(self.rng.randint(0, 2))]
-        carried = carried or ([(2,)] if not stacked else [])
-        initial = [
-            self.value_of(scope, self.rng.choice(RANK1) if shape == (None,) else shape)
-            for shape in carried
-        ]
-        body = scope.child()
-        iteration, condition_in = self.name("i"), self.name("cond")
-        carried_in = [self.name("c") for _ in carried]
-        body.ints.append(iteration)
-        body.floats.update(zip(carried_in, carried))
-        body.local.update([iteration, condition_in, *carried_in])
-        self.emit(body, "Cast", [iteration], to=TensorProto.FLOAT)
-        self.fill(body, self.rng.randint(1, 4))
-        condition_out = self.loop_condition(body, iteration, condition_in, bounded=not trip)
-        outs = _finish(body, self, [(s, True) for s in carried + stacked])
-        inputs = [
-            _typed(iteration, TensorProto.INT64, ()),
-            _typed(condition_in, TensorProto.BOOL, ()),
-            *[_typed(n, TensorProto.FLOAT, s) for n, s in zip(carried_in, carried)],
-        ]
-        results = [_typed(condition_out, TensorProto.BOOL, ())]
-        results += [_typed(n, TensorProto.FLOAT, s) for n, s in zip(outs, carried + stacked)]
-        graph = self.body_graph(body, inputs, results)
-        shapes = carried + [(None, *s) for s in stacked]
-        self.outputs(scope, "Loop", [trip, condition, *initial], shapes, body=graph)
-        described = f"{modes},carried={len(carried)},scan={len(stacked)}"
-        scope.parts.append(f"Loop({described})[{' '.join(body.parts)}]")
-
-    def scan_sources(self, scope: _Scope) -> tuple[list[str], list[Shape], int | None]:
-        """Scan inputs (all of one length), their element shapes and that length."""
-        if self.rng.random() < 0.6:
-            sources = [SEQUENCE]
-            if self.rng.random() < 0.5:
-                sources.append(self.emit(scope, "Neg", [SEQUENCE], shape=(None, 2)))
-            return sources, [(2,)] * len(sources), None
-        element = self.rng.choice([(), (2,)])
-        axes = self.constant(scope, np.array([0], np.int64), "axes")
-        rows = [
-            self.emit(
-                scope, "Unsqueeze", [self.value_of(scope, element), axes], shape=(1, *element)
-            )
-            for _ in range(2)
-        ]
-        return [self.emit(scope, "Concat", rows, shape=(2, *element), axis=0)], [element], 2
-
-    def make_scan(self, scope: _Scope) -> None:
-        sources, elements, length = self.scan_sources(scope)
-        states = [self.rng.choice([(), *RANK1, (2, 2)]) for _ in range(self.rng.randint(0, 2))]
-        stacked = [self.rng.choice([(), (2,)]) for _ in range(self.rng.randint(0, 2))]
-        states = states or ([(2,)] if not stacked else [])
-        initial = [self.value_of(scope, shape) for shape in states]
-        body = scope.child()
-        states_in = [self.name("st") for _ in states]
-        elements_in = [self.name("x") for _ in elements]
-        body.floats.update(zip(states_in + elements_in, states + elements))
-        body.local.update(states_in + elements_in)
-        self.fill(body, self.rng.randint(1, 4))
-        outs = _finish(body, self, [(s, True) for s in states + stacked])
-        inputs = [
-            _typed(n, TensorProto.FLOAT, s)
-            for n, s in zip(states_in + elements_in, states + elements)
-        ]
-        results = [_typed(n, TensorProto.FLOAT, s) for n, s in zip(outs, states + stacked)]
-        axes = [self.rng.choice([0, len(s)]) for s in stacked]
-        shapes = states + [(*s[:axis], length, *s[axis:]) for s, axis in zip(stacked, axes)]
-        attributes = {
-            "scan_input_directions": [self.rng.randint(0, 1) for _ in sources],
-            "scan_output_directions": [self.rng.randint(0, 1) for _ in stacked],
-            "scan_output_axes": axes,
-        }
-        self.outputs(
-            scope,
-            "Scan",
-            [*initial, *sources],
-            shapes,
-            body=self.body_graph(body, inputs, results),
-            num_scan_inputs=len(sources),
-            **{key: value for key, value in attributes.items() if value},
-        )
-        source = "X" if length is None else "local"
-        described = f"{source},states={len(states)},scan={len(stacked)}"
-        scope.parts.append(f"Scan({described})[{' '.join(body.parts)}]")
-
-
-def random_model(seed: int, runs: int = 2) -> RandomModel:
-    """The model drawn from `seed`, with `runs` feeds drawn from it too."""
-    generator = _ControlFlowGenerator(seed)
-    rng = generator.rng
-    main = _Scope({**FLOAT_INPUTS, SEQUENCE: (None, 2)}, [TRIPS], [FLAG], depth=0)
-    generator.fill(main, rng.randint(0, 2))
-    before = set(main.floats)
-    rng.choice([generator.make_loop, generator.make_loop, generator.make_scan, generator.make_if])(
-        main
-    )
-    wanted = [name for name in main.floats if name not in before]
-    generator.fill(main, rng.randint(0, 2))
-    extra = [name for name in main.local if name in main.floats and name not in wanted]
-    wanted += sorted(rng.sample(extra, min(len(extra), rng.randint(0, 2))))
-    inputs = [_typed(name, TensorProto.FLOAT, shape) for name, shape in FLOAT_INPUTS.items()]
-    inputs += [
-        _typed(SEQUENCE, TensorProto.FLOAT, (None, 2)),
-        _typed(TRIPS, TensorProto.INT64, ()),
-        _typed(FLAG, TensorProto.BOOL, ()),
-    ]
-    outputs = [_typed(name, TensorProto.FLOAT, main.floats[name]) for name in wanted]
-    graph = helper.make_graph(main.nodes, f"random_{seed}", inputs, outputs)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
+def random_model(seed: int) -> RandomModel:
+    """The model drawn from `seed`, with its runs (and chunks) drawn from it too."""
+    rng = random.Random(seed)
+    form = rng.choice(FORMS)
+    static = rng.random() < STATIC_SHARE
+    dims = _Dims(np.random.default_rng(seed), static, form == "scan8")
+    if form == "scan8":
+        graph, description = _scan8_graph(seed)
+    else:
+        graph, description = _graph(seed, streamed=form == "streamable")
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", dims.opset)])
     model.ir_version = 10
-    feeds = np.random.default_rng(seed)
-    return RandomModel(seed, model, [_feeds(feeds) for _ in range(runs)], " ".join(main.parts))
+    runs = [dims.feeds(graph, kind) for kind in ("some", "none", "any")]
+    chunks = [dims.chunks(run[SEQUENCE].shape[0]) for run in runs] if form == "streamable" else None
+    described = f"{form}{', static ' + dims.input(graph) if static else ''}: {description}"
+    return RandomModel(seed, model, runs, described, dims.input(graph) if static else None, chunks)
 
 
-def _feeds(rng: np.random.Generator) -> dict[str, np.ndarray]:
-    feeds = {
-        name: rng.uniform(-1, 1, shape).astype(np.float32) for name, shape in FLOAT_INPUTS.items()
-    }
-    feeds[SEQUENCE] = rng.uniform(-1, 1, (int(rng.integers(1, 4)), 2)).astype(np.float32)
-    feeds[TRIPS] = np.array(rng.integers(0, 4), np.int64)
-    feeds[FLAG] = np.array(rng.random() < 0.7)
-    return feeds
+def write_model(seed: int, directory: Path) -> list[str]:
+    """Write the model of `seed` (model.onnx) and its runs (run0.npz, ...) into `directory`;
+    lines saying what it is and how to convert and check it by hand."""
+    made = random_model(seed)
+    directory.mkdir(parents=True, exist_ok=True)
+    onnx.save(made.model, directory / "model.onnx")
+    for index, feeds in enumerate(made.runs):
+        np.savez(directory / f"run{index}.npz", **feeds)
+    shapes = f" --input '{made.input}'" if made.input else ""
+    lines = [
+        f"{directory / 'model.onnx'}: {made.description}",
+        f"  ov-loops convert model.onnx --compress_to_fp16=False --optimize LEVEL{shapes}",
+        f"  ov-loops check model.onnx --inputs run0.npz (runs 0 to {len(made.runs) - 1})",
+    ]
+    if made.chunks:
+        chunks = "; ".join(f"run{k}: X={','.join(map(str, c))}" for k, c in enumerate(made.chunks))
+        lines.append(f"  --stateful, then check --chunks per run: {chunks}")
+    return lines
+
+
+def _main_scope(sequence: bool) -> Scope:
+    floats = {**FLOAT_INPUTS, **({SEQUENCE: (None, 2)} if sequence else {})}
+    return Scope(floats, [TRIPS], [FLAG], depth=0)
+
+
+def _graph(seed: int, streamed: bool) -> tuple[onnx.GraphProto, str]:
+    """A plain or streamable main graph and its description."""
+    generator = ControlFlowGenerator(seed, sequence=SEQUENCE)
+    rng = generator.rng
+    main = _main_scope(sequence=not streamed)
+    if streamed:  # one top-level loop: others would keep state too, and X is for it alone
+        depth, generator.max_depth, generator.sequence = generator.max_depth, 0, None
+        generator.fill(main, rng.randint(0, 2))
+        generator.max_depth, generator.sequence = depth, SEQUENCE
+    else:
+        generator.fill(main, rng.randint(0, 2))
+    before = set(main.floats)
+    if streamed:
+        rng.choice([generator.make_loop, generator.make_scan])(main, streamed=True)
+    else:
+        kinds = [generator.make_loop, generator.make_loop, generator.make_scan, generator.make_if]
+        rng.choice(kinds)(main)
+    wanted = [name for name in main.floats if name not in before]
+    if not streamed:
+        generator.fill(main, rng.randint(0, 2))
+        extra = [name for name in main.local if name in main.floats and name not in wanted]
+        wanted += sorted(rng.sample(extra, min(len(extra), rng.randint(0, 2))))
+    inputs = [typed(name, TensorProto.FLOAT, shape) for name, shape in FLOAT_INPUTS.items()]
+    inputs += [
+        typed(SEQUENCE, TensorProto.FLOAT, (None, 2)),
+        typed(TRIPS, TensorProto.INT64, ()),
+        typed(FLAG, TensorProto.BOOL, ()),
+    ]
+    outputs = [typed(name, TensorProto.FLOAT, main.floats[name]) for name in wanted]
+    graph = helper.make_graph(main.nodes, f"random_{seed}", inputs, outputs)
+    return graph, " ".join(main.parts)
+
+
+def _scan8_graph(seed: int) -> tuple[onnx.GraphProto, str]:
+    """Opset 8: a top-level Scan-8 over X [B, T, 2] (and -X), states from inputs h0, h1
+    [B, ...], sequence_lens mostly; the Scan's outputs are the model's."""
+    generator = ControlFlowGenerator(seed, opset=8)
+    rng = generator.rng
+    main = _main_scope(sequence=False)
+    generator.fill(main, rng.randint(0, 2))
+    sources = [SEQUENCE]
+    if rng.random() < 0.4:
+        sources.append(generator.emit(main, "Neg", [SEQUENCE], "sequence"))
+    states = [rng.choice([(), (2,), (2, 2)]) for _ in range(rng.randint(0, 2))]
+    stacked = [rng.choice([(), (2,)]) for _ in range(rng.randint(0, 2))]
+    states = states or ([(2,)] if not stacked else [])
+    lengths = LENGTHS if rng.random() < 0.75 else ""
+    directions = [rng.choice([0, 0, 1]) for _ in sources]
+    body, states_in, elements_in = generator.scan_body(main, states, [(2,)] * len(sources))
+    outs = finish(body, generator, [(s, True) for s in states + stacked])
+    body_inputs = [typed(n, TensorProto.FLOAT, s) for n, s in zip(states_in, states)]
+    body_inputs += [typed(n, TensorProto.FLOAT, (2,)) for n in elements_in]
+    results = [typed(n, TensorProto.FLOAT, s) for n, s in zip(outs, states + stacked)]
+    initial = [f"h{index}" for index in range(len(states))]
+    shapes: list[Shape] = [(None, *s) for s in states] + [(None, None, *s) for s in stacked]
+    attributes = {"directions": directions} if any(directions) else {}
+    outputs = generator.outputs(
+        main,
+        "Scan",
+        [lengths, *initial, *sources],
+        shapes,
+        body=generator.body_graph(body, body_inputs, results),
+        num_scan_inputs=len(sources),
+        **attributes,
+    )
+    inputs = [typed(name, TensorProto.FLOAT, shape) for name, shape in FLOAT_INPUTS.items()]
+    inputs += [typed(SEQUENCE, TensorProto.FLOAT, (None, None, 2))]
+    inputs += [typed(TRIPS, TensorProto.INT64, ()), typed(FLAG, TensorProto.BOOL, ())]
+    inputs += [typed(LENGTHS, TensorProto.INT64, (None,))] if lengths else []
+    inputs += [typed(h, TensorProto.FLOAT, (None, *s)) for h, s in zip(initial, states)]
+    results = [typed(name, TensorProto.FLOAT, s) for name, s in zip(outputs, shapes)]
+    graph = helper.make_graph(main.nodes, f"random_{seed}", inputs, results)
+    described = f"Scan8(lens={'yes' if lengths else 'no'},directions={directions},"
+    described += f"states={len(states)},scan={len(stacked)})[{' '.join(body.parts)}]"
+    return graph, described
+
+
+class _Dims:
+    """The feeds of a model's runs: the lengths T (and batch B) of X, fixed for static shapes,
+    and the other inputs drawn fresh for each run."""
+
+    def __init__(self, rng: np.random.Generator, static: bool, batched: bool) -> None:
+        self.rng, self.static, self.batched = rng, static, batched
+        self.opset = 8 if batched else 17
+        self.length = int(rng.choice([0, 1, 2, 3, 4, 4], p=[0.05, 0.2, 0.25, 0.25, 0.15, 0.1]))
+        self.batch = int(rng.integers(1, 4))
+
+    def input(self, graph: onnx.GraphProto) -> str:
+        """convert's --input for static shapes: every input of a dynamic dim, fixed."""
+        return ",".join(
+            f"{value.name}[{','.join(str(d) for d in self._shape(value))}]"
+            for value in graph.input
+            if any(not d.HasField("dim_value") for d in value.type.tensor_type.shape.dim)
+        )
+
+    def _shape(self, value: onnx.ValueInfoProto) -> list[int]:
+        dims = [d.dim_value if d.HasField("dim_value") else None for d in _dims_of(value)]
+        if value.name == SEQUENCE:
+            return [self.batch, self.length, 2] if self.batched else [self.length, 2]
+        return [self.batch if d is None else d for d in dims]  # lens, h0, h1: [B, ...]
+
+    def feeds(self, graph: onnx.GraphProto, kind: str) -> dict[str, np.ndarray]:
+        """The feeds of one run: "some" iterations, "none" (zero trips, a false condition,
+        lengths 0, an empty X where its length is dynamic) or "any"."""
+        rng = self.rng
+        length = self.length if self.static else int(rng.integers(0 if kind == "any" else 1, 5))
+        if kind == "none" and not self.static and rng.random() < 0.5:
+            length = 0
+        batch = self.batch if self.static else int(rng.integers(1, 4))
+        feeds = {}
+        for value in graph.input:
+            dims = self._shape(value)
+            if value.name == SEQUENCE:
+                dims = [batch, length, 2] if self.batched else [length, 2]
+            elif value.name == LENGTHS:
+                high = 1 if kind == "none" else length + 1
+                feeds[LENGTHS] = rng.integers(0, high, batch).astype(np.int64)
+                continue
+            elif value.name.startswith("h"):
+                dims = [batch, *dims[1:]]
+            feeds[value.name] = rng.uniform(-1, 1, dims).astype(np.float32)
+        trips = {"some": (1, 4), "none": (0, 1), "any": (0, 4)}[kind]
+        feeds[TRIPS] = np.array(rng.integers(*trips), np.int64)
+        feeds[FLAG] = np.array({"some": True, "none": False, "any": rng.random() < 0.7}[kind])
+        return feeds
+
+    def chunks(self, length: int) -> list[int]:
+        """Two or three chunk lengths summing to `length` (a chunk may be empty)."""
+        count = int(self.rng.integers(1, 3))
+        cuts = sorted(int(cut) for cut in self.rng.integers(0, length + 1, count))
+        bounds = [0, *cuts, length]
+        return [end - start for start, end in zip(bounds, bounds[1:])]
+
+
+def _dims_of(value: onnx.ValueInfoProto):
+    return value.type.tensor_type.shape.dim

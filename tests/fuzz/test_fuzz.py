@@ -24,7 +24,7 @@ def _failures(counts: dict) -> str:
 
 
 def test_mutated_onnx_loops_convert_cleanly_to_runnable_ir():
-    counts = mutate_onnx.run(budget_seconds=50, seed=1, max_inputs=18)
+    counts = mutate_onnx.run(budget_seconds=40, seed=1, max_inputs=14)  # with the others: ~2 min
     assert counts["inputs"] > 0
     assert failure_count(counts) == 0, _failures(counts)
 
