@@ -20,6 +20,7 @@ import json
 import os
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -180,15 +181,23 @@ def _stateful(name: str, entry: dict, out: Path) -> dict:
         )
         report = json.loads(out) if out.strip().startswith("{") else None
         verdict = report["verdict"] if report else None
-        notes = [n for n in (report or {}).get("notes", []) if "keeps no state" in n]
         result["chunks"] = {
             "input": input_name,
             "axis": axis,
             "exit": code,
             "verdict": verdict,
-            "error": None if verdict == "MATCH" else (notes[0] if notes else _one_line(err)),
+            "error": None if verdict == "MATCH" else _chunk_problem(report, err),
         }
     return result
+
+
+def _chunk_problem(report: dict | None, stderr: str) -> str:
+    """Why `check --chunks` did not match: its no-state note, else the outputs that differ."""
+    if report is None:
+        return _one_line(stderr)
+    notes = [n for n in report.get("notes", []) if "keeps no state" in n]
+    wrong = [f"{o['name']} err {o['max_abs_error']}" for o in report["outputs"] if not o["ok"]]
+    return notes[0] if notes else "; ".join(wrong)
 
 
 def survey_one(name: str, out: Path) -> dict:
@@ -239,48 +248,121 @@ def _worker(name: str, out: Path) -> dict:
     return json.loads(lines[-1])
 
 
-def _cell(row: dict) -> str:
+def status(row: dict) -> str:
+    """ok, =ort (differs from the framework exactly as onnxruntime does: an exporter bug),
+    WRONG, no run, no convert."""
     if not row.get("converts"):
         return "no convert"
     if not row.get("runs"):
         return "no run"
     sets = row["sets"]
-    errs = [s["max_abs_err"] for s in sets if s["max_abs_err"] is not None]
-    mark = "ok" if all(s["ok"] for s in sets) else "WRONG"
-    if mark == "WRONG" and all(s["vs_onnxruntime"] and s["vs_onnxruntime"]["ok"] for s in sets):
-        mark = "=ort"  # differs from the framework exactly as onnxruntime does (an exporter bug)
-    return f"{mark} {max(errs):.1e}" if errs else mark
+    if all(s["ok"] for s in sets):
+        return "ok"
+    if all(s.get("vs_onnxruntime") and s["vs_onnxruntime"]["ok"] for s in sets):
+        return "=ort"
+    return "WRONG"
+
+
+def _cell(row: dict) -> str:
+    mark = status(row)
+    errs = [s["max_abs_err"] for s in row.get("sets", []) if s["max_abs_err"] is not None]
+    return f"{mark} {max(errs):.1e}" if errs and mark not in ("no convert", "no run") else mark
+
+
+COLUMNS = (
+    ("none", lambda r: r["levels"]["none"]),
+    ("default", lambda r: r["levels"]["default"]),
+    ("max", lambda r: r["levels"]["max"]),
+    ("default, f16 weights", lambda r: r["default_fp16"]),
+    ("convert_model", lambda r: r["convert_model"]),
+)
+STATUSES = ("ok", "=ort", "WRONG", "no run", "no convert")
+
+
+def summary(results: list[dict]) -> str:
+    """Counts per column, and of the --stateful runs."""
+    done = [r for r in results if "crashed" not in r]
+    lines = ["| column | " + " | ".join(STATUSES) + " |", "|---|" + "---|" * len(STATUSES)]
+    for name, get in COLUMNS:
+        counts = Counter(status(get(r)) for r in done)
+        lines.append(f"| {name} | " + " | ".join(str(counts[k]) for k in STATUSES) + " |")
+    stateful = [r["stateful"] for r in done if r.get("stateful")]
+    chunks = Counter(
+        c["verdict"] or f"exit {c['exit']}" for c in (s["chunks"] for s in stateful) if c
+    )
+    lines += [
+        "",
+        f"--stateful: {sum(s['converts'] for s in stateful)}/{len(stateful)} convert; "
+        + "check --chunks: "
+        + ", ".join(f"{v} {k}" for k, v in sorted(chunks.items())),
+    ]
+    crashed = [r["name"] for r in results if "crashed" in r]
+    if crashed:
+        lines.append("crashed workers: " + ", ".join(crashed))
+    return "\n".join(lines) + "\n"
+
+
+def _problem(row: dict, mark: str) -> str:
+    if mark == "no convert":
+        return row["error"]
+    if mark == "no run":
+        return row.get("error") or next((s["error"] for s in row["sets"] if s.get("error")), "")
+    return "; ".join(s["error"] or "" for s in row["sets"] if not s["ok"])
+
+
+def failures(results: list[dict]) -> str:
+    """One line per failure: model, column, status, the error's one line."""
+    out = []
+    for r in results:
+        if "crashed" in r:
+            out.append(f"- {r['name']}: worker crashed: {r['crashed']}")
+            continue
+        for name, get in COLUMNS:
+            mark = status(get(r))
+            if mark not in ("ok", "=ort"):
+                out.append(f"- {r['name']} [{name}] {mark}: {_problem(get(r), mark)}")
+        st = r.get("stateful")
+        if st and not st["converts"]:
+            out.append(f"- {r['name']} [--stateful] no convert: {st['error']}")
+        chunks = (st or {}).get("chunks")
+        if chunks and chunks["verdict"] != "MATCH":
+            verdict = chunks["verdict"] or f"exit {chunks['exit']}"
+            where = f"{chunks['input']}:{chunks['axis']}=2"
+            out.append(f"- {r['name']} [check --chunks {where}] {verdict}: {chunks['error']}")
+    return "\n".join(out) + "\n"
+
+
+def _row(r: dict) -> str:
+    levels, cm = r["levels"], r["convert_model"]
+    same = [
+        levels[k].get("partial_shapes") == cm.get("partial_shapes")
+        for k in LEVELS
+        if levels[k].get("converts")
+    ]
+    shapes = "-" if not (cm.get("converts") and same) else ("yes" if all(same) else "NO")
+    st = r.get("stateful")
+    read_values = "-" if st is None else (str(st["read_values"]) if st["converts"] else "no")
+    chunks = (st or {}).get("chunks")
+    verdict = "-" if not chunks else (chunks["verdict"] or f"exit {chunks['exit']}")
+    cells = [_cell(get(r)) for _, get in COLUMNS] + [shapes, read_values, verdict]
+    return f"| {r['name']} | " + " | ".join(cells) + " |"
 
 
 def markdown(results: list[dict]) -> str:
-    """The main table: per model and level, converts / runs / max abs error; then the failures."""
-    head = (
-        "| model | none | default | max | default, f16 weights | convert_model "
-        "| shapes = convert_model's "
-        "| stateful RV | chunks |"
-    )
-    lines = [head, "|" + "---|" * 9]
+    """The main table: per model and column, status and max abs error against the framework."""
+    head = [name for name, _ in COLUMNS] + ["shapes = convert_model's", "stateful RV", "chunks"]
+    lines = ["| model | " + " | ".join(head) + " |", "|---|" + "---|" * len(head)]
     for r in results:
         if "crashed" in r:
-            lines.append(f"| {r['name']} | CRASH: {r['crashed']} |" + " |" * 8)
-            continue
-        lv, cm = r["levels"], r["convert_model"]
-        same = [
-            lv[k].get("partial_shapes") == cm.get("partial_shapes")
-            for k in LEVELS
-            if lv[k].get("converts")
-        ]
-        shapes = "-" if not (cm.get("converts") and same) else ("yes" if all(same) else "NO")
-        st = r.get("stateful")
-        rv = "-" if st is None else (str(st["read_values"]) if st["converts"] else "no convert")
-        ch = (
-            "-"
-            if not st or not st["chunks"]
-            else (st["chunks"]["verdict"] or f"exit {st['chunks']['exit']}")
-        )
-        cells = [_cell(lv[k]) for k in LEVELS] + [_cell(r["default_fp16"]), _cell(cm)]
-        lines.append(f"| {r['name']} | " + " | ".join(cells) + f" | {shapes} | {rv} | {ch} |")
+            lines.append(f"| {r['name']} | CRASH: {r['crashed']} |" + " |" * (len(head) - 1))
+        else:
+            lines.append(_row(r))
     return "\n".join(lines) + "\n"
+
+
+def report(results: list[dict]) -> str:
+    """The table, the counts and the failures."""
+    return markdown(results) + "\n" + summary(results) + "\n" + failures(results)
 
 
 def main() -> None:
@@ -290,7 +372,15 @@ def main() -> None:
     parser.add_argument("--json")
     parser.add_argument("--markdown")
     parser.add_argument("--worker")
+    parser.add_argument("--from-json", help="render --markdown from an earlier --json, run nothing")
     args = parser.parse_args()
+    if args.from_json:
+        results = json.loads(Path(args.from_json).read_text())
+        if args.markdown:
+            Path(args.markdown).write_text(report(results))
+        else:
+            print(report(results))
+        return
     if args.worker:
         print(json.dumps(survey_one(args.worker, Path(args.out) / args.worker)))
         return
@@ -304,7 +394,7 @@ def main() -> None:
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1) + "\n")
     if args.markdown:
-        Path(args.markdown).write_text(markdown(results))
+        Path(args.markdown).write_text(report(results))
 
 
 if __name__ == "__main__":
