@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import sys
 import traceback
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -63,37 +64,25 @@ def model_loop_ops(model: onnx.ModelProto) -> dict:
     return counts
 
 
+def _dims(value: onnx.ValueInfoProto) -> list | None:
+    """A value's dims as declared: ints, dim_param names, "?" if unnamed; None: no shape."""
+    tensor = value.type.tensor_type
+    if not tensor.HasField("shape"):
+        return None
+    return [
+        d.dim_value if d.HasField("dim_value") else (d.dim_param or "?") for d in tensor.shape.dim
+    ]
+
+
 def input_dims(model: onnx.ModelProto) -> dict:
-    """Each graph input's dims as exported: ints, dim_param strings, or None (no shape/unknown)."""
+    """Each graph input's dims as exported (initializers listed as inputs left out)."""
     initializers = {i.name for i in model.graph.initializer}
-    dims = {}
-    for value in model.graph.input:
-        if value.name in initializers:
-            continue
-        tensor = value.type.tensor_type
-        if not tensor.HasField("shape"):
-            dims[value.name] = None
-            continue
-        dims[value.name] = [
-            d.dim_value if d.HasField("dim_value") else (d.dim_param or "?")
-            for d in tensor.shape.dim
-        ]
-    return dims
+    return {v.name: _dims(v) for v in model.graph.input if v.name not in initializers}
 
 
 def output_dims(model: onnx.ModelProto) -> dict:
-    """Each graph output's dims as exported (as `input_dims`)."""
-    dims = {}
-    for value in model.graph.output:
-        tensor = value.type.tensor_type
-        if not tensor.HasField("shape"):
-            dims[value.name] = None
-            continue
-        dims[value.name] = [
-            d.dim_value if d.HasField("dim_value") else (d.dim_param or "?")
-            for d in tensor.shape.dim
-        ]
-    return dims
+    """Each graph output's dims as exported."""
+    return {v.name: _dims(v) for v in model.graph.output}
 
 
 def _close(have: np.ndarray, want: np.ndarray) -> bool:
@@ -144,60 +133,75 @@ def _tolerance(expected: dict) -> dict:
     return hints
 
 
-def save_model(
-    name: str,
-    model: onnx.ModelProto | str | Path,
-    inputs: dict,
-    expected: dict,
-    *,
-    meta: dict,
-    inputs2: dict | None = None,
-    expected2: dict | None = None,
-) -> dict:
-    """Write NAME.onnx and its .npz files; return its manifest entry (with onnxruntime's errors).
+@dataclass(frozen=True)
+class About:
+    """What a manifest entry says of a model's origin and purpose (README.md: the fields)."""
 
-    `expected` maps the ONNX graph's output names to the framework's outputs (in graph output
-    order is not needed); `meta` holds exporter, framework, source, exercises, time_axis,
-    rnn_like and notes.
+    exporter: str
+    framework: str
+    source: str
+    exercises: str
+    time_axis: dict | None = None
+    rnn_like: bool = False
+    notes: str | None = None
+
+
+def _onnxruntime(path: Path, sets: list[dict], results: list[dict]) -> dict:
+    """onnxruntime's verdict per set: runs, matches, max_abs_err, error (suffix 2: set 2)."""
+    verdict = {}
+    for suffix, inputs, expected in zip(("", "2"), sets, results):
+        runs, err, why = _ort_error(path, inputs, expected)
+        verdict.update(
+            {
+                f"runs{suffix}": runs,
+                f"matches{suffix}": runs and why is None,
+                f"max_abs_err{suffix}": err,
+                f"error{suffix}": why,
+            }
+        )
+    return verdict
+
+
+def save_model(
+    name: str, model: onnx.ModelProto, sets: list[dict], results: list[dict], about: About
+) -> dict:
+    """Write NAME.onnx, NAME.inputs.npz/expected.npz (and the 2 files for a second set);
+    return its manifest entry, with onnxruntime's errors against the framework.
+
+    `sets[k]` maps the graph's input names to values, `results[k]` its output names to the
+    framework's outputs for them.
     """
-    if not isinstance(model, onnx.ModelProto):
-        model = onnx.load(str(model))
     path = CORPUS / f"{name}.onnx"
     onnx.save(model, str(path))
-    graph_inputs = [i for i in input_dims(model)]
-    graph_outputs = [o.name for o in model.graph.output]
-    assert sorted(inputs) == sorted(graph_inputs), (name, sorted(inputs), graph_inputs)
-    assert sorted(expected) == sorted(graph_outputs), (name, sorted(expected), graph_outputs)
-    np.savez(CORPUS / f"{name}.inputs.npz", **inputs)
-    np.savez(CORPUS / f"{name}.expected.npz", **expected)
-    runs, err, why = _ort_error(path, inputs, expected)
-    ort = {"runs": runs, "matches": runs and why is None, "max_abs_err": err, "error": why}
-    if inputs2 is not None:
-        np.savez(CORPUS / f"{name}.inputs2.npz", **inputs2)
-        np.savez(CORPUS / f"{name}.expected2.npz", **expected2)
-        runs2, err2, why2 = _ort_error(path, inputs2, expected2)
-        ort.update(runs2=runs2, matches2=runs2 and why2 is None, max_abs_err2=err2, error2=why2)
+    graph_inputs = sorted(input_dims(model))
+    graph_outputs = sorted(o.name for o in model.graph.output)
+    for suffix, inputs, expected in zip(("", "2"), sets, results):
+        assert sorted(inputs) == graph_inputs, (name, sorted(inputs), graph_inputs)
+        assert sorted(expected) == graph_outputs, (name, sorted(expected), graph_outputs)
+        np.savez(CORPUS / f"{name}.inputs{suffix}.npz", **inputs)
+        np.savez(CORPUS / f"{name}.expected{suffix}.npz", **expected)
     opsets = {o.domain or "ai.onnx": o.version for o in model.opset_import}
     entry = {
         "name": name,
-        **{k: meta[k] for k in ("exporter", "framework", "source")},
+        "exporter": about.exporter,
+        "framework": about.framework,
+        "source": about.source,
         "opset": opsets.get("ai.onnx"),
         "opset_imports": opsets,
-        "exercises": meta["exercises"],
+        "exercises": about.exercises,
         "loops": model_loop_ops(model),
         "input_dims": input_dims(model),
         "output_dims": output_dims(model),
-        "time_axis": meta.get("time_axis"),
-        "rnn_like": meta.get("rnn_like", False),
-        "second_set": inputs2 is not None,
-        "onnxruntime": ort,
-        "tolerance": _tolerance(expected),
+        "time_axis": about.time_axis,
+        "rnn_like": about.rnn_like,
+        "second_set": len(sets) > 1,
+        "onnxruntime": _onnxruntime(path, sets, results),
+        "tolerance": _tolerance(results[0]),
         "size_bytes": path.stat().st_size,
     }
-    if meta.get("notes"):
-        entry["notes"] = meta["notes"]
-    status = "ok" if runs and why is None else f"ORT: {why}"
-    print(f"{name}: {entry['loops']} ort err {err} {status}", file=sys.stderr)
+    if about.notes:
+        entry["notes"] = about.notes
+    print(f"{name}: {entry['loops']} onnxruntime {entry['onnxruntime']}", file=sys.stderr)
     return entry
 
 
@@ -225,13 +229,32 @@ class Registry:
     """The model functions of one make script, in order; `main()` runs them (or those named on
     the command line, then manifest.json is left alone) and records every export failure."""
 
-    def __init__(self, script: str) -> None:
+    def __init__(self, script: str, exporter: str, framework: str) -> None:
         self.script = script
+        self.exporter = exporter
+        self.framework = framework
         self.functions = []
 
     def __call__(self, function):
         self.functions.append(function)
         return function
+
+    def save(
+        self,
+        name: str,
+        model: onnx.ModelProto,
+        sets: list[dict],
+        results: list[dict],
+        exercises: str,
+        *,
+        exporter: str | None = None,
+        **about,
+    ) -> dict:
+        """`save_model` with this script's exporter (or `exporter`), framework and source;
+        `about`: time_axis, rnn_like, notes."""
+        source = f"{self.script}:{name}"
+        whom = About(exporter or self.exporter, self.framework, source, exercises, **about)
+        return save_model(name, model, sets, results, whom)
 
     def main(self) -> None:
         only = set(sys.argv[1:])

@@ -22,12 +22,12 @@ from jax2onnx import to_onnx
 from jax2onnx.plugins.flax.test_utils import _use_original_jnp_shape
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from corpus_io import Registry, rand, save_model  # noqa: E402
+from corpus_io import Registry, rand  # noqa: E402
 
 SCRIPT = "make/jax_models.py"
 EXPORTER = f"jax2onnx {version('jax2onnx')}"
 FRAMEWORK = f"jax {jax.__version__}, flax {version('flax')}"
-model = Registry(SCRIPT)
+model = Registry(SCRIPT, EXPORTER, FRAMEWORK)
 
 
 def export(
@@ -42,27 +42,28 @@ def export(
     time_axis=None,
     rnn_like=False,
     notes=None,
-    func=None,
+    double=False,
 ):
-    """Export `fn` (specs: shapes with symbolic names); expected outputs from jax.jit(fn)."""
-    proto = to_onnx(fn, specs, model_name=name, input_names=input_names, output_names=output_names)
-    jitted = jax.jit(fn)
-    results = []
-    for inputs in sets:
-        outs = jax.tree_util.tree_leaves(jitted(*[jnp.asarray(inputs[k]) for k in input_names]))
-        assert len(outs) == len(output_names), (name, len(outs))
-        results.append({k: np.asarray(v) for k, v in zip(output_names, outs)})
-    meta = {
-        "exporter": EXPORTER,
-        "framework": FRAMEWORK,
-        "source": f"{SCRIPT}:{func}",
-        "exercises": exercises,
-        "time_axis": time_axis,
-        "rnn_like": rnn_like,
-        "notes": notes,
-    }
-    second = {} if len(sets) == 1 else {"inputs2": sets[1], "expected2": results[1]}
-    return save_model(name, proto, sets[0], results[0], meta=meta, **second)
+    """Export `fn` (specs: shapes with symbolic names); expected outputs from jax.jit(fn).
+    `double`: in float64 (jax x64, jax2onnx's enable_double_precision)."""
+    with jax.enable_x64(double):
+        proto = to_onnx(
+            fn,
+            specs,
+            model_name=name,
+            input_names=input_names,
+            output_names=output_names,
+            enable_double_precision=double,
+        )
+        jitted = jax.jit(fn)
+        results = []
+        for inputs in sets:
+            outs = jitted(*[jnp.asarray(inputs[k]) for k in input_names])
+            outs = jax.tree_util.tree_leaves(outs)
+            assert len(outs) == len(output_names), (name, len(outs))
+            results.append({k: np.asarray(v) for k, v in zip(output_names, outs)})
+    about = {"time_axis": time_axis, "rnn_like": rnn_like, "notes": notes}
+    return model.save(name, proto, sets, results, exercises, **about)
 
 
 def linen(module, params, call=None):
@@ -81,7 +82,7 @@ def linen(module, params, call=None):
 
 
 def _linen_rnn(
-    name, cell, carry_in, func, exercises, hidden=8, features=4, return_carry=False, lstm=False
+    name, cell, carry_in, exercises, hidden=8, features=4, return_carry=False, lstm=False
 ):
     rnn = nn.RNN(cell, return_carry=return_carry)
     x = rand(0, 2, 5, features)
@@ -130,7 +131,6 @@ def _linen_rnn(
         output_names=outs,
         time_axis={"x": 1},
         rnn_like=True,
-        func=func,
     )
 
 
@@ -140,7 +140,6 @@ def jax_linen_gru_carry_in():
         "jax_linen_gru_carry_in",
         nn.GRUCell(features=8),
         True,
-        "jax_linen_gru_carry_in",
         "flax.linen nn.RNN(GRUCell), initial carry h0 a graph input, symbolic B and T",
     )
 
@@ -151,7 +150,6 @@ def jax_linen_gru_carry_init():
         "jax_linen_gru_carry_init",
         nn.GRUCell(features=8),
         False,
-        "jax_linen_gru_carry_init",
         "flax.linen nn.RNN(GRUCell), zero carry built inside from the symbolic batch B",
     )
 
@@ -162,7 +160,6 @@ def jax_linen_lstm_carry_in():
         "jax_linen_lstm_carry_in",
         nn.LSTMCell(features=8),
         True,
-        "jax_linen_lstm_carry_in",
         "flax.linen nn.RNN(LSTMCell), (c0, h0) graph inputs, return_carry",
         return_carry=True,
         lstm=True,
@@ -175,7 +172,6 @@ def jax_linen_lstm_carry_init():
         "jax_linen_lstm_carry_init",
         nn.LSTMCell(features=8),
         False,
-        "jax_linen_lstm_carry_init",
         "flax.linen nn.RNN(LSTMCell), carry initialised inside, returns the final carry too",
         return_carry=True,
         lstm=True,
@@ -188,7 +184,6 @@ def jax_linen_simple_carry_in():
         "jax_linen_simple_carry_in",
         nn.SimpleCell(features=8),
         True,
-        "jax_linen_simple_carry_in",
         "flax.linen nn.RNN(SimpleCell), carry a graph input",
     )
 
@@ -199,7 +194,6 @@ def jax_linen_simple_carry_init():
         "jax_linen_simple_carry_init",
         nn.SimpleCell(features=8),
         False,
-        "jax_linen_simple_carry_init",
         "flax.linen nn.RNN(SimpleCell), carry initialised inside",
     )
 
@@ -210,7 +204,6 @@ def jax_linen_mgu_carry_init():
         "jax_linen_mgu_carry_init",
         nn.MGUCell(features=8),
         False,
-        "jax_linen_mgu_carry_init",
         "flax.linen nn.RNN(MGUCell) (minimal gated unit), carry initialised inside",
     )
 
@@ -221,7 +214,6 @@ def jax_linen_optimized_lstm():
         "jax_linen_optimized_lstm",
         nn.OptimizedLSTMCell(features=8),
         False,
-        "jax_linen_optimized_lstm",
         "flax.linen nn.RNN(OptimizedLSTMCell): fused gate matmuls, "
         "zero carry from the symbolic batch",
         lstm=True,
@@ -254,7 +246,6 @@ def jax_linen_stacked_gru_lstm():
         output_names=["y"],
         time_axis={"x": 1},
         rnn_like=True,
-        func="jax_linen_stacked_gru_lstm",
     )
 
 
@@ -274,7 +265,6 @@ def jax_linen_bidirectional_gru():
         time_axis=None,
         rnn_like=True,
         notes="bidirectional: chunked streaming is not meaningful (the backward pass)",
-        func="jax_linen_bidirectional_gru",
     )
 
 
@@ -302,7 +292,6 @@ def _seq_lengths(name, static_batch):
         input_names=["x", "lengths"],
         output_names=["h", "y"],
         rnn_like=True,
-        func=name,
     )
 
 
@@ -347,7 +336,6 @@ def jax_linen_nn_scan_gru_time_major():
         output_names=["h", "ys"],
         time_axis={"xs": 0},
         rnn_like=True,
-        func="jax_linen_nn_scan_gru_time_major",
     )
 
 
@@ -364,7 +352,6 @@ def jax_nnx_rnn_gru():
         output_names=["y"],
         time_axis={"x": 1},
         rnn_like=True,
-        func="jax_nnx_rnn_gru",
     )
 
 
@@ -415,7 +402,6 @@ def jax_lax_scan_gru_batch_major():
         output_names=["ys", "h"],
         time_axis={"x": 1},
         rnn_like=True,
-        func="jax_lax_scan_gru_batch_major",
     )
 
 
@@ -446,7 +432,6 @@ def jax_lax_scan_weights_as_inputs():
         output_names=["h", "s"],
         time_axis={"xs": 0},
         rnn_like=True,
-        func="jax_lax_scan_weights_as_inputs",
     )
 
 
@@ -468,7 +453,6 @@ def jax_lax_scan_reverse_cumsum():
         exercises="lax.scan(reverse=True): discounted reverse cumulative sum, carry from xs[0]",
         input_names=["xs"],
         output_names=["c", "ys"],
-        func="jax_lax_scan_reverse_cumsum",
     )
 
 
@@ -492,7 +476,6 @@ def jax_lax_scan_flip_cumsum():
         "refuses scan(reverse=True))",
         input_names=["xs"],
         output_names=["c", "ys"],
-        func="jax_lax_scan_flip_cumsum",
     )
 
 
@@ -514,7 +497,6 @@ def jax_lax_scan_length_no_xs():
         exercises="lax.scan with xs=None and length=7: a counted loop stacking an output",
         input_names=["x"],
         output_names=["c", "ys"],
-        func="jax_lax_scan_length_no_xs",
     )
 
 
@@ -540,7 +522,6 @@ def jax_lax_scan_nested():
         exercises="lax.scan inside lax.scan: nested loops, inner trip count U symbolic",
         input_names=["xs"],
         output_names=["d", "sums"],
-        func="jax_lax_scan_nested",
     )
 
 
@@ -558,7 +539,6 @@ def jax_fori_loop_static():
         exercises="lax.fori_loop with static bounds 0..6, the counter used in the body",
         input_names=["x"],
         output_names=["y"],
-        func="jax_fori_loop_static",
     )
 
 
@@ -579,7 +559,6 @@ def jax_fori_loop_dynamic():
         exercises="lax.fori_loop with a run-time upper bound (graph input n)",
         input_names=["x", "n"],
         output_names=["y"],
-        func="jax_fori_loop_dynamic",
     )
 
 
@@ -605,7 +584,6 @@ def jax_while_loop_count_input():
         "run-time trip count (0 in set 2)",
         input_names=["x", "n"],
         output_names=["i", "y"],
-        func="jax_while_loop_count_input",
     )
 
 
@@ -632,7 +610,6 @@ def jax_while_loop_newton_sqrt():
         "convergence) and an iteration counter",
         input_names=["a"],
         output_names=["x", "k"],
-        func="jax_while_loop_newton_sqrt",
     )
 
 
@@ -654,7 +631,6 @@ def jax_fori_in_scan():
         exercises="lax.fori_loop (static 3) nested in lax.scan",
         input_names=["xs"],
         output_names=["c", "sums"],
-        func="jax_fori_in_scan",
     )
 
 
@@ -667,33 +643,21 @@ def jax_lax_scan_f64():
 
         return jax.lax.scan(step, h0, xs)
 
-    with jax.enable_x64(True):
-        sets = [
-            {"xs": rand(150, 5, 2, 3).astype(np.float64), "h0": np.zeros((2, 3), np.float64)},
-            {"xs": rand(151, 9, 4, 3).astype(np.float64), "h0": rand(152, 4, 3).astype(np.float64)},
-        ]
-        specs = [("T", "B", 3), ("B", 3)]
-        proto = to_onnx(
-            fn,
-            specs,
-            model_name="jax_lax_scan_f64",
-            input_names=["xs", "h0"],
-            output_names=["h", "ys"],
-            enable_double_precision=True,
-        )
-        outs = [
-            dict(zip(["h", "ys"], map(np.asarray, jax.jit(fn)(*[s["xs"], s["h0"]])))) for s in sets
-        ]
-    meta = {
-        "exporter": EXPORTER,
-        "framework": FRAMEWORK,
-        "source": f"{SCRIPT}:jax_lax_scan_f64",
-        "exercises": "lax.scan in float64 (jax x64, enable_double_precision)",
-        "time_axis": {"xs": 0},
-        "rnn_like": True,
-    }
-    return save_model(
-        "jax_lax_scan_f64", proto, sets[0], outs[0], meta=meta, inputs2=sets[1], expected2=outs[1]
+    sets = [
+        {"xs": rand(150, 5, 2, 3).astype(np.float64), "h0": np.zeros((2, 3), np.float64)},
+        {"xs": rand(151, 9, 4, 3).astype(np.float64), "h0": rand(152, 4, 3).astype(np.float64)},
+    ]
+    return export(
+        "jax_lax_scan_f64",
+        fn,
+        [("T", "B", 3), ("B", 3)],
+        sets,
+        exercises="lax.scan in float64 (jax x64, enable_double_precision)",
+        input_names=["xs", "h0"],
+        output_names=["h", "ys"],
+        time_axis={"xs": 0},
+        rnn_like=True,
+        double=True,
     )
 
 
@@ -724,7 +688,6 @@ def jax_fori_kv_cache_update():
         "dynamic_update_slice and reading the whole cache each step (KV-cache style)",
         input_names=["xs"],
         output_names=["cache"],
-        func="jax_fori_kv_cache_update",
     )
 
 
@@ -746,7 +709,6 @@ def jax_lax_scan_cond_inside():
         exercises="lax.cond inside lax.scan (an If in the Loop body)",
         input_names=["xs"],
         output_names=["c", "maxes"],
-        func="jax_lax_scan_cond_inside",
     )
 
 
@@ -791,7 +753,6 @@ def jax_while_greedy_decode():
         "written with dynamic_update_slice",
         input_names=["start", "max_len"],
         output_names=["steps", "tokens"],
-        func="jax_while_greedy_decode",
     )
 
 

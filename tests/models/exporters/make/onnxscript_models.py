@@ -16,12 +16,12 @@ from onnxscript import BOOL, FLOAT, INT64, script
 from onnxscript import opset18 as op
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from corpus_io import Registry, rand, save_model  # noqa: E402
+from corpus_io import Registry, rand  # noqa: E402
 
 SCRIPT = "make/onnxscript_models.py"
 EXPORTER = f"onnxscript {onnxscript.__version__}"
 FRAMEWORK = f"onnxscript {onnxscript.__version__} eager mode"
-model = Registry(SCRIPT)
+model = Registry(SCRIPT, EXPORTER, FRAMEWORK)
 
 # typed shapes of the functions' inputs and outputs; strings are symbolic dims
 F_N = FLOAT["N"]
@@ -50,18 +50,8 @@ def export(
         for k, want in zip(out_names, reference(*[inputs[k] for k in in_names])):
             np.testing.assert_allclose(outs[k], want, rtol=1e-5, atol=1e-5, err_msg=f"{name}:{k}")
         results.append(outs)
-    meta = {
-        "exporter": EXPORTER,
-        "framework": FRAMEWORK,
-        "source": f"{SCRIPT}:{name}",
-        "exercises": exercises,
-        "time_axis": time_axis,
-        "rnn_like": rnn_like,
-        "notes": notes,
-    }
-    return save_model(
-        name, proto, sets[0], results[0], meta=meta, inputs2=sets[1], expected2=results[1]
-    )
+    about = {"time_axis": time_axis, "rnn_like": rnn_like, "notes": notes}
+    return model.save(name, proto, sets, results, exercises, **about)
 
 
 @script()

@@ -31,14 +31,14 @@ from sklearn.neighbors import (
 )
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from corpus_io import Registry, save_model  # noqa: E402
+from corpus_io import Registry  # noqa: E402
 
 warnings.filterwarnings("ignore")
 SCRIPT = "make/sklearn_models.py"
 EXPORTER = f"skl2onnx {skl2onnx.__version__}"
 FRAMEWORK = f"scikit-learn {sklearn.__version__}"
 OPSET = 17
-model = Registry(SCRIPT)
+model = Registry(SCRIPT, EXPORTER, FRAMEWORK)
 
 
 def data(seed, n, features=4, dtype=np.float32):
@@ -65,18 +65,7 @@ def export(name, est, x_train, predict, *, exercises, options=None, notes=None, 
                 arr.reshape(arr.shape + (1,) * (rank - arr.ndim)) if rank > arr.ndim else arr
             )
         results.append(outs)
-    meta = {
-        "exporter": EXPORTER,
-        "framework": FRAMEWORK,
-        "source": f"{SCRIPT}:{name}",
-        "exercises": exercises,
-        "time_axis": None,
-        "rnn_like": False,
-        "notes": notes,
-    }
-    return save_model(
-        name, proto, sets[0], results[0], meta=meta, inputs2=sets[1], expected2=results[1]
-    )
+    return model.save(name, proto, sets, results, exercises, notes=notes)
 
 
 def _classes(x):
@@ -308,23 +297,8 @@ def skl_knn_imputer():
     proto = to_onnx(est, x[:1], target_opset=18)
     sets = [{"X": queries(91, 7)}, {"X": queries(92, 3)}]
     results = [{"variable": est.transform(s["X"]).astype(np.float32)} for s in sets]
-    meta = {
-        "exporter": EXPORTER,
-        "framework": FRAMEWORK,
-        "source": f"{SCRIPT}:skl_knn_imputer",
-        "exercises": "KNNImputer: nan-euclidean distances in local ONNX functions with Loops/Scans",
-        "time_axis": None,
-        "rnn_like": False,
-    }
-    return save_model(
-        "skl_knn_imputer",
-        proto,
-        sets[0],
-        results[0],
-        meta=meta,
-        inputs2=sets[1],
-        expected2=results[1],
-    )
+    exercises = "KNNImputer: nan-euclidean distances in local ONNX functions (If, no loop)"
+    return model.save("skl_knn_imputer", proto, sets, results, exercises)
 
 
 if __name__ == "__main__":

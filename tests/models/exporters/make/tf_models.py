@@ -21,13 +21,13 @@ import tensorflow as tf  # noqa: E402
 import tf2onnx  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from corpus_io import Registry, rand, save_model  # noqa: E402
+from corpus_io import Registry, rand  # noqa: E402
 
 SCRIPT = "make/tf_models.py"
 EXPORTER = f"tf2onnx {tf2onnx.__version__}"
 FRAMEWORK = f"tensorflow {tf.__version__}, keras {keras.__version__}"
 OPSET = 17
-model = Registry(SCRIPT)
+model = Registry(SCRIPT, EXPORTER, FRAMEWORK)
 
 
 def spec(*shape, dtype=tf.float32, name=None):
@@ -62,19 +62,10 @@ def export(
         assert len(outs) == len(out_names), (name, len(outs), out_names)
         results.append({k: np.asarray(v) for k, v in zip(out_names, outs)})
     renamed = [{g: s[k] for g, k in zip(graph_inputs, in_names)} for s in sets]
-    meta = {
-        "exporter": EXPORTER,
-        "framework": FRAMEWORK,
-        "source": f"{SCRIPT}:{name}",
-        "exercises": exercises,
-        "time_axis": None
-        if time_axis is None
-        else {graph_inputs[in_names.index(k)]: v for k, v in time_axis.items()},
-        "rnn_like": rnn_like,
-        "notes": notes,
-    }
-    second = {} if len(sets) == 1 else {"inputs2": renamed[1], "expected2": results[1]}
-    return save_model(name, proto, renamed[0], results[0], meta=meta, **second)
+    if time_axis is not None:
+        time_axis = {graph_inputs[in_names.index(k)]: v for k, v in time_axis.items()}
+    about = {"time_axis": time_axis, "rnn_like": rnn_like, "notes": notes}
+    return model.save(name, proto, renamed, results, exercises, **about)
 
 
 def keras_seq(

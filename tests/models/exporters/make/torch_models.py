@@ -21,13 +21,15 @@ import torch
 from torch import Tensor, nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from corpus_io import Registry, rand, save_model  # noqa: E402
+from corpus_io import Registry, rand  # noqa: E402
 
 warnings.filterwarnings("ignore")
 SCRIPT = "make/torch_models.py"
 FRAMEWORK = f"torch {torch.__version__}"
 OPSET = 17
-model = Registry(SCRIPT)
+TORCHSCRIPT = f"torch.onnx TorchScript (dynamo=False) {torch.__version__}"
+DYNAMO = f"torch.onnx dynamo {torch.__version__}, onnxscript {version('onnxscript')}"
+model = Registry(SCRIPT, TORCHSCRIPT, FRAMEWORK)
 
 
 def _eager(module, sets, in_names, out_names):
@@ -39,20 +41,6 @@ def _eager(module, sets, in_names, out_names):
             assert len(outs) == len(out_names)
             results.append({k: v.numpy() for k, v in zip(out_names, outs)})
     return results
-
-
-def _save(name, proto, sets, results, exporter, *, exercises, time_axis, rnn_like, notes):
-    meta = {
-        "exporter": exporter,
-        "framework": FRAMEWORK,
-        "source": f"{SCRIPT}:{name}",
-        "exercises": exercises,
-        "time_axis": time_axis,
-        "rnn_like": rnn_like,
-        "notes": notes,
-    }
-    second = {} if len(sets) == 1 else {"inputs2": sets[1], "expected2": results[1]}
-    return save_model(name, proto, sets[0], results[0], meta=meta, **second)
 
 
 def export_script(
@@ -87,18 +75,8 @@ def export_script(
     )
     proto = onnx.load_from_string(buffer.getvalue())
     results = _eager(module, sets, in_names, out_names)
-    exporter = f"torch.onnx TorchScript (dynamo=False) {torch.__version__}"
-    return _save(
-        name,
-        proto,
-        sets,
-        results,
-        exporter,
-        exercises=exercises,
-        time_axis=time_axis,
-        rnn_like=rnn_like,
-        notes=notes,
-    )
+    about = {"time_axis": time_axis, "rnn_like": rnn_like, "notes": notes}
+    return model.save(name, proto, sets, results, exercises, **about)
 
 
 def export_dynamo(
@@ -128,18 +106,8 @@ def export_dynamo(
     )
     proto = program.model_proto
     results = _eager(module, sets, in_names, out_names)
-    exporter = f"torch.onnx dynamo {torch.__version__}, onnxscript {version('onnxscript')}"
-    return _save(
-        name,
-        proto,
-        sets,
-        results,
-        exporter,
-        exercises=exercises,
-        time_axis=time_axis,
-        rnn_like=rnn_like,
-        notes=notes,
-    )
+    about = {"time_axis": time_axis, "rnn_like": rnn_like, "notes": notes}
+    return model.save(name, proto, sets, results, exercises, exporter=DYNAMO, **about)
 
 
 BT = {0: "B", 1: "T"}
@@ -186,11 +154,11 @@ def torch_ts_elman_stack():
 
 
 class GRUCellCat(nn.Module):
-    """nn.GRUCell over time, unsqueezed outputs collected in a list and torch.cat-ed."""
+    """A GRU cell (4 -> 6) over time, unsqueezed outputs collected in a list and torch.cat-ed."""
 
-    def __init__(self):
+    def __init__(self, cell: nn.Module):
         super().__init__()
-        self.cell = nn.GRUCell(4, 6)
+        self.cell = cell
 
     def forward(self, x: Tensor) -> tuple[Tensor, Tensor]:
         h = torch.zeros(x.size(0), 6)
@@ -201,22 +169,28 @@ class GRUCellCat(nn.Module):
         return torch.cat(outs, 1), h
 
 
-@model
-def torch_ts_grucell_cat():
+def _gru_cat(name, make_cell, seed, exercises):
     torch.manual_seed(2)
-    sets = [{"x": rand(10, 2, 5, 4)}, {"x": rand(11, 4, 3, 4)}]
+    sets = [{"x": rand(seed, 2, 5, 4)}, {"x": rand(seed + 1, 4, 3, 4)}]
+    exercises += " over time from a zero state sized by x.size(0), unsqueezed steps torch.cat-ed"
+    dims = {"x": BT, "y": BT, "h": {0: "B"}}
+    module = GRUCellCat(make_cell())
     return export_script(
-        "torch_ts_grucell_cat",
-        GRUCellCat(),
+        name,
+        module,
         sets,
         ["x"],
         ["y", "h"],
-        {"x": BT, "y": BT, "h": {0: "B"}},
-        exercises="TorchScript: nn.GRUCell over time from a zero state sized by x.size(0), "
-        "list of unsqueezed steps torch.cat-ed (ConcatFromSequence axis 1)",
+        dims,
+        exercises=exercises,
         time_axis={"x": 1},
         rnn_like=True,
     )
+
+
+@model
+def torch_ts_grucell_cat():
+    return _gru_cat("torch_ts_grucell_cat", lambda: nn.GRUCell(4, 6), 10, "TorchScript: nn.GRUCell")
 
 
 class LSTMCellLoop(nn.Module):
@@ -573,21 +547,54 @@ class SplitUnbind(nn.Module):
         return torch.stack(outs, 1)
 
 
-@model
-def torch_ts_unbind_loop():
+class CatStateLoop(SplitUnbind):
+    """SplitUnbind with x[:, t] instead of unbind (the unbind loop fails to export)."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        h = torch.zeros(x.size(0), 5)
+        outs: list[Tensor] = []
+        for t in range(x.size(1)):
+            h = torch.relu(self.lin(torch.cat([x[:, t], h], 1)))
+            outs.append(h)
+        return torch.stack(outs, 1)
+
+
+def _relu_cell_loop(name, module_class, seed, exercises):
     torch.manual_seed(7)
-    sets = [{"x": rand(100, 2, 5, 4)}, {"x": rand(101, 3, 8, 4)}]
+    module = module_class()
+    sets = [{"x": rand(seed, 2, 5, 4)}, {"x": rand(seed + 1, 3, 8, 4)}]
+    exercises += ", concat of input step and state, relu cell, stacked outputs"
+    dims = {"x": BT, "y": BT}
     return export_script(
-        "torch_ts_unbind_loop",
-        SplitUnbind(),
+        name,
+        module,
         sets,
         ["x"],
         ["y"],
-        {"x": BT, "y": BT},
-        exercises="TorchScript: for xt in x.unbind(1) (SplitToSequence looped over), "
-        "concat of input and state, stacked outputs",
+        dims,
+        exercises=exercises,
         time_axis={"x": 1},
         rnn_like=True,
+    )
+
+
+@model
+def torch_ts_unbind_loop():
+    return _relu_cell_loop(
+        "torch_ts_unbind_loop",
+        SplitUnbind,
+        100,
+        "TorchScript: for xt in x.unbind(1) (SplitToSequence looped over)",
+    )
+
+
+@model
+def torch_ts_concat_state_loop():
+    return _relu_cell_loop(
+        "torch_ts_concat_state_loop",
+        CatStateLoop,
+        102,
+        "TorchScript: for t in range(x.size(1)) reading x[:, t]",
     )
 
 
@@ -611,71 +618,13 @@ class HandGRUCell(nn.Module):
         return (1 - z) * n + z * h
 
 
-class GRUByHandCat(nn.Module):
-    """GRUCellCat with the cell written out."""
-
-    def __init__(self):
-        super().__init__()
-        self.cell = HandGRUCell(4, 6)
-
-    def forward(self, x: Tensor) -> tuple[Tensor, Tensor]:
-        h = torch.zeros(x.size(0), 6)
-        outs: list[Tensor] = []
-        for t in range(x.size(1)):
-            h = self.cell(x[:, t], h)
-            outs.append(h.unsqueeze(1))
-        return torch.cat(outs, 1), h
-
-
 @model
 def torch_ts_gru_by_hand_cat():
-    torch.manual_seed(2)
-    sets = [{"x": rand(12, 2, 5, 4)}, {"x": rand(13, 4, 3, 4)}]
-    return export_script(
+    return _gru_cat(
         "torch_ts_gru_by_hand_cat",
-        GRUByHandCat(),
-        sets,
-        ["x"],
-        ["y", "h"],
-        {"x": BT, "y": BT, "h": {0: "B"}},
-        exercises="TorchScript: a GRU cell written out (chunk into 3 gates) over time from a "
-        "zero state sized by x.size(0), unsqueezed steps torch.cat-ed",
-        time_axis={"x": 1},
-        rnn_like=True,
-    )
-
-
-class CatStateLoop(nn.Module):
-    """SplitUnbind with x[:, t] instead of unbind (the unbind loop fails to export)."""
-
-    def __init__(self):
-        super().__init__()
-        self.lin = nn.Linear(4 + 5, 5)
-
-    def forward(self, x: Tensor) -> Tensor:
-        h = torch.zeros(x.size(0), 5)
-        outs: list[Tensor] = []
-        for t in range(x.size(1)):
-            h = torch.relu(self.lin(torch.cat([x[:, t], h], 1)))
-            outs.append(h)
-        return torch.stack(outs, 1)
-
-
-@model
-def torch_ts_concat_state_loop():
-    torch.manual_seed(7)
-    sets = [{"x": rand(102, 2, 5, 4)}, {"x": rand(103, 3, 8, 4)}]
-    return export_script(
-        "torch_ts_concat_state_loop",
-        CatStateLoop(),
-        sets,
-        ["x"],
-        ["y"],
-        {"x": BT, "y": BT},
-        exercises="TorchScript: input step and state concatenated (torch.cat in the body), "
-        "relu cell, stacked outputs",
-        time_axis={"x": 1},
-        rnn_like=True,
+        lambda: HandGRUCell(4, 6),
+        12,
+        "TorchScript: a GRU cell written out (chunk into 3 gates)",
     )
 
 
