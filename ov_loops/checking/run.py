@@ -289,8 +289,8 @@ def _check_onnx(path: Path, given: dict, request: _Request) -> CheckReport:
     outcome = _Outcome(path, "ONNX reference (numpy)", names, expected)
     with tempfile.TemporaryDirectory(prefix="ov-loops-check-") as scratch:
         xml = Path(scratch) / "model.xml"
-        save(conversion.model, xml, compress_to_fp16=False)  # the references compute in f32
-        validation = validate(xml)
+        # the references compute in f32; save refuses an IR the validator rejects
+        save(conversion.model, xml, compress_to_fp16=False)
         outcome.run_device(xml, feeds, request, chunking)
         with timed("onnxruntime ran"):
             outcome.others["onnxruntime"] = onnxruntime_outputs(source, feeds)
@@ -300,10 +300,6 @@ def _check_onnx(path: Path, given: dict, request: _Request) -> CheckReport:
                     path, Path(scratch), settings.device, settings.precision, feeds
                 )
         report = _report(outcome, request)
-        if validation.errors:
-            report.notes.append(
-                f"the converted IR has {len(validation.errors)} validation error(s)"
-            )
         report.warnings.extend(loops_never_run(conversion.loops, trace, generated))
         if chunking is not None and not any(loop.states for loop in conversion.loops):
             report.notes.append(NO_STATE)
