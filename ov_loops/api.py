@@ -118,12 +118,14 @@ def save(model: ov.Model, path: str | os.PathLike, compress_to_fp16: bool = True
 
 def _refuse_invalid(xml: Path) -> None:
     """Raise ConversionError when the validator finds an error in the IR at `xml`: the first
-    one, with its loop and rule code, and how many more."""
+    one, with its loop and rule code, and how many more. Warnings are logged (info)."""
     started = time.perf_counter()
-    errors = validate(xml).errors
+    report = validate(xml)
     log.debug("validated the IR in %s", _since(started))
-    if errors:
-        first, more = errors[0], len(errors) - 1
+    for warning in report.warnings:
+        log.info("validate: %s at loop '%s': %s", warning.code, warning.layer_path, warning.message)
+    if report.errors:
+        first, more = report.errors[0], len(report.errors) - 1
         others = f" (and {more} more error(s))" if more else ""
         raise ConversionError(
             f"the IR fails validation, nothing written: loop '{first.layer_path}': "

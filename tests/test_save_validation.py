@@ -4,6 +4,7 @@ line naming the loop and the rule, exit 1, nothing written; warnings do not bloc
 
 from __future__ import annotations
 
+import logging
 import subprocess
 
 import numpy as np
@@ -52,12 +53,14 @@ def test_save_refuses_an_ir_the_validator_rejects_and_writes_nothing(tmp_path):
     assert list(tmp_path.iterdir()) == []  # not even the directories it made
 
 
-def test_save_writes_an_ir_with_warnings_only(tmp_path):
+def test_save_writes_an_ir_with_warnings_only_and_logs_them(tmp_path, caplog):
     """WR001 (a constant zero trip count with a concatenated output) is a warning: written."""
     xml = tmp_path / "model.xml"
-    ov_loops.save(_counting_loop(np.bool_(True), trips=0, concatenated=True), xml)
+    with caplog.at_level(logging.INFO, logger="ov_loops.api"):
+        ov_loops.save(_counting_loop(np.bool_(True), trips=0, concatenated=True), xml)
     report = ov_loops.validate(xml)
     assert [f.code for f in report.findings] == ["WR001"] and report.exit_code == 0
+    assert "validate: WR001 at loop 'counting': constant trip count 0" in caplog.text
 
 
 def test_save_ovms_refuses_it_and_leaves_the_repository_as_it_was(tmp_path):

@@ -32,7 +32,7 @@ from ov_loops.frontends.onnx.types import onnx_elem_type
 T = onnx.TensorProto
 BODY_INPUTS = "the body's inputs are (iteration_num int64, condition bool, loop-carried values...)"
 CARRIED = "a loop-carried value has one element type at its initial value, body input and output"
-RULES = {
+TYPE_RULES = {
     ("Loop", "M"): "M is an int64 scalar",
     ("Loop", "cond"): "cond is a bool scalar",
     ("Loop", "iteration"): BODY_INPUTS,
@@ -52,7 +52,9 @@ def type_name(elem_type: int) -> str:
 
 def ill_typed(layout: LoopBody, port: str, found: str, rule: str) -> InputError:
     """The one-line error for `port` of `layout`'s node, which is `found`, against `rule`."""
-    return InputError(f"{layout.path}: {port} {found}; ONNX {layout.op}: {RULES[layout.op, rule]}")
+    return InputError(
+        f"{layout.path}: {port} {found}; ONNX {layout.op}: {TYPE_RULES[layout.op, rule]}"
+    )
 
 
 def check_arriving(layout: LoopBody, values: PlaceholderValues) -> None:
