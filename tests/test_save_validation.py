@@ -74,6 +74,15 @@ def test_save_ovms_refuses_it_and_leaves_the_repository_as_it_was(tmp_path):
     assert (repository / "config.json").read_text() == config
 
 
+def test_save_skips_validation_without_loop_layers(tmp_path, monkeypatch):
+    """The validator checks loop layers only: a loop-free IR (unrolled, say) is not re-read."""
+    monkeypatch.setattr(ov_loops.api, "validate", lambda path: pytest.fail("validated"))
+    x = ops.parameter([2], np.float32, name="x")
+    ov_loops.save(ov.Model([ops.result(ops.relu(x))], [x], "flat"), tmp_path / "flat.xml")
+    with pytest.raises(BaseException, match="validated"):
+        ov_loops.save(_counting_loop(np.bool_(True)), tmp_path / "loop.xml")
+
+
 def _counting_onnx():
     body = loop_body(
         [node("Identity", ["cond_in"], ["keep"]), node("Identity", ["v_in"], ["v_out"])],
