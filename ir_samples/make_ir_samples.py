@@ -25,6 +25,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 import ov_loops  # noqa: E402
+from ov_loops.ir.rules import RULES, WARNING  # noqa: E402
 from tests import loop_scenarios, scan_scenarios  # noqa: E402
 
 
@@ -126,6 +127,14 @@ def _last_value_output(root):
     )
 
 
+def _condition_entry(root):
+    return next(
+        e
+        for e in _loop(root).find("port_map").findall("output")
+        if e.get("purpose") == "execution_condition"
+    )
+
+
 INVALID = {
     "ST001": ("the Loop has no <port_map>", lambda r: _loop(r).remove(_loop(r).find("port_map"))),
     "ST002": (
@@ -175,8 +184,9 @@ INVALID = {
         lambda r: _sliced_output(r).set("stride", "0"),
     ),
     "AX005": (
-        "the sliced part is [1,2] but the body Parameter is declared [1,3]",
-        lambda r: _pm_shape(_body_layer(r, "x_part"), "1,3", ["1", "3"]),
+        "the sliced part is [1,2] but the body Parameter is declared [3,2]: OpenVINO re-infers "
+        "it and runs the IR",
+        lambda r: _pm_shape(_body_layer(r, "x_part"), "3,2", ["3", "2"]),
     ),
     "AX006": (
         "the concatenated output port is annotated [?,5] but the body Result is [1,2]",
@@ -210,9 +220,9 @@ INVALID = {
     ),
     "SP002": (
         "execution_condition names the f32 accumulator Result",
-        lambda r: next(
-            e for e in _loop(r).find("port_map").findall("output") if e.get("purpose")
-        ).set("internal_layer_id", _last_value_output(r).get("internal_layer_id")),
+        lambda r: _condition_entry(r).set(
+            "internal_layer_id", _last_value_output(r).get("internal_layer_id")
+        ),
     ),
     "SP003": (
         "the Const feeding the Loop's input port 1 (execution condition) is an i64",
@@ -223,8 +233,35 @@ INVALID = {
         lambda r: _loop(r).find("port_map").remove(_last_value_output(r)),
     ),
     "PM008": (
-        "the invariant input is [2] but its body Parameter w_in is declared [3]",
-        lambda r: _pm_shape(_body_layer(r, "w_in"), "3", ["3"]),
+        "the invariant input is f32 but its body Parameter w_in is declared f16",
+        lambda r: _set_precision(_body_layer(r, "w_in"), "FP16", "f16"),
+    ),
+    "PM009": (
+        "the last-value output entry names the boolean condition Result; output port 5 is f32",
+        lambda r: _last_value_output(r).set(
+            "internal_layer_id", _condition_entry(r).get("internal_layer_id")
+        ),
+    ),
+    "ST003": (
+        "the current_iteration Parameter i has no <output> port; a body edge starts there",
+        lambda r: _body_layer(r, "i").remove(_body_layer(r, "i").find("output")),
+    ),
+    "ST004": (
+        'the sliced body Parameter x_part has shape="a,b"',
+        lambda r: _body_layer(r, "x_part").find("data").set("shape", "a,b"),
+    ),
+    "SP005": (
+        "the execution_condition entry was deleted (its body Result is mapped by nothing)",
+        lambda r: _loop(r).find("port_map").remove(_condition_entry(r)),
+    ),
+    "WR007": (
+        "an extra output entry maps Result_12 to external_port_id -1 without a purpose",
+        lambda r: _add_entry(r, "output", external_port_id="-1", internal_layer_id=_acc_result(r)),
+    ),
+    "WR008": (
+        "the invariant input is [2] but its body Parameter w_in is declared [1]: OpenVINO "
+        "re-infers it and runs the IR",
+        lambda r: _pm_shape(_body_layer(r, "w_in"), "1", ["1"]),
     ),
     "AX007": (
         "the sliced input's stride 99999999999999999999 overflows int64",
@@ -430,6 +467,12 @@ BUILT = {
 }
 
 
+def _kind(code: str) -> str:
+    """ ", a warning" for a warning rule's sample."""
+    severity = {rule.code: rule.severity for rule in RULES}.get(code)
+    return ", a warning" if severity == WARNING else ""
+
+
 def _write_with_comment(xml: Path, comment: str) -> None:
     tree = etree.parse(str(xml), etree.XMLParser(remove_blank_text=False))
     tree.getroot().addprevious(etree.Comment(f" defect: {comment} "))
@@ -452,7 +495,7 @@ def main() -> None:
         target = invalid / f"{code}.xml"
         tree.write(str(target), xml_declaration=True, encoding="utf-8")
         shutil.copyfile(base.with_suffix(".bin"), target.with_suffix(".bin"))
-        _write_with_comment(target, f"{defect} ({code})")
+        _write_with_comment(target, f"{defect} ({code}{_kind(code)})")
     data = base.with_suffix(".bin").read_bytes()
     for code, (defect, mutate) in WARNINGS.items():  # the Const now reads 8 zero bytes
         tree = etree.parse(str(base))
@@ -464,8 +507,7 @@ def main() -> None:
     for code, (defect, build) in BUILT.items():
         target = invalid / f"{code}.xml"
         ov.save_model(build(), str(target), compress_to_fp16=False)
-        kind = ", a warning" if code.startswith(("WR", "GP")) else ""
-        _write_with_comment(target, f"{defect} ({code}{kind})")
+        _write_with_comment(target, f"{defect} ({code}{_kind(code)})")
     print(
         f"wrote {len(list(valid.glob('*.xml')))} valid and "
         f"{len(list(invalid.glob('*.xml')))} invalid samples"

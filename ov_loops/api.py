@@ -15,10 +15,12 @@ import openvino as ov
 
 from ov_loops.conversion.driver import convert_model
 from ov_loops.conversion.report import Conversion
-from ov_loops.errors import InputError
+from ov_loops.errors import ConversionError, InputError
 from ov_loops.frontends.onnx.input_specs import input_shapes, output_names
 from ov_loops.frontends.onnx.io_edits import InputOutputEdits
 from ov_loops.frontends.onnx.load import load_model
+from ov_loops.ir.reader import KEPT_TYPES
+from ov_loops.ir.validate import validate
 from ov_loops.loopir.passes.levels import check_optimize_level
 from ov_loops.targets import target_profile
 
@@ -89,6 +91,10 @@ def save(model: ov.Model, path: str | os.PathLike, compress_to_fp16: bool = True
 
     `compress_to_fp16` (on by default, as in `openvino.save_model` and `ovc`) stores f32
     constants, those in loop bodies too, as f16 that the model converts back to f32.
+
+    The IR is validated (`ov_loops.validate`) before it is moved into place: one the validator
+    rejects is never written (ConversionError naming the loop and the rule; warnings do not
+    block). An IR without Loop, TensorIterator or If layers has nothing to validate.
     """
     target = Path(path)
     if target.suffix != ".xml":
@@ -99,14 +105,40 @@ def save(model: ov.Model, path: str | os.PathLike, compress_to_fp16: bool = True
         with tempfile.TemporaryDirectory(dir=target.parent, prefix=".ov-loops-") as scratch:
             scratch_xml = Path(scratch) / target.name
             ov.save_model(model, str(scratch_xml), compress_to_fp16=compress_to_fp16)
+            if _has_subgraphs(model):  # the validator checks loop layers (at any depth)
+                _refuse_invalid(scratch_xml)
             os.replace(scratch_xml.with_suffix(".bin"), target.with_suffix(".bin"))
             os.replace(scratch_xml, target)
-    except OSError as exc:
+    except (OSError, ConversionError) as exc:
         if made is not None:
             shutil.rmtree(made, ignore_errors=True)
+        if isinstance(exc, ConversionError):
+            raise
         raise InputError(f"{target}: cannot write: {exc.strerror or exc}") from None
     weights = "f16" if compress_to_fp16 else "f32"
     log.info("saved %s (%s weights) in %s", target, weights, _since(started))
+
+
+def _has_subgraphs(model: ov.Model) -> bool:
+    """Whether the main graph has a layer the validator looks into (Loop, TensorIterator, If)."""
+    return any(op.get_type_name() in KEPT_TYPES for op in model.get_ordered_ops())
+
+
+def _refuse_invalid(xml: Path) -> None:
+    """Raise ConversionError when the validator finds an error in the IR at `xml`: the first
+    one, with its loop and rule code, and how many more. Warnings are logged (info)."""
+    started = time.perf_counter()
+    report = validate(xml)
+    log.debug("validated the IR in %s", _since(started))
+    for warning in report.warnings:
+        log.info("validate: %s at loop '%s': %s", warning.code, warning.layer_path, warning.message)
+    if report.errors:
+        first, more = report.errors[0], len(report.errors) - 1
+        others = f" (and {more} more error(s))" if more else ""
+        raise ConversionError(
+            f"the IR fails validation, nothing written: loop '{first.layer_path}': "
+            f"{first.code} {first.message}{others}"
+        )
 
 
 def make_directories(directory: Path) -> Path | None:

@@ -1,8 +1,9 @@
 """The `ov-loops` command line: convert, validate and check, each a thin layer over the Python
 API (`ov_loops.api`, `ov_loops.ir.validate`, `ov_loops.checking`).
 
-Exit codes: 0 success; 1 the model cannot be converted, the IR has an error, or outputs do not
-match the reference; 2 unreadable input, an absent device, or bad usage.
+Exit codes: 0 success; 1 the model cannot be converted (an IR the validator rejects is never
+written), the IR has an error, or outputs do not match the reference; 2 unreadable or invalid
+input (an ill-typed Loop or Scan port, say), an absent device, or bad usage.
 """
 
 from __future__ import annotations
@@ -63,8 +64,9 @@ that diverged.
 
 EPILOG = """\
 Exit codes: 0 success; 1 the model cannot be converted, the IR has an error, or the outputs do
-not match; 2 unreadable input, an absent device, or bad usage. `ov-loops COMMAND --help` lists
-a command's options; the manual is docs/cli.md in the ov-loops source."""
+not match; 2 unreadable or invalid input (an ill-typed Loop or Scan port, say), an absent
+device, or bad usage. `ov-loops COMMAND --help` lists a command's options; the manual is
+docs/cli.md in the ov-loops source."""
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import openvino as ov
 
-from ov_loops.errors import InputError
+from ov_loops.errors import InputError, OvLoopsError
 
 VERSION = "1"
 
@@ -54,10 +54,10 @@ def save_ovms(model: ov.Model, repository: Path, name: str, compress_to_fp16: bo
             _write_atomically(config, text)
             os.replace(staged.with_suffix(".bin"), xml.with_suffix(".bin"))
             os.replace(staged, xml)  # renames within the repository: no half-written model
-    except (OSError, InputError) as exc:
+    except (OSError, OvLoopsError) as exc:  # InputError, or the IR fails validation
         if made is not None:
             shutil.rmtree(made, ignore_errors=True)
-        if isinstance(exc, InputError):
+        if isinstance(exc, OvLoopsError):
             raise
         raise InputError(f"{config}: cannot write: {exc.strerror or exc}") from None
     return xml

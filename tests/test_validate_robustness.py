@@ -68,13 +68,13 @@ def test_sp001_on_counter_parameter_without_port_judges_its_data(tmp_path):
         counter = _body_layer(root, "i")
         counter.remove(counter.find("output"))
 
-    assert _codes(_mutated(tmp_path, drop_port)) == set()
+    assert _codes(_mutated(tmp_path, drop_port)) == {"ST003"}  # the edge from its port 0
 
     def drop_port_and_make_f32(root):
         drop_port(root)
         _body_layer(root, "i").find("data").set("element_type", "f32")
 
-    assert _codes(_mutated(tmp_path, drop_port_and_make_f32)) == {"SP001"}
+    assert _codes(_mutated(tmp_path, drop_port_and_make_f32)) == {"ST003", "SP001"}
 
 
 @pytest.mark.parametrize("stride", ["x", "1.5", "99999999999999999999", ""])

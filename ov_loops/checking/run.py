@@ -230,8 +230,8 @@ def _check_onnx(path: Path, given: dict, request: Request) -> CheckReport:
     outcome = Outcome(path, "ONNX reference (numpy)", names, expected)
     with tempfile.TemporaryDirectory(prefix="ov-loops-check-") as scratch:
         xml = Path(scratch) / "model.xml"
+        # save refuses an IR the validator rejects
         save(conversion.model, xml, compress_to_fp16=options.compress_to_fp16)
-        validation = validate(xml)
         stored = _core_read(xml)
         outcome.f16_weights = f16_weights(stored)
         outcome.rounded_weights = rounded_weights(stored, conversion.model)
@@ -244,10 +244,6 @@ def _check_onnx(path: Path, given: dict, request: Request) -> CheckReport:
                     path, Path(scratch), settings.device, settings.precision, feeds
                 )
         report = report_of(outcome, request)
-        if validation.errors:
-            report.notes.append(
-                f"the converted IR has {len(validation.errors)} validation error(s)"
-            )
         report.warnings.extend(loops_never_run(conversion.loops, trace, generated))
         if chunking is not None and not any(loop.states for loop in conversion.loops):
             report.notes.append(NO_STATE)

@@ -37,6 +37,7 @@ from ov_loops.frontends.onnx.loop import OnnxLoop
 from ov_loops.frontends.onnx.loopir import onnx_loop_ir
 from ov_loops.frontends.onnx.opsets import opset_version
 from ov_loops.frontends.onnx.placeholders import PLACEHOLDER_DOMAIN, replace_loops
+from ov_loops.frontends.onnx.port_types import check_arriving, check_body_outputs
 from ov_loops.frontends.onnx.scan import OnnxScan
 from ov_loops.frontends.onnx.scan8 import batch_loop_ir
 from ov_loops.frontends.onnx.types import known_types
@@ -189,7 +190,9 @@ class Converter:
         self, key: int, layout: LoopBody, values: PlaceholderValues
     ) -> tuple[list[ov.Output], list[ConvertedLoop]]:
         """Translate one loop from its values by role: all its outputs and its reports. A
-        Scan-8 is a batch loop whose body scans one entry (frontends.onnx.scan8)."""
+        Scan-8 is a batch loop whose body scans one entry (frontends.onnx.scan8). An ill-typed
+        port is refused first (frontends.onnx.port_types)."""
+        check_arriving(layout, values)
         if not layout.batched:
             return self._lower(layout, *self._loop_ir(key, layout, values))
         if self._target.stateful and is_top_level(layout.path):  # a nested one keeps none
@@ -291,6 +294,7 @@ class Converter:
             )
             if error is not None:
                 raise error
+            check_body_outputs(layout, [each.elem_type for each in carried_types], body)
             relaxed = _relaxed(layout, carried_types, body)
             if relaxed == carried_types:
                 types_of.add_unread_parameters(
@@ -304,7 +308,7 @@ class Converter:
 def _relaxed(layout: LoopBody, carried_types: list[TensorType], body: ov.Model) -> list:
     results = body.get_results()
     return [
-        types_of.relax(layout.path, entering, results[out].input_value(0))
+        types_of.relax(entering, results[out].input_value(0))
         for entering, out in zip(carried_types, layout.carried_outputs)
     ]
 

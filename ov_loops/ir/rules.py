@@ -25,11 +25,14 @@ from ov_loops.ir.reader import (
     port_map,
 )
 from ov_loops.ir.types import (
+    BUILT_FROM_DATA,
     ERROR,
     WARNING,
     TensorType,
     Value,
     parameter_value,
+    port_type,
+    readable_shape,
     result_value,
     value_into,
     verdict,
@@ -151,6 +154,18 @@ def _errors(mismatches: Iterator[Mismatch]):
             yield message, entry, line
 
 
+def _same_type(first: TensorType, second: TensorType) -> bool:
+    return first.same_precision(second) and first.shape_agrees(second.dims)
+
+
+def _same_element_type(first: TensorType, second: TensorType) -> bool:
+    return first.same_precision(second)
+
+
+def _same_shape(first: TensorType, second: TensorType) -> bool:
+    return first.shape_agrees(second.dims)
+
+
 # -- structure -------------------------------------------------------------------------------
 @rule("ST001", ERROR, "a loop layer has a <body> with <layers> and a <port_map>")
 def _structure(loop: LoopContext):
@@ -180,6 +195,41 @@ def _body_inputs_fed(loop: LoopContext):
                 )
 
 
+@rule("ST003", ERROR, "every body edge joins an output port to an input port of body layers")
+def _body_edges_join_ports(loop: LoopContext):
+    """OpenVINO refuses an edge from or to a port its layer does not have when it reads the IR
+    ("Can not find output port with id 0 in layer i": a current_iteration Parameter whose
+    <output> port was removed)."""
+    layers = loop.body.layers
+    for edge in loop.body.edges:
+        source, target = layers.get(edge.from_layer), layers.get(edge.to_layer)
+        text = f"edge {edge.from_layer}:{edge.from_port} -> {edge.to_layer}:{edge.to_port}"
+        for layer_id, layer, port, kind in (
+            (edge.from_layer, source, edge.from_port, "output"),
+            (edge.to_layer, target, edge.to_port, "input"),
+        ):
+            if layer is None:
+                yield f"{text}: the body has no layer {layer_id}", None, loop.layer.line
+            elif port not in (layer.outputs if kind == "output" else layer.inputs):
+                yield (
+                    f"{text}: body layer {layer_id} '{layer.name}' ({layer.type}) has no "
+                    f"{kind} port {port}",
+                    None,
+                    layer.line,
+                )
+
+
+@rule("ST004", ERROR, "body Parameter and Const shapes are shapes OpenVINO can parse")
+def _readable_shapes(loop: LoopContext):
+    """OpenVINO refuses the IR when it reads a `shape` it cannot parse ("Cannot parse
+    dimension: "a"", "Cannot get vector of dimensions! "1,,2" is incorrect")."""
+    for layer in loop.body.layers.values():
+        shape = layer.data.get("shape")
+        if layer.type in BUILT_FROM_DATA and shape is not None and not readable_shape(shape):
+            message = f"body {layer.type} {layer.id} '{layer.name}' has shape=\"{shape}\""
+            yield f"{message}, which OpenVINO cannot parse", None, layer.line
+
+
 # -- port_map ------------------------------------------------------------------------------
 def _entries_naming(
     entries: list[PortMapEntry], layers: dict[str, Layer], wanted: str, loop: LoopContext
@@ -203,6 +253,9 @@ def _output_is_result(loop: LoopContext):
 
 @rule("PM003", ERROR, "external_port_id names a port of the layer, or is -1 with a purpose")
 def _external_port(loop: LoopContext):
+    """An <input> with a negative external_port_id and no purpose feeds its Parameter nothing
+    (OpenVINO runs it as zeros: a counter whose purpose was dropped gave 0 in every iteration);
+    an <output> so written is WR007 (OpenVINO ignores it)."""
     for entry in loop.entries:
         external = entry.int("external_port_id")
         purpose = entry.attrs.get("purpose")
@@ -222,12 +275,15 @@ def _external_port(loop: LoopContext):
                     (entry.describe()),
                     entry.line,
                 )
-        elif external < 0:
+        elif external < 0 and entry.kind == "input":
             yield (
-                f"external_port_id {external} without a purpose maps no port",
+                f"external_port_id {external} without a purpose feeds the body Parameter "
+                "nothing (OpenVINO runs it as zeros)",
                 (entry.describe()),
                 entry.line,
             )
+        elif external < 0:
+            continue  # an output mapping no Loop output: WR007
         elif external not in ports:
             kind = "input" if entry.kind == "input" else "output"
             yield f"the layer has no {kind} port {external}", entry.describe(), entry.line
@@ -301,7 +357,7 @@ def _is_invariant(entry: PortMapEntry) -> bool:
     return "axis" not in entry.attrs and not entry.attrs.get("purpose")
 
 
-def _invariant_mismatches(loop: LoopContext) -> Iterator[Mismatch]:
+def _invariant_mismatches(loop: LoopContext, ok=_same_type) -> Iterator[Mismatch]:
     merged = {edge.to_layer for edge in loop.edges}
     for entry in loop.inputs():
         internal = entry.attrs.get("internal_layer_id")
@@ -310,7 +366,7 @@ def _invariant_mismatches(loop: LoopContext) -> Iterator[Mismatch]:
             continue
         external = value_into(loop.graph, loop.layer, entry.int("external_port_id"))
         yield from _judge(
-            _same_type,
+            ok,
             (external, parameter_value(parameter)),
             lambda outer, inner, parameter=parameter: (
                 f"the input is {outer.describe()} but body Parameter {parameter.id} is "
@@ -321,11 +377,35 @@ def _invariant_mismatches(loop: LoopContext) -> Iterator[Mismatch]:
         )
 
 
-@rule("PM008", ERROR, "an invariant input agrees with its body Parameter in type and shape")
+@rule("PM008", ERROR, "an invariant input agrees with its body Parameter in element type")
 def _invariant_type(loop: LoopContext):
-    """Judged from the layer feeding the input and the Parameter's data; OpenVINO then fails in
-    the body ("Argument shapes are inconsistent")."""
-    yield from _errors(_invariant_mismatches(loop))
+    """Judged from the layer feeding the input and the Parameter's data. OpenVINO builds the
+    body at the declared element type when it reads the IR, and ops refuse mixed types there
+    ("Arguments do not have the same element type": an f16 Parameter times the f32 slice).
+    A shape alone is WR008: OpenVINO re-infers it."""
+    yield from _errors(_invariant_mismatches(loop, _same_element_type))
+
+
+@rule("PM009", ERROR, "a loop output's body Result has the element type of the layer's port")
+def _output_element_type(loop: LoopContext):
+    """OpenVINO infers a loop's output from the body Result the entry names, not from the
+    layer's <port>: a consumer needing the port's type refuses the IR ("Arguments do not have
+    the same element type": the boolean condition Result mapped to an f32 output read by a
+    Multiply), and a model output silently changes type (a boolean [] where the IR says f32 [2];
+    measured, OpenVINO 2026.4.1). Judged from the layer feeding the Result."""
+    for entry in loop.outputs():
+        result = loop.results.get(entry.attrs.get("internal_layer_id"))
+        port = port_type(loop.layer.outputs.get(entry.int("external_port_id")))
+        value = result_value(loop.body, result).judged if result is not None else None
+        if entry.attrs.get("purpose") or port is None or value is None:
+            continue
+        if not value.same_precision(port):
+            yield (
+                f"body Result {result.id} is {value.describe()} but output port "
+                f"{entry.int('external_port_id')} is declared {port.describe()}",
+                entry.describe(),
+                entry.line,
+            )
 
 
 # -- axes --------------------------------------------------------------------------------------
@@ -410,8 +490,13 @@ def _sliced_shape_mismatches(loop: LoopContext) -> Iterator[Mismatch]:
         )
 
 
-@rule("AX005", ERROR, "a sliced part's shape matches its body Parameter's declared shape")
+@rule("AX005", WARNING, "a sliced part's shape differs from its body Parameter's declared shape")
 def _sliced_shape(loop: LoopContext):
+    """A warning: the Loop sets a sliced body Parameter's shape from the slice before the body
+    runs, so the declared shape matters only when the IR is read, where OpenVINO builds the
+    body at it once (measured: x_part declared [3,2], [2] or [1,2,1] for a [1,2] slice reads,
+    runs and gives the outputs of the IR declaring [1,2]; declared [1,3], the body's own
+    Multiply with a [2] value is refused then, by OpenVINO's message)."""
     yield from _errors(_sliced_shape_mismatches(loop))
 
 
@@ -541,17 +626,13 @@ def _one_edge(loop: LoopContext):
             )
 
 
-def _same_type(first: TensorType, second: TensorType) -> bool:
-    return first.same_precision(second) and first.shape_agrees(second.dims)
-
-
-def _edge_type_mismatches(loop: LoopContext) -> Iterator[Mismatch]:
+def _edge_type_mismatches(loop: LoopContext, ok=_same_type) -> Iterator[Mismatch]:
     for edge in loop.edges:
         result, parameter = loop.results.get(edge.from_layer), loop.parameters.get(edge.to_layer)
         if result is None or parameter is None:
             continue
         yield from _judge(
-            _same_type,
+            ok,
             (result_value(loop.body, result), parameter_value(parameter)),
             lambda source, target, result=result, parameter=parameter: (
                 f"Result {result.id} is {source.describe()} but Parameter {parameter.id} is "
@@ -562,10 +643,12 @@ def _edge_type_mismatches(loop: LoopContext) -> Iterator[Mismatch]:
         )
 
 
-@rule("BE004", ERROR, "back edge ends agree in element type and static shape")
+@rule("BE004", ERROR, "back edge ends agree in element type")
 def _edge_types(loop: LoopContext):
-    """Judged from the layers that produce the two values; annotations alone give WR004."""
-    yield from _errors(_edge_type_mismatches(loop))
+    """Judged from the layers that produce the two values (annotations alone give WR004): the
+    body is built at the Parameter's declared type when the IR is read, and ops refuse mixed
+    types there (an f16 Parameter plus an f32 value). A shape alone is WR008."""
+    yield from _errors(_edge_type_mismatches(loop, _same_element_type))
 
 
 # -- special ports -----------------------------------------------------------------------------
@@ -702,6 +785,21 @@ def _one_purpose_each(loop: LoopContext):
             yield f"more than one entry has purpose '{purpose}'", entry.describe(), entry.line
 
 
+@rule("SP005", ERROR, "a Loop has an execution_condition entry")
+def _condition_required(loop: LoopContext):
+    """Loop-5 requires the body's condition output; without the entry OpenVINO infers no output
+    of the Loop and refuses the IR ("node index is out of range"; a Loop built without one in
+    Python fails to compile: "dynamic rank")."""
+    purposes = {entry.attrs.get("purpose") for entry in loop.outputs()}
+    if loop.is_loop and "execution_condition" not in purposes:
+        yield (
+            'no port_map <output> has purpose="execution_condition" (the body Result deciding '
+            "whether the next iteration runs)",
+            None,
+            loop.layer.line,
+        )
+
+
 # -- warnings: patterns the CPU plugin mis-executes --------------------------------------------
 @rule("WR001", WARNING, "a constant zero trip count with a concatenated output")
 def _zero_trip(loop: LoopContext):
@@ -834,6 +932,36 @@ def _live_body_layers(loop: LoopContext) -> set[str]:
                 live.add(producer)
                 pending.append(producer)
     return live
+
+
+@rule("WR007", WARNING, "an <output> with a negative external_port_id and no purpose")
+def _unused_output_entry(loop: LoopContext):
+    """OpenVINO reads such an entry as no output of the loop and runs the IR as without it."""
+    for entry in loop.outputs():
+        external = entry.int("external_port_id")
+        if external is not None and external < 0 and entry.attrs.get("purpose") is None:
+            yield (
+                f"external_port_id {external} without a purpose maps no output of the loop "
+                "(OpenVINO ignores the entry)",
+                entry.describe(),
+                entry.line,
+            )
+
+
+@rule("WR008", WARNING, "an invariant or merged body Parameter's declared shape differs")
+def _reinferred_parameter_shape(loop: LoopContext):
+    """A body Parameter fed by an invariant input, or across a back edge, is declared with
+    another static shape than its value. OpenVINO sets the Parameter's shape from the input
+    and relaxes the dims a back edge changes, so it runs the IR (measured: w_in or acc_in
+    declared [1] for a [2] value read, run and give the outputs of the IR declaring [2]); the
+    body is built once at the declared shape when the IR is read, where a body inconsistent at
+    it is refused by OpenVINO's own message."""
+    for mismatches in (
+        _invariant_mismatches(loop, _same_shape),
+        _edge_type_mismatches(loop, _same_shape),
+    ):
+        for message, entry, line in _errors(mismatches):
+            yield f"{message} (OpenVINO re-infers the Parameter's shape)", entry, line
 
 
 # -- device targets: what a plugin refuses (validate --target) --------------------------------

@@ -10,6 +10,7 @@ show as a warning (WR004), not an error.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -93,6 +94,21 @@ def parse_shape(text: str | None) -> tuple[int, ...] | None:
     return tuple(dims)
 
 
+SHAPE_DIM = re.compile(r"\?|-?[0-9]+|(-?[0-9]+)?\.\.([0-9]+)?")
+
+
+def readable_shape(text: str) -> bool:
+    """Whether OpenVINO's IR reader parses `text` as a shape (measured on 2026.4.1): optionally
+    in [ ], "" (a scalar), "..." (any rank), or comma-separated dims each "?", an integer or a
+    range "A..B" (either bound may be left out); spaces around each part are ignored."""
+    text = text.strip()
+    if text.startswith("[") and text.endswith("]"):
+        text = text[1:-1].strip()
+    if text in ("", "..."):
+        return True
+    return all(SHAPE_DIM.fullmatch(dim.strip()) for dim in text.split(","))
+
+
 def port_type(port: Port | None) -> TensorType | None:
     """A `<port>` annotation (no `<dim>` is a scalar or an unknown rank: read as unknown)."""
     if port is None:
@@ -101,11 +117,16 @@ def port_type(port: Port | None) -> TensorType | None:
 
 
 def layer_output(layer: Layer, port_id: int) -> TensorType | None:
-    """What `layer` produces on output `port_id`: a Parameter's or Const's data, else its port."""
+    """What `layer` produces on output `port_id`: a Parameter's or Const's data, else its port
+    (a Convert's element type is its destination_type: with compress_to_fp16 OpenVINO writes
+    FP16 on the port of the f16 -> f32 Convert after a compressed constant)."""
     if layer.type in BUILT_FROM_DATA and "element_type" in layer.data:
         precision = port_precision(layer.data["element_type"])
         return TensorType(precision, parse_shape(layer.data.get("shape")))
-    return port_type(layer.outputs.get(port_id))
+    port = port_type(layer.outputs.get(port_id))
+    if layer.type == "Convert" and "destination_type" in layer.data and port is not None:
+        return TensorType(port_precision(layer.data["destination_type"]), port.dims)
+    return port
 
 
 def value_into(graph: Graph, layer: Layer, port_id: int | None) -> Value:

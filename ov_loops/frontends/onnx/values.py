@@ -29,15 +29,10 @@ def shape_of(value: ov.Output) -> tuple[int | None, ...] | None:
     return tuple(d.get_length() if d.is_static else None for d in shape)
 
 
-def relax(path: str, entering: TensorType, leaving: ov.Output) -> TensorType:
-    """The loop-carried type that covers both the entering value and the body's output."""
+def relax(entering: TensorType, leaving: ov.Output) -> TensorType:
+    """The loop-carried type that covers both the entering value and the body's output (whose
+    element types port_types.check_body_outputs has found alike)."""
     produced = onnx_elem_type(leaving.get_element_type())
-    if entering.elem_type and produced and produced != entering.elem_type:
-        raise ConversionError(
-            f"{path}: body output '{leaving.get_any_name()}' has element type "
-            f"{onnx.helper.tensor_dtype_to_string(produced)} but its loop-carried input enters as "
-            f"{onnx.helper.tensor_dtype_to_string(entering.elem_type)}"
-        )
     left, right = entering.shape, shape_of(leaving)
     if left is None or right is None or len(left) != len(right):
         shape = None

@@ -1,0 +1,136 @@
+"""The ONNX type rules of Loop and Scan ports, checked as each loop is converted.
+
+ONNX Loop (Inputs, Type Constraints, attribute `body`)::
+
+    M: tensor(int64), cond: tensor(bool), each "should be a scalar"
+    body inputs  (iteration_num: int64, condition: bool, v...)
+    body outputs (condition: bool, v..., scan outputs...)
+    a loop-carried value v has one element type: initial value == body input == body output
+
+ONNX Scan: a state likewise; a scan input's body input has the scan input's element type;
+Scan-8's sequence_lens is tensor(int64).
+
+onnxruntime refuses a model that breaks them when it creates the session (a body condition
+output of another type fails when it runs). ov-loops refuses it in one line naming the node, the
+port and the rule: an ill-typed model is invalid input (InputError, exit 2), as a graph the ONNX
+checker rejects. Shapes are judged only where no value could be meant: M and cond must hold one
+element (onnxruntime: "should be a scalar tensor"); declared body shapes are not, since bodies
+are typed from the values that arrive.
+"""
+
+from __future__ import annotations
+
+import math
+
+import onnx
+import openvino as ov
+
+from ov_loops.errors import InputError
+from ov_loops.frontends.onnx.layout import LoopBody, PlaceholderValues
+from ov_loops.frontends.onnx.types import onnx_elem_type
+
+T = onnx.TensorProto
+BODY_INPUTS = "the body's inputs are (iteration_num int64, condition bool, loop-carried values...)"
+CARRIED = "a loop-carried value has one element type at its initial value, body input and output"
+TYPE_RULES = {
+    ("Loop", "M"): "M is an int64 scalar",
+    ("Loop", "cond"): "cond is a bool scalar",
+    ("Loop", "iteration"): BODY_INPUTS,
+    ("Loop", "condition"): BODY_INPUTS,
+    ("Loop", "condition_output"): "the body's first output is the condition, a bool scalar",
+    ("Loop", "carried"): CARRIED,
+    ("Scan", "carried"): "a state has one element type at its initial value, body input and output",
+    ("Scan", "scan_input"): "a scan input's body input has the scan input's element type",
+    ("Scan", "sequence_lens"): "sequence_lens is an int64 tensor",
+}
+
+
+def type_name(elem_type: int) -> str:
+    """An ONNX element type as onnxruntime writes it: tensor(float), tensor(int64)."""
+    return f"tensor({T.DataType.Name(elem_type).lower()})"
+
+
+def ill_typed(layout: LoopBody, port: str, found: str, rule: str) -> InputError:
+    """The one-line error for `port` of `layout`'s node, which is `found`, against `rule`."""
+    return InputError(
+        f"{layout.path}: {port} {found}; ONNX {layout.op}: {TYPE_RULES[layout.op, rule]}"
+    )
+
+
+def check_arriving(layout: LoopBody, values: PlaceholderValues) -> None:
+    """The ports whose types are known before the body is converted: the loop's inputs as they
+    arrive, and the body inputs as the body declares them. Raise InputError at the first
+    breach (module docstring)."""
+    if layout.op == "Loop":
+        _check_flag(layout, values.trip_count, f"input M '{layout.trip_source}'", T.INT64, "M")
+        _check_flag(
+            layout, values.condition, f"input cond '{layout.condition_source}'", T.BOOL, "cond"
+        )
+        for position, name, elem_type, rule in (
+            (0, layout.iteration_input, T.INT64, "iteration"),
+            (1, layout.condition_input, T.BOOL, "condition"),
+        ):
+            declared = _declared(layout, name)
+            if declared not in (0, elem_type):
+                found = f"is declared {type_name(declared)}"
+                raise ill_typed(layout, f"body input {position} '{name}'", found, rule)
+    else:
+        lengths = values.sequence_lens
+        _check_flag(layout, lengths, "input sequence_lens", T.INT64, "sequence_lens", False)
+    for source, name, value in zip(layout.carried_sources, layout.carried_inputs, values.carried):
+        _check_alike(layout, value, name, f"input '{source}'", "carried")
+    for entry, value in zip(layout.sliced if layout.op == "Scan" else (), values.sliced):
+        _check_alike(layout, value, entry.body_input, f"scan input '{entry.source}'", "scan_input")
+
+
+def check_body_outputs(layout: LoopBody, carried_elem_types: list[int], body: ov.Model) -> None:
+    """The converted body's condition output is bool, and each loop-carried output has the
+    element type its value enters with (0: unknown)."""
+    results, names = body.get_results(), [value.name for value in layout.body.output]
+    condition = layout.condition_output
+    if condition is not None:
+        found = onnx_elem_type(results[condition].get_element_type())
+        if found not in (0, T.BOOL):
+            port = f"body output {condition} '{names[condition]}'"
+            raise ill_typed(layout, port, f"is {type_name(found)}", "condition_output")
+    for entering, out, name in zip(
+        carried_elem_types, layout.carried_outputs, layout.carried_inputs
+    ):
+        found = onnx_elem_type(results[out].get_element_type())
+        if entering and found and found != entering:
+            port = f"body output {out} '{names[out]}'"
+            text = f"is {type_name(found)} but its value '{name}' enters as {type_name(entering)}"
+            raise ill_typed(layout, port, text, "carried")
+
+
+def _check_flag(
+    layout: LoopBody, value, port: str, elem_type: int, rule: str, scalar: bool = True
+) -> None:
+    """M, cond or sequence_lens (`value`, None when omitted) is of `elem_type`, and with
+    `scalar` holds one element when its shape is static."""
+    if value is None:
+        return
+    found = onnx_elem_type(value.get_element_type())
+    if found not in (0, elem_type):
+        raise ill_typed(layout, port, f"is {type_name(found)}", rule)
+    shape = value.get_partial_shape()
+    if scalar and shape.is_static and math.prod(shape.to_shape()) != 1:
+        raise ill_typed(layout, port, f"has shape {list(shape.to_shape())}", rule)
+
+
+def _check_alike(layout: LoopBody, value: ov.Output, body_input: str, port: str, rule: str):
+    """The value arriving at `port` has the element type its body input declares."""
+    declared, found = _declared(layout, body_input), onnx_elem_type(value.get_element_type())
+    if declared and found and declared != found:
+        text = (
+            f"is {type_name(found)} but body input '{body_input}' is declared {type_name(declared)}"
+        )
+        raise ill_typed(layout, port, text, rule)
+
+
+def _declared(layout: LoopBody, name: str | None) -> int:
+    """The element type the body declares for its input `name` (0: none)."""
+    for value in layout.body.input:
+        if value.name == name and value.type.HasField("tensor_type"):
+            return value.type.tensor_type.elem_type
+    return 0

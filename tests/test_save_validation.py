@@ -1,0 +1,109 @@
+"""`save` (and so `convert`, `check` and the OVMS layout) never writes an IR the validator
+rejects (issue 20 item 2): the IR is validated before it is moved into place; an error is one
+line naming the loop and the rule, exit 1, nothing written; warnings do not block."""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+
+import numpy as np
+import openvino as ov
+import openvino.opset15 as ops
+import pytest
+
+import ov_loops
+import ov_loops.api
+from ov_loops.cli import main
+from ov_loops.conversion.report import Conversion
+from ov_loops.errors import ConversionError
+from ov_loops.serving import save_ovms
+from tests.harness import assert_one_line_error, write
+from tests.onnx_builders import T, graph, loop_body, model, node, typed
+
+
+def _counting_loop(condition: np.generic, trips: int = 3, concatenated: bool = False) -> ov.Model:
+    """acc += 1, `trips` times, in a Loop-5 named 'counting' whose execution_condition Result
+    is the Constant `condition` (not a boolean: SP002); with `concatenated`, acc stacked too."""
+    acc_in = ops.parameter([2], np.float32, name="acc_in")
+    acc = ops.result(ops.add(acc_in, ops.constant(np.ones(2, np.float32))))
+    stacked = ops.result(ops.unsqueeze(acc.input_value(0), ops.constant(np.array([0], np.int64))))
+    keep = ops.result(ops.constant(condition))
+    body = ov.Model([acc, keep, stacked], [acc_in], "body")
+    acc0 = ops.parameter([2], np.float32, name="acc0")
+    loop = ops.loop(ops.constant(np.int64(trips)), ops.constant(True))
+    loop.set_friendly_name("counting")
+    loop.set_function(body)
+    loop.set_special_body_ports([-1, 1])
+    loop.set_merged_input(acc_in, acc0.output(0), acc.output(0))
+    outputs = [loop.get_iter_value(acc.output(0), -1)]
+    if concatenated:
+        outputs.append(loop.get_concatenated_slices(stacked.output(0), 0, 1, 1, -1, 0))
+    return ov.Model(outputs, [acc0], "counting")
+
+
+REJECTED = "the IR fails validation, nothing written: loop 'counting': SP002 body Result"
+
+
+def test_save_refuses_an_ir_the_validator_rejects_and_writes_nothing(tmp_path):
+    target = tmp_path / "made" / "deeper" / "model.xml"
+    with pytest.raises(ConversionError, match=REJECTED) as refused:
+        ov_loops.save(_counting_loop(np.float32(1)), target)
+    assert "\n" not in str(refused.value) and refused.value.exit_code == 1
+    assert list(tmp_path.iterdir()) == []  # not even the directories it made
+
+
+def test_save_writes_an_ir_with_warnings_only_and_logs_them(tmp_path, caplog):
+    """WR001 (a constant zero trip count with a concatenated output) is a warning: written."""
+    xml = tmp_path / "model.xml"
+    with caplog.at_level(logging.INFO, logger="ov_loops.api"):
+        ov_loops.save(_counting_loop(np.bool_(True), trips=0, concatenated=True), xml)
+    report = ov_loops.validate(xml)
+    assert [f.code for f in report.findings] == ["WR001"] and report.exit_code == 0
+    assert "validate: WR001 at loop 'counting': constant trip count 0" in caplog.text
+
+
+def test_save_ovms_refuses_it_and_leaves_the_repository_as_it_was(tmp_path):
+    repository = tmp_path / "repository"
+    repository.mkdir()
+    config = '{"model_config_list": [{"config": {"name": "other", "base_path": "other"}}]}'
+    (repository / "config.json").write_text(config)
+    with pytest.raises(ConversionError, match=REJECTED):
+        save_ovms(_counting_loop(np.float32(1)), repository, "counting")
+    assert [p.name for p in repository.iterdir()] == ["config.json"]
+    assert (repository / "config.json").read_text() == config
+
+
+def test_save_skips_validation_without_loop_layers(tmp_path, monkeypatch):
+    """The validator checks loop layers only: a loop-free IR (unrolled, say) is not re-read."""
+    monkeypatch.setattr(ov_loops.api, "validate", lambda path: pytest.fail("validated"))
+    x = ops.parameter([2], np.float32, name="x")
+    ov_loops.save(ov.Model([ops.result(ops.relu(x))], [x], "flat"), tmp_path / "flat.xml")
+    with pytest.raises(BaseException, match="validated"):
+        ov_loops.save(_counting_loop(np.bool_(True)), tmp_path / "loop.xml")
+
+
+def _counting_onnx():
+    body = loop_body(
+        [node("Identity", ["cond_in"], ["keep"]), node("Identity", ["v_in"], ["v_out"])],
+        [typed("v_in", T.FLOAT, [2])],
+        [typed("keep", T.BOOL, []), typed("v_out", T.FLOAT, [2])],
+    )
+    main_graph = graph(
+        [node("Loop", ["M", "", "v0"], ["v"], body=body, name="counting")],
+        [typed("M", T.INT64, []), typed("v0", T.FLOAT, [2])],
+        [typed("v", T.FLOAT, [2])],
+    )
+    return model(main_graph)
+
+
+def test_cli_convert_exits_1_naming_the_loop_and_the_rule(tmp_path, capsys, monkeypatch):
+    """Whatever produced the model: here a conversion whose model the validator rejects."""
+    source = write(tmp_path, _counting_onnx())
+    rejected = Conversion(_counting_loop(np.float32(1)), [])
+    monkeypatch.setattr(ov_loops.api, "translate", lambda *args, **kwargs: rejected)
+    code = main(["convert", str(source), "-o", str(tmp_path / "out" / "model.xml")])
+    captured = capsys.readouterr()
+    result = subprocess.CompletedProcess([], code, captured.out, captured.err)
+    assert_one_line_error(result, 1, REJECTED)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [source.name]
