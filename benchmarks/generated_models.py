@@ -95,7 +95,13 @@ def nested_loops(depth: int) -> onnx.ModelProto:
     return _model(helper.make_graph([loop], "nested", inputs, outputs, _constants()))
 
 
-def big_model(megabytes: int, width: int = 1024, seed: int = 0) -> onnx.ModelProto:
+def big_model(megabytes: int) -> onnx.ModelProto:
+    """_big_layers with the values it reads computed: the If's flag (rows > 1), the RNN's
+    trip count (rows) and initial state (zeros)."""
+    return _with_if_flag_and_rnn_inputs(_big_layers(megabytes))
+
+
+def _big_layers(megabytes: int, width: int = 1024, seed: int = 0) -> onnx.ModelProto:
     """MatMul+Add+Relu layers of `width` until about `megabytes` of f32 weights, with an
     RNN-like Loop over the input's rows after the first third (reading two of the big weights
     captured from the main graph, one kept in its body), a Loop counting over the result, and
@@ -172,8 +178,6 @@ def _if_node(value: str, width: int, rng) -> onnx.NodeProto:
 
 
 def _with_if_flag_and_rnn_inputs(model: onnx.ModelProto) -> onnx.ModelProto:
-    """The big model's computed helper values: the If's flag (rows > 1), the RNN's trip count
-    (rows) and initial state (zeros)."""
     graph = model.graph
     width = graph.input[0].type.tensor_type.shape.dim[1].dim_value
     graph.initializer.extend(
@@ -193,7 +197,7 @@ def _with_if_flag_and_rnn_inputs(model: onnx.ModelProto) -> onnx.ModelProto:
 BUILDERS = {
     "seq": sequential_loops,
     "nest": nested_loops,
-    "big": lambda megabytes: _with_if_flag_and_rnn_inputs(big_model(megabytes)),
+    "big": big_model,
 }
 
 
