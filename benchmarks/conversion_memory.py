@@ -5,6 +5,11 @@ prints, per batch, the process's RSS, the objects the collector tracks and the m
 conversion. Flat columns mean nothing of a conversion outlives it.
 
     python benchmarks/conversion_memory.py [--loops 10] [--batches 8] [--per-batch 20]
+
+Peak memory of one conversion against `ovc` and `openvino.convert_model`, each conversion in a
+fresh process, interleaved (benchmarks/fresh_conversion.py; its options follow `fresh`):
+
+    python benchmarks/conversion_memory.py fresh [--models bench,seq1000,big300] [--rounds 5]
 """
 
 from __future__ import annotations
@@ -27,6 +32,11 @@ def rss_mib() -> float:
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["fresh"]:
+        from benchmarks.fresh_conversion import main as fresh
+
+        del sys.argv[1]
+        sys.exit(fresh("Peak RSS of one conversion per fresh process, against ovc", "memory"))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--loops", type=int, default=10)
     parser.add_argument("--batches", type=int, default=8)

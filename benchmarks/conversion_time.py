@@ -13,6 +13,12 @@ a round's time is the fastest of --repeats back-to-back conversions (the machine
 
 Prints, per model, the median times and the ratio new/old of the medians with the spread (lowest
 and highest per-round ratio), then the geometric mean of the ratios over all models.
+
+Against `openvino.convert_model` instead, each conversion in a fresh process, interleaved, on
+generated models (N sequential loops, nesting depth, big weights; benchmarks/fresh_conversion.py,
+whose options follow `fresh`):
+
+    python -m benchmarks.conversion_time fresh [--models seq10,seq1000,nest8] [--rounds 5]
 """
 
 from __future__ import annotations
@@ -158,6 +164,11 @@ def report(times: dict[str, tuple]) -> None:
 
 
 def main() -> int:
+    if sys.argv[1:2] == ["fresh"]:
+        from benchmarks.fresh_conversion import main as fresh
+
+        del sys.argv[1]
+        return fresh("Conversion time per fresh process, against convert_model", "time")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline-src", type=Path, help="root of the baseline checkout")
     parser.add_argument("--rounds", type=int, default=15)

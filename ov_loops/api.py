@@ -58,7 +58,7 @@ def translate(
     profile = target_profile(target, unroll, stateful)
     edits = InputOutputEdits(input_shapes(input), output_names(output))
     started = time.perf_counter()
-    loaded = load_model(model, edits.apply)
+    loaded = load_model(model, edits.apply, weights_in_files=True)
     log.info("read and prepared the ONNX model in %s", _since(started))
     started = time.perf_counter()
     conversion = convert_model(loaded, profile, optimize=optimize, input_shapes=edits.shapes)

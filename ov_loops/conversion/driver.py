@@ -42,6 +42,7 @@ from ov_loops.frontends.onnx.scan import OnnxScan
 from ov_loops.frontends.onnx.scan8 import batch_loop_ir
 from ov_loops.frontends.onnx.types import known_types
 from ov_loops.frontends.onnx.values import rank
+from ov_loops.frontends.onnx.weights import MappedFiles
 from ov_loops.logs import progress
 from ov_loops.loopir import trip_count as trips
 from ov_loops.loopir.loop import LoopIR
@@ -78,6 +79,7 @@ class Converter:
         self._templates: dict[int, onnx.GraphProto] = {}
         self._outcomes: dict[int, Outcome] = {}
         self._unsupported: list[UnsupportedItem] = []
+        self._files = MappedFiles()  # of tensors kept in files, mapped while converting
         self._frontend = FrontEndManager().load_by_framework("onnx")
         expand = _weak_callback(self._expand)
         for op in READERS:
@@ -86,6 +88,10 @@ class Converter:
     def convert(self) -> Conversion:
         """The converted model and its per-loop report; UnsupportedError lists every
         unsupported op and loop, ConversionError (or its subclasses) says what else failed."""
+        with self._files:  # the frontend has copied every tensor kept in a file once done
+            return self._converted()
+
+    def _converted(self) -> Conversion:
         graph = replace_loops(self._model.graph, "main", self._registrar(MAIN))
         self._register_nested_loops()
         if self._unsupported:  # before the frontend sees the model: some of these crash it
@@ -151,6 +157,7 @@ class Converter:
         children = self._children.get(parent, [])
         for key in children:
             self._outcomes.pop(key, None)
+        self._files.refer_to_memory(model)
         try:
             loaded = self._frontend.load(io.BytesIO(model.SerializeToString()))
             if parent == MAIN:

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import onnx
 
 from ov_loops.errors import InputError
+from ov_loops.frontends.onnx.weights import external_tensors
 
 
 def check_model(model: onnx.ModelProto) -> onnx.ModelProto:
@@ -12,7 +16,8 @@ def check_model(model: onnx.ModelProto) -> onnx.ModelProto:
     return the model unchanged.
 
     Main-graph inputs and outputs without a type or shape are given a placeholder one for the
-    duration of the check only.
+    duration of the check only; so are tensors kept in files an empty value (the checker finds
+    files relative to the current directory; loading checked them: frontends.onnx.weights).
     """
     patched = []
     for value in (*model.graph.input, *model.graph.output):
@@ -23,7 +28,8 @@ def check_model(model: onnx.ModelProto) -> onnx.ModelProto:
             value.type.tensor_type.shape.SetInParent()
             patched.append((value, "shape"))
     try:
-        onnx.checker.check_model(model)
+        with _external_tensors_empty(model):
+            onnx.checker.check_model(model)
     except onnx.checker.ValidationError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else "invalid"
         raise InputError(f"invalid ONNX model: {first}") from None
@@ -36,3 +42,22 @@ def check_model(model: onnx.ModelProto) -> onnx.ModelProto:
             else:
                 value.type.tensor_type.ClearField("shape")
     return model
+
+
+@contextmanager
+def _external_tensors_empty(model: onnx.ModelProto) -> Iterator[None]:
+    """Each tensor kept in a file made an empty tensor of its type ([0], no data) meanwhile."""
+    saved = []
+    for tensor in external_tensors(model):
+        kept = onnx.TensorProto()
+        kept.CopyFrom(tensor)
+        saved.append((tensor, kept))
+        tensor.ClearField("external_data")
+        tensor.ClearField("data_location")
+        del tensor.dims[:]
+        tensor.dims.append(0)
+    try:
+        yield
+    finally:
+        for tensor, kept in saved:
+            tensor.CopyFrom(kept)

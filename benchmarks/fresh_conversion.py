@@ -1,0 +1,180 @@
+"""One conversion per fresh process, against `openvino.convert_model` and `ovc`: time and peak
+memory, interleaved, as ratios (conversion_time.py and conversion_memory.py print them).
+
+    python -m benchmarks.fresh_conversion [--models seq10,seq100,nest8,big300] [--rounds 5]
+
+Each round runs, per model, every method in its own process, in an order rotated from round to
+round (the machine may be shared: compare within a round). Methods:
+
+    none, default, max   ov_loops.translate(path, optimize=...) then ov_loops.save (what
+                         `ov-loops convert` does)
+    convert_model        openvino.convert_model(path) then openvino.save_model
+    ovc                  the `ovc` CLI that ships with openvino (process time only)
+
+Time is the conversion call's (translate / convert_model), in seconds, measured in the child;
+peak memory the child's peak RSS (`os.wait4`'s ru_maxrss: imports, conversion and writing
+the IR). Models: the generated ones of benchmarks/generated_models.py by name (written once into
+--directory, /tmp by default: a 3 GB one is not for the repository) or .onnx paths (the models of
+benchmarks/models/ by default with --models bench).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve()
+TREE = HERE.parents[1]
+LEVELS = ("none", "default", "max")
+METHODS = (*LEVELS, "convert_model", "ovc")
+FAILED: set[tuple[str, str, str]] = set()  # (method, model, last line of its error)
+BENCH_MODELS = sorted(str(path) for path in (HERE.parent / "models").glob("*.onnx"))
+
+
+def child(method: str, model: str, out: str) -> None:
+    """In the fresh process: convert `model` by `method`, write the IR to `out`, print the
+    conversion's seconds."""
+    if method == "convert_model":
+        import openvino as ov
+
+        started = time.perf_counter()
+        converted = ov.convert_model(model)
+        seconds = time.perf_counter() - started
+        ov.save_model(converted, out)
+    else:
+        import ov_loops
+
+        started = time.perf_counter()
+        converted = ov_loops.translate(model, optimize=method).model
+        seconds = time.perf_counter() - started
+        ov_loops.save(converted, out)
+    print(json.dumps(seconds), flush=True)
+
+
+def run(method: str, model: str, scratch: Path, tree: Path = TREE) -> tuple[float, float]:
+    """(seconds, peak RSS in MiB) of one conversion in a fresh process with the ov_loops of
+    `tree`; for ovc the seconds are the whole process's."""
+    out = str(scratch / f"{method}.xml")
+    if method == "ovc":
+        command = [str(Path(sys.executable).parent / "ovc"), model, "--output_model", out]
+    else:
+        command = [sys.executable, str(HERE), "--child", method, model, out]
+    environment = {**os.environ, "PYTHONPATH": str(tree)}
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=environment, cwd=scratch
+    )
+    stdout = process.stdout.read()
+    stderr = process.stderr.read()
+    _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.perf_counter() - started
+    for written in scratch.iterdir():
+        written.unlink()
+    if process.returncode != 0:  # convert_model and ovc refuse sequences: no ratio to them
+        FAILED.add((method, Path(model).stem, stderr.decode().strip().splitlines()[-1][:200]))
+        return math.nan, math.nan
+    seconds = wall if method == "ovc" else float(stdout.decode().split()[-1])
+    return seconds, usage.ru_maxrss / 1024
+
+
+def model_paths(names: list[str], directory: Path) -> dict[str, str]:
+    """label -> path: generated models by name (written when missing), paths as given."""
+    from benchmarks.generated_models import write
+
+    paths = {}
+    for name in names:
+        if name == "bench":
+            paths.update({Path(path).stem: path for path in BENCH_MODELS})
+        elif name.endswith(".onnx"):
+            paths[Path(name).stem] = name
+        else:
+            paths[name] = str(write(name, directory))
+    return paths
+
+
+def measure(paths: dict[str, str], methods: list[str], rounds: int, tree: Path = TREE) -> dict:
+    """{model: {method: [(seconds, MiB) per round]}}; progress on stderr."""
+    samples = {name: {method: [] for method in methods} for name in paths}
+    with tempfile.TemporaryDirectory(prefix="fresh-conversion-") as scratch:
+        for round_index in range(rounds):
+            for model_index, (name, path) in enumerate(paths.items()):
+                shift = (round_index + model_index) % len(methods)
+                for method in methods[shift:] + methods[:shift]:
+                    samples[name][method].append(run(method, path, Path(scratch), tree))
+                print(f"round {round_index + 1}/{rounds}: {name}", file=sys.stderr, flush=True)
+                print(json.dumps({name: samples[name]}), file=sys.stderr, flush=True)
+    return samples
+
+
+def table(samples: dict, which: int, against: str, methods: list[str], unit: str) -> None:
+    """Medians of measure's `which` (0 seconds, 1 MiB) per method, then each ov-loops level's
+    median ratio to `against`, with its spread over the rounds (lowest-highest)."""
+    levels = [method for method in methods if method in LEVELS]
+    head = " ".join(f"{method:>13}" for method in methods)
+    ratios = " ".join(f"{f'{level}/{against}':>20}" for level in levels)
+    print(f"{'model':12} {head}   {ratios}   ({unit}; ratio median lowest-highest)")
+    for name, by_method in samples.items():
+        medians = [_median(s[which] for s in by_method[m]) for m in methods]
+        cells = " ".join(f"{value:13.3f}" if unit == "s" else f"{value:13.0f}" for value in medians)
+        shown = []
+        for level in levels:
+            per_round = [a[which] / b[which] for a, b in zip(by_method[level], by_method[against])]
+            per_round = [ratio for ratio in per_round if not math.isnan(ratio)]
+            if not per_round:
+                shown.append("-")
+                continue
+            shown.append(
+                f"{statistics.median(per_round):6.2f} {min(per_round):5.2f}-{max(per_round):5.2f}"
+            )
+        print(f"{name:12} {cells}   " + " ".join(f"{cell:>20}" for cell in shown))
+
+
+def _median(values) -> float:
+    values = [value for value in values if not math.isnan(value)]
+    return statistics.median(values) if values else math.nan
+
+
+def arguments(description: str, methods: tuple[str, ...]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--models", default="bench,seq10,seq100,seq300,seq1000,nest8,big300")
+    parser.add_argument("--methods", default=",".join(methods))
+    parser.add_argument("--rounds", type=int, default=5)
+    scratch = Path(tempfile.gettempdir()) / "ov-loops-bench"
+    parser.add_argument("--directory", type=Path, default=scratch, help="generated models")
+    parser.add_argument("--tree", type=Path, default=TREE, help="the ov_loops checkout to run")
+    parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
+    return parser.parse_args()
+
+
+def main(description: str = __doc__.splitlines()[0], tables: str = "time,memory") -> int:
+    args = arguments(description, METHODS)
+    if args.child:
+        child(*args.child)
+        return 0
+    sys.path.insert(0, str(TREE))  # the generated models (the child imports the tree's)
+    methods = args.methods.split(",")
+    paths = model_paths(args.models.split(","), args.directory)
+    samples = measure(paths, methods, args.rounds, args.tree.resolve())
+    if "time" in tables:
+        print(f"conversion time, {args.rounds} rounds, each conversion in a fresh process")
+        timed = [method for method in methods if method != "ovc"]
+        table(samples, 0, "convert_model", timed, "s")
+    if "memory" in tables:
+        print(f"peak RSS, {args.rounds} rounds, each conversion in a fresh process")
+        table(samples, 1, "ovc", methods, "MiB")
+    for method, model, error in sorted(FAILED):
+        print(f"{model}: {method} failed: {error}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

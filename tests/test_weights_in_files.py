@@ -1,0 +1,122 @@
+"""A model read from a path for conversion leaves its weights in its file
+(frontends/onnx/weights.py): the wire-format walk, and conversions that give the same model."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import openvino as ov
+import pytest
+
+import ov_loops
+from ov_loops.frontends.onnx import weights
+from ov_loops.frontends.onnx.load import load_model
+from tests.onnx_builders import T, const, graph, loop_body, model, node, typed
+
+RNG = np.random.default_rng(24)
+BIG = weights.MIN_BYTES // 4 * 4  # f32 elements of a big tensor: 4 * BIG bytes
+
+
+def _big(name: str, elements: int = BIG) -> onnx.TensorProto:
+    return const(name, RNG.standard_normal(elements).astype(np.float32))
+
+
+def _model_with_weights_everywhere() -> onnx.ModelProto:
+    """Big tensors as a main initializer, a body initializer, a body Constant and an If
+    branch's initializer; small ones beside them."""
+    body = loop_body(
+        [
+            node("Constant", [], ["c"], value=_big("")),
+            node("Add", ["h_in", "W"], ["hw"]),
+            node("Add", ["hw", "c"], ["h_out"]),
+            node("Identity", ["cond_in"], ["keep"]),
+        ],
+        [typed("h_in", T.FLOAT, [BIG])],
+        [typed("keep", T.BOOL, []), typed("h_out", T.FLOAT, [BIG])],
+        initializers=[_big("W")],
+    )
+    branch = graph(
+        [node("Add", ["h", "B"], ["b_out"])], [], [typed("b_out", T.FLOAT, [BIG])], [_big("B")]
+    )
+    other = graph([node("Add", ["h", "small"], ["o_out"])], [], [typed("o_out", T.FLOAT, [BIG])])
+    main = graph(
+        [
+            node("Loop", ["M", "", "h0"], ["h"], body=body),
+            node("If", ["flag"], ["y"], then_branch=branch, else_branch=other),
+        ],
+        [typed("M", T.INT64, []), typed("flag", T.BOOL, [])],
+        [typed("y", T.FLOAT, [BIG])],
+        initializers=[_big("h0"), const("small", np.ones(1, np.float32))],
+    )
+    return model(main)
+
+
+def _tensors(made: onnx.ModelProto) -> dict[str, onnx.TensorProto]:
+    return {
+        f"{index}:{tensor.name}": tensor for index, tensor in enumerate(weights.all_tensors(made))
+    }
+
+
+def test_big_raw_data_is_referenced_where_it_lies_in_the_file(tmp_path):
+    made = _model_with_weights_everywhere()
+    path = tmp_path / "m.onnx"
+    onnx.save_model(made, path)
+    walked = onnx.ModelProto()
+    walked.ParseFromString(weights.read_without_weights(path))
+    data = path.read_bytes()
+    expected = onnx.ModelProto()
+    expected.CopyFrom(made)
+    referenced = 0
+    for (key, original), tensor in zip(_tensors(expected).items(), _tensors(walked).values()):
+        if len(original.raw_data) < weights.MIN_BYTES:
+            assert tensor == original, key
+            continue
+        entries = {entry.key: entry.value for entry in tensor.external_data}
+        assert entries["location"] == "m.onnx" and tensor.data_location == T.EXTERNAL, key
+        offset, length = int(entries["offset"]), int(entries["length"])
+        assert data[offset : offset + length] == original.raw_data, key
+        original.ClearField("raw_data")  # the rest of the model is as it was
+        original.data_location = T.EXTERNAL
+        original.external_data.extend(tensor.external_data)
+        referenced += 1
+    assert referenced == 4
+    assert walked == expected
+
+
+def test_a_file_without_big_tensors_or_not_a_model_is_read_as_usual(tmp_path):
+    small = tmp_path / "small.onnx"
+    made = model(
+        graph([node("Add", ["x", "k"], ["y"])], [typed("x")], [typed("y")], [_big("k", 8)])
+    )
+    onnx.save_model(made, small)
+    assert weights.read_without_weights(small) is None
+    garbage = tmp_path / "garbage.onnx"
+    garbage.write_bytes(bytes([0xFF]) * weights.MIN_BYTES * 2)
+    assert weights.read_without_weights(garbage) is None
+
+
+@pytest.mark.parametrize("external", [False, True], ids=["embedded", "external_data"])
+def test_converting_the_path_gives_the_model_converting_it_in_memory_gives(tmp_path, external):
+    """Weights read from the file through memory addresses, or held in the loaded message:
+    the same IR, byte for byte; the loaded message held no weights."""
+    made = _model_with_weights_everywhere()
+    path = tmp_path / "m.onnx"
+    saved = onnx.ModelProto()
+    saved.CopyFrom(made)  # saving as external data changes the message saved
+    onnx.save_model(saved, path, save_as_external_data=external, location="m.data")
+    loaded = load_model(path, weights_in_files=True)
+    assert all(len(tensor.raw_data) < weights.MIN_BYTES for tensor in weights.all_tensors(loaded))
+    from_file = ov_loops.convert(path)
+    in_memory = ov_loops.convert(made)
+    for name, converted in (("file", from_file), ("memory", in_memory)):
+        ov.save_model(converted, tmp_path / f"{name}.xml", compress_to_fp16=False)
+    assert (tmp_path / "file.bin").read_bytes() == (tmp_path / "memory.bin").read_bytes()
+    compiled = ov.Core().compile_model(from_file, "CPU")
+    feeds = {"M": np.array(2, np.int64), "flag": np.array(True)}
+    got = compiled(feeds)[0]
+    tensors = {
+        tensor.name: onnx.numpy_helper.to_array(tensor) for tensor in _tensors(made).values()
+    }
+    constant = onnx.numpy_helper.to_array(made.graph.node[0].attribute[0].g.node[0].attribute[0].t)
+    expected = tensors["h0"] + 2 * (tensors["W"] + constant) + tensors["B"]
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
