@@ -43,11 +43,16 @@ from ov_loops.contract.spec import (
 )
 from ov_loops.contract.values import tensors
 from ov_loops.errors import OvLoopsError
+from ov_loops.frontends.theano.shared_variables import (
+    SharedVariable,
+    read_by,
+    shared_variable,
+    update_pairs,
+)
 from ov_loops.loopir import trip_count as trips
 from ov_loops.loopir.loop import LoopIR, LoopResult
 from ov_loops.loopir.passes.pipeline import CPU
 from ov_loops.lower.select import lower
-from ov_loops.shared_variables import SharedVariable, read_by, shared_variable, update_pairs
 
 # rt_info mark on a scan's final value of a shared variable: the instance id of the variable's
 # node, so that the scan whose fn built this one finds and carries it.
