@@ -21,7 +21,7 @@ import importlib
 
 # Each public name and the module that defines it.
 _HOMES = {
-    "BuilderError": "ov_loops.frontends.theano.scan",
+    "BuilderError": "ov_loops.frontends.theano.arguments",
     "CheckReport": "ov_loops.checking",
     "Conversion": "ov_loops.conversion.report",
     "ConversionError": "ov_loops.errors",
@@ -47,7 +47,7 @@ _HOMES = {
     "shared": "ov_loops.frontends.theano.shared_variables",
     "to_ir_inputs": "ov_loops.sequence_values",
     "unpack_sequence": "ov_loops.sequence_values",
-    "until": "ov_loops.frontends.theano.scan",
+    "until": "ov_loops.frontends.theano.body",
     "save": "ov_loops.api",
     "translate": "ov_loops.api",
     "validate": "ov_loops.ir.validate",
