@@ -16,9 +16,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ov_loops import logs
-from ov_loops.checking.options import CHECK_EPILOG, add_check_options, run_check
+from ov_loops.cli.check import CHECK_EPILOG, add_check_options, run_check
+from ov_loops.cli.convert import add_ovc_options, add_version
 from ov_loops.conversion.json_report import CONVERT_JSON_KEYS, conversion_json
-from ov_loops.convert_cli import add_ovc_options, add_version
 from ov_loops.convert_options import add_convert_options, options_from
 from ov_loops.errors import OvLoopsError
 from ov_loops.ir.validate import VALIDATE_JSON_KEYS
@@ -108,7 +108,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _convert(args: argparse.Namespace) -> int:
     from ov_loops.api import save, translate
-    from ov_loops.convert_cli import output_path, verbose_lines
+    from ov_loops.cli.convert import output_path, verbose_lines
 
     started = time.perf_counter()
     path = output_path(args) if args.layout == "ir" else None
