@@ -1,11 +1,13 @@
-"""The command line of `ov-loops check`: its options and the call they make."""
+"""`ov-loops check`: its options and the call they make."""
 
 from __future__ import annotations
 
 import argparse
 
 from ov_loops.checking.report import CHECK_JSON_KEYS
-from ov_loops.convert_options import OPTION_NAMES, add_convert_options, given_values
+from ov_loops.cli.convert import add_convert_options, given_values
+from ov_loops.cli.output import add_output_options
+from ov_loops.convert_options import OPTION_NAMES
 from ov_loops.reference.limits import DEFAULT_MAX_ITERATIONS
 
 CHECK_EPILOG = f"""\
@@ -23,9 +25,30 @@ exit: 0 MATCH, 1 MISMATCH (or the model cannot be converted), 2 bad input or dev
 OV_LOOPS_PROGRESS=1 forces progress lines on stderr (default: on a terminal, after 1 s)."""
 
 
+def add_command(commands) -> None:
+    """The `check` subcommand."""
+    check = commands.add_parser(
+        "check",
+        help="run a model on a device and compare it with a numpy reference",
+        epilog=CHECK_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    check.add_argument("model", help="the ONNX model (.onnx) or IR (.xml)")
+    add_check_options(check)
+    add_output_options(check, "see below")
+    check.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """`ov-loops check`: the report as lines (or one JSON object)."""
+    report = _report(args)
+    print(report.to_json() if args.format == "json" else "\n".join(report.lines()))
+    return report.exit_code
+
+
 def add_check_options(check: argparse.ArgumentParser) -> None:
     """The options of `ov-loops check` (model and output options excepted), convert's
-    conversion options among them (`convert_options.add_convert_options`: one definition);
+    conversion options among them (`cli.convert.add_convert_options`: one definition);
     these default to None, not given, which an IR requires."""
     check.add_argument("--device", default="CPU", help="CPU, GPU, NPU or AUTO (default CPU)")
     check.add_argument("--inputs", metavar="F.npz", help="inputs as an .npz (others generated)")
@@ -108,7 +131,7 @@ def _add_second_opinions(check: argparse.ArgumentParser) -> None:
     )
 
 
-def run_check(args: argparse.Namespace):
+def _report(args: argparse.Namespace):
     """`ov_loops.check` with the options parsed from the command line."""
     from ov_loops.checking import check
     from ov_loops.checking.inputs import parse_shapes, parse_val_ranges
