@@ -21,8 +21,8 @@ from ov_loops.checking.device import DeviceRun
 from ov_loops.checking.settings import Settings
 from ov_loops.checking.tolerance import parse_tolerances
 from ov_loops.errors import InputError
-from ov_loops.reference import ir_reference
-from ov_loops.reference.ir_state import STATE_KERNELS
+from ov_loops.reference.ir import executor as ir_reference
+from ov_loops.reference.ir.state import STATE_KERNELS
 from tests.harness import assert_one_line_error, run_cli
 from tests.onnx_builders import T, const, graph, model, node, typed
 from tests.scan_scenarios import SCENARIOS as SCAN_SCENARIOS

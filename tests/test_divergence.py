@@ -14,7 +14,7 @@ import pytest
 import ov_loops
 import ov_loops.checking.divergence as divergence
 import ov_loops.checking.run as check_run
-import ov_loops.reference.ir_reference as ir_reference
+import ov_loops.reference.ir.executor as ir_reference
 from ov_loops.checking.carried import Carried, difference
 from ov_loops.checking.device import core
 from ov_loops.checking.inputs import generate_inputs, onnx_input_specs
@@ -22,7 +22,7 @@ from ov_loops.checking.probes import LOOP_TYPES
 from ov_loops.checking.settings import Settings
 from ov_loops.contract.values import OPTIONAL_SEQUENCE, SEQUENCE
 from ov_loops.frontends.onnx.load import load_model
-from ov_loops.reference.ir_reference import run_ir
+from ov_loops.reference.ir.executor import run_ir
 from ov_loops.reference.onnx_reference import run_onnx
 from ov_loops.reference.trace import Trace
 from ov_loops.sequence_values import pack_sequence

@@ -26,7 +26,7 @@ def _read_value(layer, x: list[np.ndarray]) -> list[np.ndarray]:
     Without an init input the shape must be static (else a one-line InputError)."""
     if x:
         return [x[0]]
-    from ov_loops.reference.ir_reference import _dtype  # the IR's element types, one table
+    from ov_loops.reference.ir.executor import _dtype  # the IR's element types, one table
 
     variable = layer.data.get("variable_id", layer.name)
     shape_text = layer.data.get("variable_shape", "")

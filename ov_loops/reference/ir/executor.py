@@ -1,7 +1,7 @@
 """Run an OpenVINO IR (XML/BIN) in numpy: Loop-5 and TensorIterator-1 from their port_map,
 back_edges and special ports; body operators from a kernel table. An op without a kernel is an
 error naming it. A stateful IR (ReadValue/Assign) runs as one call from a fresh state
-(`ir_state.py`).
+(`state.py`).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import numpy as np
 from ov_loops.errors import ConversionError, OvLoopsError
 from ov_loops.ir.reader import Graph, IRDocument, Layer, loop_spec, read_ir
 from ov_loops.ir.types import port_precision
-from ov_loops.reference.ir_sequences import SEQUENCE_KERNELS
-from ov_loops.reference.ir_state import STATE_KERNELS
+from ov_loops.reference.ir.sequences import SEQUENCE_KERNELS
+from ov_loops.reference.ir.state import STATE_KERNELS
 from ov_loops.reference.limits import DEFAULT_MAX_ITERATIONS, Budget
 from ov_loops.reference.trace import Trace, loop_key
 
