@@ -51,26 +51,7 @@ def add_check_options(check: argparse.ArgumentParser) -> None:
     conversion options among them (`cli.convert.add_convert_options`: one definition);
     these default to None, not given, which an IR requires."""
     check.add_argument("--device", default="CPU", help="CPU, GPU, NPU or AUTO (default CPU)")
-    check.add_argument("--inputs", metavar="F.npz", help="inputs as an .npz (others generated)")
-    check.add_argument(
-        "--shape",
-        action="append",
-        metavar="NAME=D0,D1|NAME[D0,D1]",
-        help="the shape to generate for an input; OpenVINO's NAME[D0,D1],NAME2[D0] form takes "
-        "several (repeatable)",
-    )
-    check.add_argument(
-        "--val-range",
-        action="append",
-        metavar="[NAME=]LO,HI",
-        help="generated values of input NAME (or of every number input) in [LO, HI]: integers "
-        "uniform, inclusive (M=5,5 fixes a trip count), floats uniform, booleans 0/1 "
-        "(repeatable; write --val-range=-1,1 when LO is negative; default integers in [0, 3], "
-        "floats N(0, 0.5), booleans true)",
-    )
-    check.add_argument(
-        "--seed", type=int, default=0, help="seed of the generated inputs (non-negative)"
-    )
+    _add_inputs(check)
     for name in ("rtol", "atol"):
         check.add_argument(
             f"--{name}",
@@ -108,6 +89,30 @@ def add_check_options(check: argparse.ArgumentParser) -> None:
         "lengths (0 allowed), in order on one infer request, then reset_state() and the whole "
         "once more; outputs are compared with one reference pass over the whole. Needs a "
         "stateful model: an .onnx is converted with --stateful, an .xml must be so converted",
+    )
+
+
+def _add_inputs(check: argparse.ArgumentParser) -> None:
+    """The inputs fed: read from an .npz, or generated (shapes, value ranges, seed)."""
+    check.add_argument("--inputs", metavar="F.npz", help="inputs as an .npz (others generated)")
+    check.add_argument(
+        "--shape",
+        action="append",
+        metavar="NAME=D0,D1|NAME[D0,D1]",
+        help="the shape to generate for an input; OpenVINO's NAME[D0,D1],NAME2[D0] form takes "
+        "several (repeatable)",
+    )
+    check.add_argument(
+        "--val-range",
+        action="append",
+        metavar="[NAME=]LO,HI",
+        help="generated values of input NAME (or of every number input) in [LO, HI]: integers "
+        "uniform, inclusive (M=5,5 fixes a trip count), floats uniform, booleans 0/1 "
+        "(repeatable; write --val-range=-1,1 when LO is negative; default integers in [0, 3], "
+        "floats N(0, 0.5), booleans true)",
+    )
+    check.add_argument(
+        "--seed", type=int, default=0, help="seed of the generated inputs (non-negative)"
     )
 
 
