@@ -22,10 +22,10 @@ of the view seq[offset + k : offset + k + steps]. A shared variable fn updates i
 value (merged input fed by the variable, its update the back edge, a last-value output); one fn
 only reads is an invariant input (shared_variables.py).
 
-The steps, in the order `_build` runs them: the arguments (arguments.py), the trip count
-(loop_ir.py), the body's Parameters and the call to fn (body.py), the updates fn makes
-without naming them (updates.py), the body's Results and its shared carries, the outer values
-fn reads (captures.py), the LoopIR (loop_ir.py); then the one lowering call, here.
+The steps, in order: the arguments (arguments.py); then, in `_build`, the trip count
+(loop_ir.py), the body's Parameters and the call to fn (body.py), the updates fn makes without
+naming them (updates.py), the body's Results and its shared carries, the outer values fn reads
+(captures.py), the LoopIR (loop_ir.py); then the one lowering call, here.
 """
 
 from __future__ import annotations
