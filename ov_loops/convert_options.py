@@ -1,20 +1,17 @@
-"""The conversion options `convert` and `check` share: their one command-line definition
-(`add_convert_options`) and their values (`ConvertOptions`), spelled back for reports.
+"""The values of the conversion options `convert` and `check` share (`ConvertOptions`), spelled
+back for reports; their command line is `ov_loops.cli.convert.add_convert_options`.
 
-`check` converts with exactly what `convert` would be given, so both subcommands add these
-options here, and both hand them to `ov_loops.api.translate`, which checks them (one
-validation). Nothing here imports OpenVINO: the CLI starts light.
+`check` converts with exactly what `convert` would be given, and both hand these values to
+`ov_loops.api.translate`, which checks them (one validation). Nothing here imports OpenVINO:
+the CLI starts light.
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 from dataclasses import dataclass
 
 from ov_loops.errors import InputError
-from ov_loops.loopir.passes.levels import OPTIMIZE_LEVELS
-from ov_loops.targets import add_target_arguments
 
 
 @dataclass(frozen=True)
@@ -74,55 +71,6 @@ def _input_text(value: object) -> str:
 def given_options(values: dict[str, object]) -> list[str]:
     """The options among `values` (by field name) that are set (not None), as `--name`."""
     return [f"--{name}" for name, value in values.items() if value is not None]
-
-
-def flag(value: str) -> bool:
-    """ovc's spelling of a boolean option value: True or False (any case)."""
-    if value.lower() not in ("true", "false"):
-        raise argparse.ArgumentTypeError(f"expected True or False, not {value!r}")
-    return value.lower() == "true"
-
-
-def add_convert_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
-    """--input, --compress_to_fp16 (spelled as `ovc` spells them, hyphens accepted too),
-    --optimize, and --target, --stateful, --unroll (`targets.add_target_arguments`)."""
-    parser.add_argument(
-        "--input",
-        metavar="INPUTS",
-        help='shapes and element types of inputs, as ovc takes them: "X[1,?,16]{f32},h0[1,16]" '
-        "(dims: N, ? or -1, A..B; [] a scalar; unnamed entries go by position; a type other "
-        "than the model's is converted to the model's where the input enters)",
-    )
-    parser.add_argument(
-        "--compress_to_fp16",
-        "--compress-to-fp16",
-        dest="compress_to_fp16",
-        nargs="?",
-        const=True,
-        default=True,
-        type=flag,
-        metavar="True|False",
-        help="store f32 weights as f16 in the .bin (default True, as ovc); "
-        "--compress_to_fp16=False keeps them f32",
-    )
-    parser.add_argument(
-        "--optimize",
-        choices=OPTIMIZE_LEVELS,
-        default="default",
-        help="loop optimisations: none (workarounds only), default, max (default: default)",
-    )
-    add_target_arguments(parser)
-
-
-def given_values(args: argparse.Namespace) -> dict[str, object]:
-    """The values of the options `add_convert_options` parsed, by field name (None: not
-    given, where the parser defaults them to None)."""
-    return {name: getattr(args, name) for name in OPTION_NAMES}
-
-
-def options_from(args: argparse.Namespace) -> ConvertOptions:
-    """The conversion options parsed by `add_convert_options`."""
-    return ConvertOptions.given(given_values(args))
 
 
 OPTION_NAMES = tuple(field.name for field in dataclasses.fields(ConvertOptions))

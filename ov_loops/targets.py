@@ -1,9 +1,8 @@
-"""Device targets: the profile a `--target` name and an `--unroll` count choose, and their CLI
-arguments (`add_target_arguments`, one of the conversion options of `convert_options.py`)."""
+"""Device targets: the profile a `--target` name, an `--unroll` count and `--stateful` choose
+(their command line is `ov_loops.cli.convert.add_convert_options`)."""
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 from typing import TYPE_CHECKING
 
@@ -33,28 +32,3 @@ def target_profile(
     if isinstance(unroll, bool) or not isinstance(unroll, int) or unroll < 0:
         raise InputError(f"unroll must be a non-negative integer, got {unroll!r}")
     return dataclasses.replace(profile, unroll=max(profile.unroll, unroll))
-
-
-def add_target_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
-    """`--target`, `--stateful` and `--unroll`: what `ov-loops convert` (and `check`) converts
-    for."""
-    parser.add_argument(
-        "--target",
-        choices=TARGET_NAMES,
-        default="CPU",
-        help="the device the IR is for: chooses lowerings and workarounds per loop; NPU "
-        "refuses loops without a constant trip count and static shapes (default CPU)",
-    )
-    parser.add_argument(
-        "--stateful",
-        action="store_true",
-        help="keep the carried values of the main graph's loops in OpenVINO Variables "
-        "(ReadValue/Assign), so a long sequence can be fed in chunks; reset_state() restarts",
-    )
-    parser.add_argument(
-        "--unroll",
-        type=int,
-        metavar="N",
-        help="unroll loops of at most N iterations into straight-line graph (any target); "
-        "each loop left a loop says why ('not unrolled: ...')",
-    )

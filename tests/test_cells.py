@@ -13,7 +13,7 @@ import ov_loops
 from benchmarks.loop_models import CELLS, Cell, loop_feeds, loop_model
 from ov_loops.lower import select
 from ov_loops.lower.cell_cost import predicted
-from ov_loops.reference.ir_reference import run_ir
+from ov_loops.reference.ir.executor import run_ir
 from tests.harness import assert_matches_onnxruntime, run_cli
 
 H = 8

@@ -21,8 +21,8 @@ from ov_loops.checking.device import DeviceRun
 from ov_loops.checking.settings import Settings
 from ov_loops.checking.tolerance import parse_tolerances
 from ov_loops.errors import InputError
-from ov_loops.reference import ir_reference
-from ov_loops.reference.ir_state import STATE_KERNELS
+from ov_loops.reference.ir import kernels
+from ov_loops.reference.ir.state import STATE_KERNELS
 from tests.harness import assert_one_line_error, run_cli
 from tests.onnx_builders import T, const, graph, model, node, typed
 from tests.scan_scenarios import SCENARIOS as SCAN_SCENARIOS
@@ -243,8 +243,8 @@ def test_a_mismatch_after_reset_state_decides_the_verdict():
 
 def test_the_divergence_locator_runs_on_a_stateful_ir(rnn, monkeypatch):
     """Its Assign (a sink) is no value the instrumented model emits."""
-    tanh = ir_reference.KERNELS["Tanh"]
-    monkeypatch.setitem(ir_reference.KERNELS, "Tanh", lambda layer, x: [tanh(layer, x)[0] + 1])
+    tanh = kernels.KERNELS["Tanh"]
+    monkeypatch.setitem(kernels.KERNELS, "Tanh", lambda layer, x: [tanh(layer, x)[0] + 1])
     report = check(rnn.stateful, inputs=FEEDS)
     assert not report.ok and report.divergence is not None
     text = report.divergence.text()

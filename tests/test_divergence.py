@@ -14,7 +14,6 @@ import pytest
 import ov_loops
 import ov_loops.checking.divergence as divergence
 import ov_loops.checking.run as check_run
-import ov_loops.reference.ir_reference as ir_reference
 from ov_loops.checking.carried import Carried, difference
 from ov_loops.checking.device import core
 from ov_loops.checking.inputs import generate_inputs, onnx_input_specs
@@ -22,7 +21,8 @@ from ov_loops.checking.probes import LOOP_TYPES
 from ov_loops.checking.settings import Settings
 from ov_loops.contract.values import OPTIONAL_SEQUENCE, SEQUENCE
 from ov_loops.frontends.onnx.load import load_model
-from ov_loops.reference.ir_reference import run_ir
+from ov_loops.reference.ir import kernels
+from ov_loops.reference.ir.executor import run_ir
 from ov_loops.reference.onnx_reference import run_onnx
 from ov_loops.reference.trace import Trace
 from ov_loops.sequence_values import pack_sequence
@@ -66,7 +66,7 @@ def _inject_on_device(model: ov.Model, fault: Fault) -> None:
 
 def _inject_in_ir_reference(monkeypatch, fault: Fault) -> None:
     """The IR reference's layer `fault.layer` adds `bump` where its output exceeds `above`."""
-    for kind, kernel in list(ir_reference.KERNELS.items()):
+    for kind, kernel in list(kernels.KERNELS.items()):
 
         def faulty(layer, inputs, kernel=kernel):
             outputs = kernel(layer, inputs)
@@ -75,7 +75,7 @@ def _inject_in_ir_reference(monkeypatch, fault: Fault) -> None:
             value = np.asarray(outputs[0])
             return [np.where(value > fault.above, value + fault.bump, value).astype(value.dtype)]
 
-        monkeypatch.setitem(ir_reference.KERNELS, kind, faulty)
+        monkeypatch.setitem(kernels.KERNELS, kind, faulty)
 
 
 @pytest.mark.parametrize("name", sorted(FAULTS))

@@ -11,7 +11,8 @@ import pytest
 
 import ov_loops
 from ov_loops.errors import ConversionError
-from ov_loops.reference.ir_reference import KERNELS, run_ir
+from ov_loops.reference.ir.executor import run_ir
+from ov_loops.reference.ir.kernels import KERNELS
 from tests import loop_scenarios
 from tests.harness import compile_f32, run
 

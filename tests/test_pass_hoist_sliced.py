@@ -22,7 +22,7 @@ from ov_loops.loopir.passes.concat_copies import CopyCapturesIntoConcats
 from ov_loops.loopir.passes.constants import InlineConstantCaptures
 from ov_loops.loopir.passes.hoist_sliced import MAX_ROWS_PER_PART, RULES, HoistSlicedComputation
 from ov_loops.loopir.passes.pipeline import CPU, PIPELINE
-from ov_loops.reference.ir_reference import run_ir
+from ov_loops.reference.ir.executor import run_ir
 from tests.harness import assert_matches_onnxruntime, compile_f32
 from tests.loopir_scenarios import (
     carried_value_feeds_the_matmul,

@@ -38,7 +38,7 @@ from ov_loops.lower import loop5
 from ov_loops.lower.fold import fold
 from ov_loops.lower.loop5 import lower_to_loop5
 from ov_loops.lower.select import lower
-from ov_loops.reference.ir_reference import run_ir
+from ov_loops.reference.ir.executor import run_ir
 from tests.loopir_scenarios import (
     SCENARIOS,
     accumulating_loop,

@@ -3,7 +3,7 @@
 inputs (read or generated), device (compile and run, in a child process), diff (an output
 against its reference), tolerance (by precision, overridable), opinions (onnxruntime,
 openvino.convert_model, saved outputs), divergence (the first diverging iteration), report
-(text and JSON), run (the check itself), options (its command line). `check` and
+(text and JSON), run (the check itself); its command line is cli/check.py. `check` and
 `CheckReport` are resolved on first use, so the command line loads no OpenVINO until it checks.
 """
 

@@ -277,7 +277,7 @@ def _reference(name: str, run, trace, model, feeds: dict, settings: Settings) ->
 
 
 def _check_ir(path: Path, given: dict, request: Request) -> CheckReport:
-    from ov_loops.reference.ir_reference import Trace, run_ir
+    from ov_loops.reference.ir.executor import Trace, run_ir
 
     settings = request.settings
     validation = validate(path)

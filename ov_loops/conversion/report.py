@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 import openvino as ov
 
 from ov_loops.contract.spec import LoopSpec
-from ov_loops.ovgraph import loop_nodes, spec_of
+from ov_loops.loopir.read_back import loop_nodes, spec_of
 
 
 @dataclass(frozen=True)
@@ -19,8 +19,7 @@ class ConvertedLoop:
     `optimizations` what the optimising passes did to it; `becomes` the op that computes it
     (Loop-5, or a *Sequence-5 op for a recognised cell, spec None then); `states` the Assigns
     that keep its carried values across inferences (lower/stateful.py); `not_unrolled` why a
-    target that unrolls (--unroll, GPU, NPU) left it a loop; `top_level` says whether the loop
-    sits in the main graph (not in a body).
+    target that unrolls (--unroll, GPU, NPU) left it a loop.
     """
 
     path: str
@@ -33,10 +32,6 @@ class ConvertedLoop:
     becomes: str = "Loop-5"
     states: tuple[ov.Node, ...] = ()  # with --stateful: the Assigns storing its carried values
     not_unrolled: str | None = None
-
-    @property
-    def top_level(self) -> bool:
-        return "/" not in self.path.removeprefix("main/")
 
     def summary(self) -> str:
         done = f"; optimized: {', '.join(self.optimizations)}" if self.optimizations else ""

@@ -20,7 +20,7 @@ from openvino._offline_transformations import apply_moc_transformations
 from ov_loops.contract.spec import SpecError
 from ov_loops.loopir.loop import LoopIR
 from ov_loops.loopir.passes.base import LoopPass
-from ov_loops.ovgraph import loop_nodes, spec_of
+from ov_loops.loopir.read_back import loop_nodes, spec_of
 
 
 class SimplifyBody(LoopPass):

@@ -1,12 +1,12 @@
-"""Run an OpenVINO IR (XML/BIN) in numpy: Loop-5 and TensorIterator-1 from their port_map,
-back_edges and special ports; body operators from a kernel table. An op without a kernel is an
-error naming it. A stateful IR (ReadValue/Assign) runs as one call from a fresh state
-(`ir_state.py`).
+"""Run an OpenVINO IR (XML/BIN) in numpy: Loop-5, TensorIterator-1 and If from their port maps,
+back_edges and special ports; body operators from the kernel table (kernels.py). An op without
+a kernel is an error naming it. A stateful IR (ReadValue/Assign) runs as one call from a fresh
+state (state.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -14,389 +14,12 @@ import numpy as np
 
 from ov_loops.errors import ConversionError, OvLoopsError
 from ov_loops.ir.reader import Graph, IRDocument, Layer, loop_spec, read_ir
-from ov_loops.ir.types import port_precision
-from ov_loops.reference.ir_sequences import SEQUENCE_KERNELS
-from ov_loops.reference.ir_state import STATE_KERNELS
+from ov_loops.reference.ir.dtypes import PRECISIONS, numpy_type
+from ov_loops.reference.ir.kernels import KERNELS, axis_of, ints
 from ov_loops.reference.limits import DEFAULT_MAX_ITERATIONS, Budget
 from ov_loops.reference.trace import Trace, loop_key
 
-# An IR <data element_type>'s numpy type (bf16 is ml_dtypes.bfloat16: see _dtype).
-DTYPES = {
-    "f32": np.float32,
-    "f16": np.float16,
-    "f64": np.float64,
-    "i8": np.int8,
-    "i16": np.int16,
-    "i32": np.int32,
-    "i64": np.int64,
-    "u8": np.uint8,
-    "u16": np.uint16,
-    "u32": np.uint32,
-    "u64": np.uint64,
-    "boolean": np.bool_,
-}
-# A <port precision>'s numpy type; "BOOLEAN" is how some producers spell BOOL.
-PRECISIONS = {port_precision(name): dtype for name, dtype in DTYPES.items()} | {"BOOLEAN": np.bool_}
 
-
-def _dtype(name: str):
-    if name == "bf16":
-        import ml_dtypes
-
-        return ml_dtypes.bfloat16
-    if name not in DTYPES:
-        raise ConversionError(f"IR reference: element type {name} is not supported")
-    return DTYPES[name]
-
-
-def _ints(text: str | None) -> list[int]:
-    return [int(v) for v in text.split(",") if v.strip()] if text else []
-
-
-def _axis(value, rank: int) -> int:
-    """An axis from an int or a one-element array, made non-negative."""
-    value = int(np.asarray(value).reshape(-1)[0])
-    return value + rank if value < 0 else value
-
-
-# -- kernels: (layer, inputs) -> outputs ----------------------------------------------------------
-Kernel = Callable[[Layer, list[np.ndarray]], list[np.ndarray]]
-KERNELS: dict[str, Kernel] = {}
-
-
-def _elementwise(function) -> Kernel:
-    return lambda layer, x: [np.asarray(function(*x))]
-
-
-def _binary_keep_type(function) -> Kernel:
-    def kernel(layer, x):
-        result = function(x[0], x[1])
-        return [np.asarray(result).astype(np.result_type(x[0], x[1]), copy=False)]
-
-    return kernel
-
-
-for _name, _function in {
-    "Add": np.add,
-    "Subtract": np.subtract,
-    "Multiply": np.multiply,
-    "Maximum": np.maximum,
-    "Minimum": np.minimum,
-    "SquaredDifference": lambda a, b: (a - b) ** 2,
-    "Power": np.power,
-}.items():
-    KERNELS[_name] = _binary_keep_type(_function)
-
-for _name, _function in {
-    "Equal": np.equal,
-    "NotEqual": np.not_equal,
-    "Less": np.less,
-    "LessEqual": np.less_equal,
-    "Greater": np.greater,
-    "GreaterEqual": np.greater_equal,
-    "LogicalAnd": np.logical_and,
-    "LogicalOr": np.logical_or,
-    "LogicalXor": np.logical_xor,
-    "LogicalNot": np.logical_not,
-    "Tanh": np.tanh,
-    "Exp": np.exp,
-    "Log": np.log,
-    "Sqrt": np.sqrt,
-    "Abs": np.abs,
-    "Negative": np.negative,
-    "Floor": np.floor,
-    "Ceiling": np.ceil,
-    "Sin": np.sin,
-    "Cos": np.cos,
-    "Sign": np.sign,
-}.items():
-    KERNELS[_name] = _elementwise(_function)
-
-
-def _divide(layer, x):
-    a, b = x
-    if np.issubdtype(a.dtype, np.integer):
-        if layer.data.get("m_pythondiv", "true") == "true":
-            return [np.floor_divide(a, b)]
-        return [(np.trunc(a / b)).astype(a.dtype)]
-    return [np.asarray(a / b).astype(a.dtype)]
-
-
-def _floor_mod(layer, x):
-    return [np.mod(x[0], x[1])]
-
-
-def _mod(layer, x):
-    return [np.fmod(x[0], x[1])]
-
-
-def _relu(layer, x):
-    return [np.maximum(x[0], 0).astype(x[0].dtype)]
-
-
-def _sigmoid(layer, x):
-    return [(1 / (1 + np.exp(-x[0]))).astype(x[0].dtype)]
-
-
-def _clamp(layer, x):
-    return [np.clip(x[0], float(layer.data["min"]), float(layer.data["max"])).astype(x[0].dtype)]
-
-
-def _softmax(layer, x):
-    axis = _axis(int(layer.data.get("axis", 1)), x[0].ndim)
-    shifted = x[0] - np.max(x[0], axis=axis, keepdims=True)
-    exp = np.exp(shifted)
-    return [(exp / np.sum(exp, axis=axis, keepdims=True)).astype(x[0].dtype)]
-
-
-def _matmul(layer, x):
-    a, b = x
-    if layer.data.get("transpose_a") == "true" and a.ndim >= 2:
-        a = np.swapaxes(a, -1, -2)
-    if layer.data.get("transpose_b") == "true" and b.ndim >= 2:
-        b = np.swapaxes(b, -1, -2)
-    return [np.matmul(a, b).astype(np.result_type(x[0], x[1]))]
-
-
-def _concat(layer, x):
-    return [np.concatenate(x, axis=_axis(int(layer.data["axis"]), x[0].ndim))]
-
-
-def _split(layer, x):
-    return list(np.split(x[0], int(layer.data["num_splits"]), axis=_axis(x[1], x[0].ndim)))
-
-
-def _variadic_split(layer, x):
-    data, axis, lengths = x[0], _axis(x[1], x[0].ndim), [int(v) for v in np.atleast_1d(x[2])]
-    if -1 in lengths:
-        lengths[lengths.index(-1)] = data.shape[axis] - (sum(lengths) + 1)
-    return list(np.split(data, np.cumsum(lengths)[:-1], axis=axis))
-
-
-def _squeeze(layer, x):
-    if len(x) == 1 or np.size(x[1]) == 0:
-        return [np.squeeze(x[0])]
-    axes = tuple(_axis(int(a), x[0].ndim) for a in np.atleast_1d(x[1]))
-    axes = tuple(a for a in axes if x[0].shape[a] == 1)
-    return [np.squeeze(x[0], axis=axes)]
-
-
-def _unsqueeze(layer, x):
-    rank = x[0].ndim + np.size(x[1])
-    axes = sorted(_axis(int(a), rank) for a in np.atleast_1d(x[1]))
-    result = x[0]
-    for axis in axes:
-        result = np.expand_dims(result, axis)
-    return [result]
-
-
-def _reshape(layer, x):
-    shape = [int(v) for v in np.atleast_1d(x[1])]
-    if layer.data.get("special_zero") == "true":
-        shape = [x[0].shape[i] if v == 0 else v for i, v in enumerate(shape)]
-    return [np.reshape(x[0], shape)]
-
-
-def _transpose(layer, x):
-    order = [int(v) for v in np.atleast_1d(x[1])] or list(range(x[0].ndim))[::-1]
-    return [np.transpose(x[0], order)]
-
-
-def _gather(layer, x):
-    if int(layer.data.get("batch_dims", 0)) != 0:
-        raise ConversionError(f"IR reference: Gather '{layer.name}' with batch_dims != 0")
-    data, indices = x[0], np.asarray(x[1]).astype(np.int64)
-    axis = _axis(x[2], data.ndim)
-    indices = np.where(indices < 0, indices + data.shape[axis], indices)
-    return [np.take(data, indices, axis=axis)]
-
-
-def _slice(layer, x):
-    data, start, stop, step = x[0], np.atleast_1d(x[1]), np.atleast_1d(x[2]), np.atleast_1d(x[3])
-    axes = np.atleast_1d(x[4]) if len(x) > 4 else np.arange(len(start))
-    index = [slice(None)] * data.ndim
-    for a, s, e, st in zip(axes, start, stop, step):
-        index[_axis(int(a), data.ndim)] = slice(int(s), int(e), int(st))
-    return [data[tuple(index)]]
-
-
-def _strided_slice(layer, x):
-    data, begin, end = x[0], np.atleast_1d(x[1]), np.atleast_1d(x[2])
-    stride = np.atleast_1d(x[3]) if len(x) > 3 else np.ones_like(begin)
-    begin_mask, end_mask = _ints(layer.data.get("begin_mask")), _ints(layer.data.get("end_mask"))
-    for name in ("new_axis_mask", "shrink_axis_mask", "ellipsis_mask"):
-        if any(_ints(layer.data.get(name))):
-            raise ConversionError(f"IR reference: StridedSlice '{layer.name}' with {name}")
-    index = []
-    for i in range(len(begin)):
-        b = None if i < len(begin_mask) and begin_mask[i] else int(begin[i])
-        e = None if i < len(end_mask) and end_mask[i] else int(end[i])
-        index.append(slice(b, e, int(stride[i])))
-    return [data[tuple(index)]]
-
-
-def _shape_of(layer, x):
-    return [np.array(x[0].shape, dtype=_dtype(layer.data.get("output_type", "i64")))]
-
-
-def _broadcast(layer, x):
-    mode = layer.data.get("mode", "numpy")
-    data, shape = x[0], [int(v) for v in np.atleast_1d(x[1])]
-    if mode == "bidirectional":
-        return [data * np.ones(shape, dtype=data.dtype)]
-    if mode == "explicit":
-        axes = [int(v) for v in np.atleast_1d(x[2])]
-        expanded = np.reshape(
-            data, [data.shape[axes.index(i)] if i in axes else 1 for i in range(len(shape))]
-        )
-        return [np.broadcast_to(expanded, shape).copy()]
-    return [np.broadcast_to(data, shape).copy()]
-
-
-def _select(layer, x):
-    return [np.where(x[0], x[1], x[2]).astype(np.result_type(x[1], x[2]))]
-
-
-def _converted(value: np.ndarray, target) -> np.ndarray:
-    if np.issubdtype(np.dtype(target), np.integer) and np.issubdtype(value.dtype, np.floating):
-        value = np.round(value)  # OpenVINO rounds half to even when converting to integers
-    return value.astype(target)
-
-
-def _convert(layer, x):
-    return [_converted(x[0], _dtype(layer.data["destination_type"]))]
-
-
-def _convert_like(layer, x):
-    """ConvertLike-1: data converted to the element type of `like` (as Convert)."""
-    return [_converted(x[0], x[1].dtype)]
-
-
-def _range(layer, x):
-    dtype = _dtype(layer.data.get("output_type", "i64"))
-    start, stop, step = (np.asarray(v).reshape(-1)[0] for v in x)
-    return [np.arange(start, stop, step).astype(dtype)]
-
-
-def _reduce(function):
-    def kernel(layer, x):
-        axes = tuple(_axis(int(a), x[0].ndim) for a in np.atleast_1d(x[1]))
-        keep = layer.data.get("keep_dims") == "true"
-        return [np.asarray(function(x[0], axis=axes, keepdims=keep)).astype(x[0].dtype)]
-
-    return kernel
-
-
-def _reverse(layer, x):
-    if layer.data.get("mode", "index") == "mask":
-        axes = tuple(i for i, flag in enumerate(np.atleast_1d(x[1])) if flag)
-    else:
-        axes = tuple(_axis(int(a), x[0].ndim) for a in np.atleast_1d(x[1]))
-    return [np.flip(x[0], axis=axes)]
-
-
-def _tile(layer, x):
-    return [np.tile(x[0], [int(v) for v in np.atleast_1d(x[1])])]
-
-
-def _identity(layer, x):
-    return [x[0]]
-
-
-def _cumsum(layer, x):
-    """CumSum-3 (spec "CumSum-3")::
-
-    y[i] = sum(x[j] for j <= i)  along axis (default 0); exclusive: j < i; reverse: j >= i / j > i
-    """
-    data = x[0]
-    axis = _axis(x[1], data.ndim) if len(x) > 1 else 0
-    flip = layer.data.get("reverse", "false") == "true"
-    values = np.flip(data, axis) if flip else data
-    summed = np.cumsum(values, axis=axis, dtype=data.dtype)
-    if layer.data.get("exclusive", "false") == "true":
-        summed = summed - values
-    return [np.flip(summed, axis) if flip else summed]
-
-
-def _scatter_elements_update(layer, x):
-    """ScatterElementsUpdate-12 (spec "ScatterElementsUpdate-12"), reduction "none"::
-
-    out = copy(data); for each index position p of indices:
-        q = p with q[axis] = indices[p] (negative: + data.shape[axis]); out[q] = updates[p]
-    """
-    if layer.data.get("reduction", "none") != "none":
-        raise ConversionError(
-            f"IR reference: ScatterElementsUpdate '{layer.name}' with reduction "
-            f"{layer.data['reduction']}"
-        )
-    data, indices, updates = x[0].copy(), np.asarray(x[1]).astype(np.int64), x[2]
-    axis = _axis(x[3], data.ndim)
-    indices = np.where(indices < 0, indices + data.shape[axis], indices)
-    position = list(np.indices(indices.shape))
-    position[axis] = indices
-    data[tuple(position)] = updates.astype(data.dtype)
-    return [data]
-
-
-def _random_uniform(layer, x):
-    """RandomUniform-8 over an integer range of one value, [min, min + 1): min everywhere (the
-    run-time zero of ov_loops/loopir/passes/constant_loops.py). Other draws are not reproduced."""
-    dtype = _dtype(layer.data.get("output_type", "f32"))
-    low, high = (np.asarray(v).reshape(-1)[0] for v in x[1:3])
-    if not np.issubdtype(np.dtype(dtype), np.integer) or high - low != 1:
-        raise ConversionError(
-            f"IR reference: RandomUniform '{layer.name}' other than an integer draw from "
-            "[min, min + 1) is not supported"
-        )
-    return [np.full([int(v) for v in np.atleast_1d(x[0])], low, dtype)]
-
-
-KERNELS.update(
-    {
-        "Divide": _divide,
-        "FloorMod": _floor_mod,
-        "Mod": _mod,
-        "Relu": _relu,
-        "ReLU": _relu,
-        "Sigmoid": _sigmoid,
-        "Clamp": _clamp,
-        "SoftMax": _softmax,
-        "Softmax": _softmax,
-        "MatMul": _matmul,
-        "Concat": _concat,
-        "Split": _split,
-        "VariadicSplit": _variadic_split,
-        "Squeeze": _squeeze,
-        "Unsqueeze": _unsqueeze,
-        "Reshape": _reshape,
-        "Transpose": _transpose,
-        "Gather": _gather,
-        "Slice": _slice,
-        "StridedSlice": _strided_slice,
-        "ShapeOf": _shape_of,
-        "Broadcast": _broadcast,
-        "Select": _select,
-        "Convert": _convert,
-        "Range": _range,
-        "ReduceSum": _reduce(np.sum),
-        "ReduceMean": _reduce(np.mean),
-        "ReduceMax": _reduce(np.max),
-        "ReduceMin": _reduce(np.min),
-        "ReduceProd": _reduce(np.prod),
-        "Reverse": _reverse,
-        "Tile": _tile,
-        "Identity": _identity,
-        "CumSum": _cumsum,
-        "ConvertLike": _convert_like,
-        "ScatterElementsUpdate": _scatter_elements_update,
-        "RandomUniform": _random_uniform,
-    }
-)
-KERNELS.update(SEQUENCE_KERNELS)
-KERNELS.update(STATE_KERNELS)
-
-
-# -- graph execution ----------------------------------------------------------------------------
 class Executor:
     """Runs graphs of one IR document; with a `trace`, records each loop's merged values per
     iteration (keyed by `trace.loop_key`: "main/<layer name>", "<loop key>/body/<name>", If
@@ -427,8 +50,8 @@ class Executor:
         return self._constants[id(layer)]
 
     def _read_constant(self, layer: Layer) -> np.ndarray:
-        dtype = _dtype(layer.data["element_type"])
-        shape = _ints(layer.data.get("shape"))
+        dtype = numpy_type(layer.data["element_type"])
+        shape = ints(layer.data.get("shape"))
         if 0 in shape:  # OpenVINO stores a 1-byte placeholder for empty constants
             return np.zeros(shape, dtype)
         raw = self.document.read_bin(int(layer.data["offset"]), int(layer.data["size"]))
@@ -578,8 +201,8 @@ class Executor:
             if spec.current_iteration is not None:
                 declared = body.layers[parameter[spec.current_iteration]]
                 params[declared.id] = np.array(
-                    iteration, _dtype(declared.data.get("element_type", "i64"))
-                ).reshape(_ints(declared.data.get("shape")))
+                    iteration, numpy_type(declared.data.get("element_type", "i64"))
+                ).reshape(ints(declared.data.get("shape")))
             with self._within(f"{key}/body", (key, iteration)):
                 last = self.run_graph(body, params)
             if recorded is not None:
@@ -630,7 +253,7 @@ def _body_ids(body: Graph) -> tuple[list[str], list[str]]:
 
 def _parts(value: np.ndarray, entry) -> list[np.ndarray]:
     """The parts of a sliced input (a SlicedInput), in iteration order."""
-    axis = _axis(entry.axis, value.ndim)
+    axis = axis_of(entry.axis, value.ndim)
     length = value.shape[axis]
     start = entry.start + length if entry.start < 0 else entry.start
     end = entry.end + length if entry.end < 0 else entry.end  # inclusive bound
@@ -650,7 +273,7 @@ def _concatenate(parts: list[np.ndarray], entry, port) -> np.ndarray:
     if entry.stride < 0:
         parts = parts[::-1]
     if parts:
-        return np.concatenate(parts, axis=_axis(entry.axis, parts[0].ndim))
+        return np.concatenate(parts, axis=axis_of(entry.axis, parts[0].ndim))
     return _zeros(port, entry.axis)
 
 

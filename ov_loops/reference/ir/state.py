@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ov_loops.errors import InputError
+from ov_loops.reference.ir.dtypes import numpy_type
 
 
 def _read_value(layer, x: list[np.ndarray]) -> list[np.ndarray]:
@@ -26,8 +27,6 @@ def _read_value(layer, x: list[np.ndarray]) -> list[np.ndarray]:
     Without an init input the shape must be static (else a one-line InputError)."""
     if x:
         return [x[0]]
-    from ov_loops.reference.ir_reference import _dtype  # the IR's element types, one table
-
     variable = layer.data.get("variable_id", layer.name)
     shape_text = layer.data.get("variable_shape", "")
     dims = [d.strip() for d in shape_text.split(",") if d.strip()]
@@ -42,7 +41,7 @@ def _read_value(layer, x: list[np.ndarray]) -> list[np.ndarray]:
             f"IR reference: ReadValue '{layer.name}' of variable '{variable}' has no initial "
             "value and a dynamic type: its first value is unknown"
         )
-    return [np.zeros([int(d) for d in dims], _dtype(type_name))]
+    return [np.zeros([int(d) for d in dims], numpy_type(type_name))]
 
 
 def _assign(layer, x: list[np.ndarray]) -> list[np.ndarray]:

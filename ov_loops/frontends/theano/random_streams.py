@@ -33,7 +33,7 @@ import numpy as np
 import openvino as ov
 import openvino.opset15 as ops
 
-from ov_loops.shared_variables import fresh_name, shared, shared_variable
+from ov_loops.frontends.theano.shared_variables import fresh_name, shared, shared_variable
 
 GOLDEN = 0x9E3779B9
 _MIX = ((16, 0x85EBCA6B), (13, 0xC2B2AE35), (16, None))

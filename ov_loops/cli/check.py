@@ -1,11 +1,13 @@
-"""The command line of `ov-loops check`: its options and the call they make."""
+"""`ov-loops check`: its options and the call they make."""
 
 from __future__ import annotations
 
 import argparse
 
 from ov_loops.checking.report import CHECK_JSON_KEYS
-from ov_loops.convert_options import OPTION_NAMES, add_convert_options, given_values
+from ov_loops.cli.convert import add_convert_options, given_values
+from ov_loops.cli.output import add_output_options
+from ov_loops.convert_options import OPTION_NAMES
 from ov_loops.reference.limits import DEFAULT_MAX_ITERATIONS
 
 CHECK_EPILOG = f"""\
@@ -23,31 +25,33 @@ exit: 0 MATCH, 1 MISMATCH (or the model cannot be converted), 2 bad input or dev
 OV_LOOPS_PROGRESS=1 forces progress lines on stderr (default: on a terminal, after 1 s)."""
 
 
+def add_command(commands) -> None:
+    """The `check` subcommand."""
+    check = commands.add_parser(
+        "check",
+        help="run a model on a device and compare it with a numpy reference",
+        epilog=CHECK_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    check.add_argument("model", help="the ONNX model (.onnx) or IR (.xml)")
+    add_check_options(check)
+    add_output_options(check, "see below")
+    check.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """`ov-loops check`: the report as lines (or one JSON object)."""
+    report = _report(args)
+    print(report.to_json() if args.format == "json" else "\n".join(report.lines()))
+    return report.exit_code
+
+
 def add_check_options(check: argparse.ArgumentParser) -> None:
     """The options of `ov-loops check` (model and output options excepted), convert's
-    conversion options among them (`convert_options.add_convert_options`: one definition);
+    conversion options among them (`cli.convert.add_convert_options`: one definition);
     these default to None, not given, which an IR requires."""
     check.add_argument("--device", default="CPU", help="CPU, GPU, NPU or AUTO (default CPU)")
-    check.add_argument("--inputs", metavar="F.npz", help="inputs as an .npz (others generated)")
-    check.add_argument(
-        "--shape",
-        action="append",
-        metavar="NAME=D0,D1|NAME[D0,D1]",
-        help="the shape to generate for an input; OpenVINO's NAME[D0,D1],NAME2[D0] form takes "
-        "several (repeatable)",
-    )
-    check.add_argument(
-        "--val-range",
-        action="append",
-        metavar="[NAME=]LO,HI",
-        help="generated values of input NAME (or of every number input) in [LO, HI]: integers "
-        "uniform, inclusive (M=5,5 fixes a trip count), floats uniform, booleans 0/1 "
-        "(repeatable; write --val-range=-1,1 when LO is negative; default integers in [0, 3], "
-        "floats N(0, 0.5), booleans true)",
-    )
-    check.add_argument(
-        "--seed", type=int, default=0, help="seed of the generated inputs (non-negative)"
-    )
+    _add_inputs(check)
     for name in ("rtol", "atol"):
         check.add_argument(
             f"--{name}",
@@ -88,6 +92,30 @@ def add_check_options(check: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_inputs(check: argparse.ArgumentParser) -> None:
+    """The inputs fed: read from an .npz, or generated (shapes, value ranges, seed)."""
+    check.add_argument("--inputs", metavar="F.npz", help="inputs as an .npz (others generated)")
+    check.add_argument(
+        "--shape",
+        action="append",
+        metavar="NAME=D0,D1|NAME[D0,D1]",
+        help="the shape to generate for an input; OpenVINO's NAME[D0,D1],NAME2[D0] form takes "
+        "several (repeatable)",
+    )
+    check.add_argument(
+        "--val-range",
+        action="append",
+        metavar="[NAME=]LO,HI",
+        help="generated values of input NAME (or of every number input) in [LO, HI]: integers "
+        "uniform, inclusive (M=5,5 fixes a trip count), floats uniform, booleans 0/1 "
+        "(repeatable; write --val-range=-1,1 when LO is negative; default integers in [0, 3], "
+        "floats N(0, 0.5), booleans true)",
+    )
+    check.add_argument(
+        "--seed", type=int, default=0, help="seed of the generated inputs (non-negative)"
+    )
+
+
 def _add_second_opinions(check: argparse.ArgumentParser) -> None:
     """Saved inputs and outputs, and other sources to compare with."""
     check.add_argument("--save-inputs", metavar="F.npz", help="write the inputs fed (all of them)")
@@ -108,7 +136,7 @@ def _add_second_opinions(check: argparse.ArgumentParser) -> None:
     )
 
 
-def run_check(args: argparse.Namespace):
+def _report(args: argparse.Namespace):
     """`ov_loops.check` with the options parsed from the command line."""
     from ov_loops.checking import check
     from ov_loops.checking.inputs import parse_shapes, parse_val_ranges

@@ -1,0 +1,197 @@
+"""`ov-loops convert`: its options (where the IR goes, the output cut; the conversion options
+`check` shares, `add_convert_options`: one definition) and the call they make.
+
+The values of the conversion options are `ov_loops.convert_options.ConvertOptions`; the
+conversion itself is ov_loops.api's. Nothing here imports OpenVINO at module level: the CLI
+starts light.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ov_loops.cli.output import add_output_options
+from ov_loops.conversion.json_report import CONVERT_JSON_KEYS, conversion_json
+from ov_loops.convert_options import OPTION_NAMES, ConvertOptions
+from ov_loops.errors import InputError
+from ov_loops.loopir.passes.levels import OPTIMIZE_LEVELS
+from ov_loops.targets import TARGET_NAMES
+
+if TYPE_CHECKING:
+    import openvino as ov
+
+
+def add_command(commands) -> None:
+    """The `convert` subcommand."""
+    convert = commands.add_parser("convert", help="convert an ONNX model to OpenVINO IR")
+    convert.add_argument("model", help="the ONNX model (.onnx)")
+    add_ovc_options(convert)
+    add_convert_options(convert)
+    add_output_options(convert, CONVERT_JSON_KEYS)
+    convert.set_defaults(run=run)
+
+
+def add_ovc_options(convert: argparse.ArgumentParser) -> None:
+    """The options of `ov-loops convert` alone: where the IR goes (-o, spelled as `ovc` spells
+    it, hyphens accepted too; --layout) and ovc's --output cut; the conversion options `check`
+    shares are `add_convert_options`'s."""
+    convert.add_argument(
+        "-o",
+        "--output_model",
+        "--output-model",
+        dest="output_model",
+        metavar="OUT",
+        help="the IR to write: OUT.xml (.bin beside), or a directory (an existing one, or one "
+        "ending in /) to write MODEL's name .xml in; missing directories are created "
+        "(default: MODEL's name .xml in the current directory)",
+    )
+    convert.add_argument(
+        "--output",
+        metavar="NAMES",
+        help="comma-separated main-graph tensors to make the model's outputs (cut there)",
+    )
+    convert.add_argument(
+        "--layout",
+        choices=("ir", "ovms"),
+        default="ir",
+        help="ovms: write an OpenVINO Model Server repository, -o DIR/NAME/1/model.xml (NAME: "
+        "the model's file name) and DIR/config.json listing it (default ir: the .xml itself)",
+    )
+
+
+def flag(value: str) -> bool:
+    """ovc's spelling of a boolean option value: True or False (any case)."""
+    if value.lower() not in ("true", "false"):
+        raise argparse.ArgumentTypeError(f"expected True or False, not {value!r}")
+    return value.lower() == "true"
+
+
+def add_convert_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """The conversion options `convert` and `check` share: --input, --compress_to_fp16 (spelled
+    as `ovc` spells them, hyphens accepted too), --optimize; --target, --stateful, --unroll:
+    what the IR is for."""
+    parser.add_argument(
+        "--input",
+        metavar="INPUTS",
+        help='shapes and element types of inputs, as ovc takes them: "X[1,?,16]{f32},h0[1,16]" '
+        "(dims: N, ? or -1, A..B; [] a scalar; unnamed entries go by position; a type other "
+        "than the model's is converted to the model's where the input enters)",
+    )
+    parser.add_argument(
+        "--compress_to_fp16",
+        "--compress-to-fp16",
+        dest="compress_to_fp16",
+        nargs="?",
+        const=True,
+        default=True,
+        type=flag,
+        metavar="True|False",
+        help="store f32 weights as f16 in the .bin (default True, as ovc); "
+        "--compress_to_fp16=False keeps them f32",
+    )
+    parser.add_argument(
+        "--optimize",
+        choices=OPTIMIZE_LEVELS,
+        default="default",
+        help="loop optimisations: none (workarounds only), default, max (default: default)",
+    )
+    parser.add_argument(
+        "--target",
+        choices=TARGET_NAMES,
+        default="CPU",
+        help="the device the IR is for: chooses lowerings and workarounds per loop; NPU "
+        "refuses loops without a constant trip count and static shapes (default CPU)",
+    )
+    parser.add_argument(
+        "--stateful",
+        action="store_true",
+        help="keep the carried values of the main graph's loops in OpenVINO Variables "
+        "(ReadValue/Assign), so a long sequence can be fed in chunks; reset_state() restarts",
+    )
+    parser.add_argument(
+        "--unroll",
+        type=int,
+        metavar="N",
+        help="unroll loops of at most N iterations into straight-line graph (any target); "
+        "each loop left a loop says why ('not unrolled: ...')",
+    )
+
+
+def given_values(args: argparse.Namespace) -> dict[str, object]:
+    """The values of the options `add_convert_options` parsed, by field name (None: not
+    given, where the parser defaults them to None)."""
+    return {name: getattr(args, name) for name in OPTION_NAMES}
+
+
+def options_from(args: argparse.Namespace) -> ConvertOptions:
+    """The conversion options parsed by `add_convert_options`."""
+    return ConvertOptions.given(given_values(args))
+
+
+def run(args: argparse.Namespace) -> int:
+    """`ov-loops convert`: translate, save (an IR, or a Model Server repository), report."""
+    from ov_loops.api import save, translate
+
+    started = time.perf_counter()
+    path = output_path(args) if args.layout == "ir" else None
+    options = options_from(args)
+    conversion = translate(args.model, output=args.output, **options.translate_keywords())
+    if args.layout == "ovms":
+        from ov_loops.serving import save_ovms
+
+        repository = Path(args.output_model or ".")
+        path = save_ovms(
+            conversion.model, repository, Path(args.model).stem, options.compress_to_fp16
+        )
+    else:
+        save(conversion.model, path, compress_to_fp16=options.compress_to_fp16)
+    if args.format == "json":
+        print(conversion_json(conversion, path))
+        return 0
+    for loop in conversion.loops:
+        print(loop.summary())
+    if args.verbose:
+        print("\n".join(verbose_lines(conversion.model, path, started)))
+    print(f"wrote {path} ({len(conversion.loops)} loop(s) translated)")
+    return 0
+
+
+def output_path(args: argparse.Namespace) -> Path:
+    """Where the IR goes: `-o` itself (.xml), or MODEL's name .xml in the directory `-o` names
+    (an existing one, or one ending in a separator) or in the current directory. `--output` is
+    ovc's output cut: an IR path there (the old long form of -o) is refused."""
+    model, given = args.model, args.output_model
+    if args.output is not None and args.output.endswith(".xml"):
+        raise InputError(
+            f"--output {args.output}: --output names tensors to cut the model at (as in ovc); "
+            "the IR's path is -o / --output_model"
+        )
+    if given is None:
+        return Path(Path(model).stem + ".xml")
+    if Path(given).is_dir() or given.endswith(("/", os.sep)):
+        return Path(given) / (Path(model).stem + ".xml")
+    path = Path(given)
+    if path.suffix != ".xml":
+        raise InputError(f"{path}: the output path must end in .xml (or end a directory in /)")
+    return path
+
+
+def verbose_lines(model: ov.Model, path: Path, started: float) -> list[str]:
+    """What -v adds to convert's output: the IR's inputs and outputs, each loop's ports, the
+    total time."""
+    from ov_loops.ir.validate import show
+
+    lines = [f"input {_port_text(port)}" for port in model.inputs]
+    lines += [f"output {_port_text(port)}" for port in model.outputs]
+    lines += show(path)
+    lines.append(f"total {1000 * (time.perf_counter() - started):.0f} ms")
+    return lines
+
+
+def _port_text(port: ov.Output) -> str:
+    names = ", ".join(sorted(port.get_names())) or port.get_node().get_friendly_name()
+    return f"{names}: {port.get_partial_shape()} {port.get_element_type().get_type_name()}"

@@ -1,0 +1,95 @@
+"""The `ov-loops` command line: its parser, `--version`, and `main`, which runs a subcommand
+(convert, validate, check; cli/convert.py, validate.py, check.py), each a thin layer over the
+Python API (`ov_loops.api`, `ov_loops.ir.validate`, `ov_loops.checking`).
+
+Exit codes: 0 success; 1 the model cannot be converted (an IR the validator rejects is never
+written), the IR has an error, or outputs do not match the reference; 2 unreadable or invalid
+input (an ill-typed Loop or Scan port, say), an absent device, or bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
+
+from ov_loops import logs
+from ov_loops.cli import check, convert, validate
+from ov_loops.errors import OvLoopsError
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit 2
+        self.exit(2, f"ov-loops: error: {message} (see ov-loops --help)\n")
+
+
+DESCRIPTION = """\
+Convert ONNX models with control flow (Loop, Scan, nested, in If branches, with lists) into
+OpenVINO IR in which every loop is a Loop-5; explain every defect of the loop layers of any IR;
+run a model on a device and compare it with a numpy reference, down to the first loop iteration
+that diverged.
+
+  ov-loops convert model.onnx -o out/      writes out/model.xml and out/model.bin
+  ov-loops validate out/model.xml          one line per defect
+  ov-loops check model.onnx                MATCH or MISMATCH, and where"""
+
+EPILOG = """\
+Exit codes: 0 success; 1 the model cannot be converted, the IR has an error, or the outputs do
+not match; 2 unreadable or invalid input (an ill-typed Loop or Scan port, say), an absent
+device, or bad usage. `ov-loops COMMAND --help` lists a command's options; the manual is
+docs/cli.md in the ov-loops source."""
+
+
+def version_line() -> str:
+    """`ov-loops X (OpenVINO Y, onnx Z)`: the versions that decide what a conversion gives."""
+    import ov_loops
+
+    found = []
+    for name, distribution in (("OpenVINO", "openvino"), ("onnx", "onnx")):
+        try:
+            found.append(f"{name} {version(distribution)}")
+        except PackageNotFoundError:
+            found.append(f"{name} not installed")
+    return f"ov-loops {ov_loops.__version__} ({', '.join(found)})"
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="ov-loops",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--version", action="version", version=version_line(), help="print the versions and exit"
+    )
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    for command in (convert, validate, check):
+        command.add_command(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run `ov-loops` with `argv` (default: the process's arguments); returns the exit code."""
+    args = _parser().parse_args(argv)
+    logs.configure(args.verbose - args.quiet)
+    try:
+        return args.run(args)
+    except OvLoopsError as exc:
+        print(f"ov-loops: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("ov-loops: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # stdout closed early (`| head`): stop quietly, as Python advises
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except ImportError as exc:  # a dependency is missing or broken: `validate` needs lxml alone
+        package = (exc.name or "?").split(".")[0]
+        print(
+            f"ov-loops: error: this command needs the Python package '{package}': {exc}",
+            file=sys.stderr,
+        )
+        return 2

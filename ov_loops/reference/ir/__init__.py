@@ -1,0 +1,1 @@
+"""The numpy reference of OpenVINO IR."""
