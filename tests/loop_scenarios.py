@@ -327,6 +327,61 @@ def loop_appended_carried_values_may_run_zero_times():
 
 
 @scenario
+def loop_carried_values_grown_by_parts_of_several_rows():
+    """Carried values grown by Concat with parts of several rows: two rows on axis 0 (the
+    part a Concat of two, which the frontend joins into the appending Concat), three columns
+    on axis 1. At `default` they become stacked outputs; OpenVINO refused them ("Invalid
+    start, stride, part_size, or end attribute values in Loop op": Loop-5 takes part_size 1
+    only), issue 20. Initial values have at least as many rows as a part (fewer cannot run
+    zero times on the CPU at `none`: RefuseZeroRunReshapedCarry); zero-iteration runs after
+    runs with some."""
+    body = loop_body(
+        [
+            node("Cast", ["i"], ["fi"], to=T.FLOAT),
+            node("Reshape", ["fi", "one"], ["row"]),
+            node("Neg", ["row"], ["negated"]),
+            node("Concat", ["row", "negated"], ["v_part"], axis=0),
+            node("Mul", ["w", "fi"], ["m_part"]),
+            node("Concat", ["v_in", "v_part"], ["v_out"], axis=0),
+            node("Concat", ["m_in", "m_part"], ["m_out"], axis=1),
+            node("Less", ["i", "k"], ["keep_going"]),
+        ],
+        [typed("v_in", T.FLOAT, [None]), typed("m_in", T.FLOAT, [2, None])],
+        [
+            typed("keep_going", T.BOOL, []),
+            typed("v_out", T.FLOAT, [None]),
+            typed("m_out", T.FLOAT, [2, None]),
+        ],
+        initializers=[const("one", [1], np.int64)],
+    )
+    main = graph(
+        [node("Loop", ["M", "c0", "v0", "m0"], ["v", "m"], body=body)],
+        [
+            typed("M", T.INT64, []),
+            typed("c0", T.BOOL, []),
+            typed("k", T.INT64, []),
+            typed("w", T.FLOAT, [2, 3]),
+            typed("v0", T.FLOAT, [2]),
+            typed("m0", T.FLOAT, [2, 3]),
+        ],
+        [typed("v", T.FLOAT, [None]), typed("m", T.FLOAT, [2, None])],
+    )
+    controls = [(3, 1, 9), (0, 1, 9), (20, 1, 17), (2, 0, 9), (5, 1, 2), (1, 1, 9), (0, 1, 9)]
+    runs = [
+        {
+            "M": np.array(m, np.int64),
+            "c0": np.array(bool(c)),
+            "k": np.array(k, np.int64),
+            "w": np.arange(6, dtype=np.float32).reshape(2, 3) - 2.5,
+            "v0": np.array([1.0, 2.0], np.float32),
+            "m0": np.arange(6, dtype=np.float32).reshape(2, 3),
+        }
+        for m, c, k in controls
+    ]
+    return model(main), runs
+
+
+@scenario
 def loop_scan_outputs_scalar_and_matrix():
     """K = 2 scan outputs: a scalar and a 2x3 matrix per iteration, stacked on a new axis 0."""
     body = loop_body(
