@@ -6,6 +6,8 @@ findings cut down by hand, run on the CPU in f32 against onnxruntime.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import onnx
 import pytest
@@ -14,6 +16,8 @@ import ov_loops
 from ov_loops.errors import ConversionError
 from tests.harness import assert_matches_onnxruntime
 from tests.onnx_builders import T, const, graph, loop_body, model, node, typed
+
+CORPUS = Path(__file__).resolve().parent / "models" / "exporters"
 
 
 def _outer_loop(body_nodes) -> onnx.ModelProto:
@@ -201,6 +205,20 @@ def test_carried_value_entering_empty_or_with_a_part_runs_at_none(rows, tmp_path
     refusal."""
     made = _grown_by_two([rows])
     assert_matches_onnxruntime(made, _grown_runs(rows), tmp_path, optimize="none")
+
+
+@pytest.mark.parametrize("level", ["default", "max"])
+def test_carried_value_entering_static_within_the_returned_bounds_runs_zero_times(level, tmp_path):
+    """A TorchScript beam search (the exporter corpus): beams enter as [3, 1] and the
+    simplified body returns [3, 1..] (its Parameter is [?, ?]). Refused at `default` and
+    `max` before (a static dim the Parameter leaves open); the entering shape is within the
+    returned bounds, and it runs, zero steps after some steps included."""
+    made = onnx.load(CORPUS / "torch_ts_beam_search_topk.onnx")
+    runs = [
+        {"start": np.array(start, np.int64), "steps": np.array(steps, np.int64)}
+        for start, steps in ((2, 4), (5, 0), (1, 2), (3, 0))
+    ]
+    assert_matches_onnxruntime(made, runs, tmp_path, optimize=level)
 
 
 def test_carried_if_output_of_differing_branch_shapes_in_a_loop_that_may_not_run_is_refused():

@@ -15,7 +15,8 @@ class RefuseZeroRunReshapedCarry(LoopPass):
     or with a dim bounded below above a non-zero length it may enter with::
 
         refuse if loop.may_run_zero and some carried value v has
-            rank or a static or bounded-above dim of body_result(v) not of parameter(v), or
+            rank or a static or bounded-above dim of body_result(v) not of parameter(v),
+                unless outer(v) has a static shape within body_result(v)'s bounds, or
             a dim d bounded above in outer(v) with 0 < len(d) < min(body_result(v).d) possible
 
     OpenVINO's CPU plugin (2026.4.1) fails such a Loop, or the zero-iteration guard after it, on
@@ -27,7 +28,9 @@ class RefuseZeroRunReshapedCarry(LoopPass):
     (measured with k = 3: rows 0, 3 and 4 ran, 1 and 2 failed; so a value growing by one row
     runs whatever it enters with). A value entering with a dim OpenVINO cannot bound ([?], a
     value computed at run time) is not refused: the loops of that kind met so far (an inner
-    loop's list of at least as many elements as it appends) run.
+    loop's list of at least as many elements as it appends) run. A value entering with a
+    static shape the body's bounds allow runs (an exported beam search, its beams entering as
+    [3, 1] and returned as [3, 1..], at zero iterations too).
     """
 
     name = "refuse-zero-run-reshaped-carry"
@@ -41,7 +44,7 @@ class RefuseZeroRunReshapedCarry(LoopPass):
             declared = parameter.get_partial_shape()
             produced = loop.body_value(merged.body_result).get_partial_shape()
             entering = _entering_shape(loop.outer[merged.external_port])
-            if _tighter(produced, declared):
+            if _tighter(produced, declared) and not _fits(entering, produced):
                 how = "with another shape than"
             elif _shorter(entering, produced):
                 how = f"as {entering}, shorter than"
@@ -66,6 +69,11 @@ def _tighter(produced: ov.PartialShape, declared: ov.PartialShape) -> bool:
         theirs.is_dynamic and mine.get_max_length() not in (-1, theirs.get_max_length())
         for mine, theirs in zip(produced, declared)
     )
+
+
+def _fits(entering: ov.PartialShape, produced: ov.PartialShape) -> bool:
+    """Whether `entering` is a static shape within the bounds of `produced`."""
+    return entering.is_static and produced.rank.is_static and produced.compatible(entering)
 
 
 def _shorter(entering: ov.PartialShape, produced: ov.PartialShape) -> bool:
