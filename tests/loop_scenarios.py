@@ -327,6 +327,137 @@ def loop_appended_carried_values_may_run_zero_times():
 
 
 @scenario
+def loop_carried_values_grown_by_parts_of_several_rows():
+    """Carried values grown by Concat with parts of several rows: two rows on axis 0 (the
+    part a Concat of two, which the frontend joins into the appending Concat), three columns
+    on axis 1. At `default` they become stacked outputs; OpenVINO refused them ("Invalid
+    start, stride, part_size, or end attribute values in Loop op": Loop-5 takes part_size 1
+    only), issue 20. Initial values have at least as many rows as a part (fewer cannot run
+    zero times on the CPU at `none`: RefuseZeroRunReshapedCarry); zero-iteration runs after
+    runs with some."""
+    body = loop_body(
+        [
+            node("Cast", ["i"], ["fi"], to=T.FLOAT),
+            node("Reshape", ["fi", "one"], ["row"]),
+            node("Neg", ["row"], ["negated"]),
+            node("Concat", ["row", "negated"], ["v_part"], axis=0),
+            node("Mul", ["w", "fi"], ["m_part"]),
+            node("Concat", ["v_in", "v_part"], ["v_out"], axis=0),
+            node("Concat", ["m_in", "m_part"], ["m_out"], axis=1),
+            node("Less", ["i", "k"], ["keep_going"]),
+        ],
+        [typed("v_in", T.FLOAT, [None]), typed("m_in", T.FLOAT, [2, None])],
+        [
+            typed("keep_going", T.BOOL, []),
+            typed("v_out", T.FLOAT, [None]),
+            typed("m_out", T.FLOAT, [2, None]),
+        ],
+        initializers=[const("one", [1], np.int64)],
+    )
+    main = graph(
+        [node("Loop", ["M", "c0", "v0", "m0"], ["v", "m"], body=body)],
+        [
+            typed("M", T.INT64, []),
+            typed("c0", T.BOOL, []),
+            typed("k", T.INT64, []),
+            typed("w", T.FLOAT, [2, 3]),
+            typed("v0", T.FLOAT, [2]),
+            typed("m0", T.FLOAT, [2, 3]),
+        ],
+        [typed("v", T.FLOAT, [None]), typed("m", T.FLOAT, [2, None])],
+    )
+    controls = [(3, 1, 9), (0, 1, 9), (20, 1, 17), (2, 0, 9), (5, 1, 2), (1, 1, 9), (0, 1, 9)]
+    runs = [
+        {
+            "M": np.array(m, np.int64),
+            "c0": np.array(bool(c)),
+            "k": np.array(k, np.int64),
+            "w": np.arange(6, dtype=np.float32).reshape(2, 3) - 2.5,
+            "v0": np.array([1.0, 2.0], np.float32),
+            "m0": np.arange(6, dtype=np.float32).reshape(2, 3),
+        }
+        for m, c, k in controls
+    ]
+    return model(main), runs
+
+
+def _unread_growth(name: str) -> list[onnx.NodeProto]:
+    """Loop `name`(M, c = s * W [2, 2], k = s): c = Concat(c, s * P [2, 1], axis 1) and
+    k = i / 2 each iteration; only k's final value, `name`_k, is read. Every name starts
+    with `name` (ONNX names are unique across nested graphs)."""
+    n = f"{name}_"
+    body = loop_body(
+        [
+            node("Concat", [n + "c_in", n + "sp"], [n + "c_out"], axis=1),
+            node("Cast", [n + "i"], [n + "fi"], to=T.FLOAT),
+            node("Mul", [n + "fi", "half"], [n + "k_out"]),
+            node("Identity", [n + "cond_in"], [n + "go"]),
+        ],
+        [typed(n + "c_in", T.FLOAT, [2, None]), typed(n + "k_in", T.FLOAT, [])],
+        [
+            typed(n + "go", T.BOOL, []),
+            typed(n + "c_out", T.FLOAT, [2, None]),
+            typed(n + "k_out", T.FLOAT, []),
+        ],
+        iteration=n + "i",
+        condition=n + "cond_in",
+    )
+    return [
+        node("Mul", ["s", "W"], [n + "c0"]),
+        node("Mul", ["s", "P"], [n + "sp"]),
+        node("Loop", ["M", "", n + "c0", "s"], [n + "c", n + "k"], body=body, name=name),
+    ]
+
+
+@scenario
+def loop_in_a_body_with_an_unread_grown_carried_value():
+    """A Loop over the rows of X whose body runs a Loop carrying c, entering as [2, 2] and
+    growing along axis 1, whose final value nothing reads (k's is). At `none` each run with
+    iterations failed: "Node .../inner of type Loop: object is not initialized" (the CPU
+    plugin, for a Loop output never read of a value entering with a static length it
+    changes; issue 20, the differential campaign's seed 2100600038 cut down). At the top
+    level too."""
+    outer_body = loop_body(
+        [
+            node("Gather", ["X", "j"], ["x_j"], axis=0),
+            *_unread_growth("inner"),
+            node("ReduceSum", ["x_j"], ["row"], keepdims=0),
+            node("Add", ["inner_k", "row"], ["y"]),
+        ],
+        [],
+        [typed("go", T.BOOL, []), typed("y", T.FLOAT, [])],
+        iteration="j",
+    )
+    outer_body.node.append(node("Identity", ["cond_in"], ["go"]))
+    main = graph(
+        [
+            node("Shape", ["X"], ["shape"]),
+            node("Gather", ["shape", "zero"], ["rows"], axis=0),
+            node("Loop", ["rows", ""], ["ys"], body=outer_body, name="outer"),
+            *_unread_growth("top"),
+        ],
+        [typed("X", T.FLOAT, [None, 2]), typed("s", T.FLOAT, []), typed("M", T.INT64, [])],
+        [typed("ys", T.FLOAT, [None]), typed("top_k", T.FLOAT, [])],
+        [
+            const("zero", 0, np.int64),
+            const("half", 0.5),
+            const("W", [[1.0, 2.0], [-1.0, 2.0]]),
+            const("P", [[2.0], [-1.0]]),
+        ],
+    )
+    rng = np.random.default_rng(38)
+    runs = [
+        {
+            "X": rng.standard_normal((rows, 2)).astype(np.float32),
+            "s": np.array(0.35, np.float32),
+            "M": np.array(m, np.int64),
+        }
+        for rows, m in ((3, 3), (4, 0), (2, 2), (0, 1), (3, 0))
+    ]
+    return model(main), runs
+
+
+@scenario
 def loop_scan_outputs_scalar_and_matrix():
     """K = 2 scan outputs: a scalar and a 2x3 matrix per iteration, stacked on a new axis 0."""
     body = loop_body(

@@ -638,14 +638,18 @@ def parts_cut_in_opposite_directions() -> Scenario:
 
 
 # -- accumulators (StackAccumulators) -------------------------------------------------------------
-def _accumulator(path: str, trips: int, read_in_body: bool) -> Scenario:
+def _accumulator(path: str, trips: int, read_in_body: bool, rows: int = 1) -> Scenario:
     """acc = Concat(acc, [x * i]) along 0 with a runtime trip count, x a [2] carried value that
     doubles; acc starts non-empty. With `read_in_body`, x also adds acc's sum (so acc is read
-    by another body node and must stay carried)."""
+    by another body node and must stay carried). With `rows` 2 the part is [x * i, -x * i]
+    and acc starts with two rows (static: a carried value entering with fewer rows than a part
+    is refused in a loop that may run zero times)."""
     count = _parameter("M", [], ov.Type.i64)
-    acc0, x0 = _parameter("acc0", [-1, 2]), _parameter("x0", [2])
+    acc0, x0 = _parameter("acc0", [-1 if rows == 1 else rows, 2]), _parameter("x0", [2])
     i, acc, x = _parameter("i", [], ov.Type.i64), _parameter("acc", [-1, 2]), _parameter("x", [2])
     row = ops.unsqueeze(ops.multiply(x, ops.convert(i, ov.Type.f32)), _i64(0))
+    if rows == 2:
+        row = ops.concat([row, ops.negative(row)], 0)
     x_next = ops.multiply(x, ops.constant(np.float32(2)))
     if read_in_body:
         x_next = ops.add(x_next, ops.reduce_sum(acc, _i64(0, 1)))
@@ -664,7 +668,7 @@ def _accumulator(path: str, trips: int, read_in_body: bool) -> Scenario:
     )
     feeds = {
         "M": np.array(trips, np.int64),
-        "acc0": np.array([[9.0, 8.0]], np.float32),
+        "acc0": np.array([[9.0, 8.0], [7.0, 6.0]][:rows], np.float32),
         "x0": np.array([1.0, -0.5], np.float32),
     }
     return loop, [count, acc0, x0], feeds
@@ -678,6 +682,16 @@ def accumulator_grown_by_concat() -> Scenario:
 @scenario
 def accumulator_grown_by_concat_zero_runs() -> Scenario:
     return _accumulator("accumulator_zero", 0, read_in_body=False)
+
+
+@scenario
+def accumulator_grown_by_two_rows() -> Scenario:
+    return _accumulator("accumulator_rows", 3, read_in_body=False, rows=2)
+
+
+@scenario
+def accumulator_grown_by_two_rows_zero_runs() -> Scenario:
+    return _accumulator("accumulator_rows_zero", 0, read_in_body=False, rows=2)
 
 
 @scenario

@@ -6,6 +6,8 @@ findings cut down by hand, run on the CPU in f32 against onnxruntime.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import onnx
 import pytest
@@ -14,6 +16,8 @@ import ov_loops
 from ov_loops.errors import ConversionError
 from tests.harness import assert_matches_onnxruntime
 from tests.onnx_builders import T, const, graph, loop_body, model, node, typed
+
+CORPUS = Path(__file__).resolve().parent / "models" / "exporters"
 
 
 def _outer_loop(body_nodes) -> onnx.ModelProto:
@@ -149,6 +153,72 @@ def test_carried_value_reshaped_statically_runs_when_the_trip_count_is_constant(
     )
     feeds = {k: v for k, v in _feeds(0).items() if k in ("acc0", "w")}
     assert_matches_onnxruntime(made, [feeds], tmp_path)
+
+
+def _grown_by_two(initial: list) -> onnx.ModelProto:
+    """c = Concat(c, [1, 1]) M times (M a runtime input), c entering with shape `initial`."""
+    body = loop_body(
+        [node("Concat", ["c_in", "two"], ["c_out"], axis=0), node("Identity", ["cond_in"], ["go"])],
+        [typed("c_in", T.FLOAT, [None])],
+        [typed("go", T.BOOL, []), typed("c_out", T.FLOAT, [None])],
+        initializers=[const("two", [1.0, 1.0])],
+    )
+    return model(
+        graph(
+            [node("Loop", ["M", "", "c0"], ["c"], body=body)],
+            [typed("M", T.INT64, []), typed("c0", T.FLOAT, initial)],
+            [typed("c", T.FLOAT, [None])],
+        )
+    )
+
+
+def _grown_runs(rows: int) -> list[dict[str, np.ndarray]]:
+    start = np.arange(rows, dtype=np.float32) + 5
+    return [{"M": np.array(m, np.int64), "c0": start} for m in (3, 0, 1, 0)]
+
+
+@pytest.mark.parametrize("stateful", [False, True], ids=["plain", "stateful"])
+def test_carried_value_entering_shorter_than_what_the_body_appends_is_refused_at_none(stateful):
+    """c enters as [1] and grows by two rows: the body returns [2..], and on a zero-iteration
+    run the CPU plugin failed ("Can not clone with new dims. Descriptor's shape: {2 - ?} is
+    incompatible with provided dimensions: {1}", issue 20). Refused at `none`, one line; with
+    --stateful too (its state, read from a Variable, enters as [?], [1] on the first call)."""
+    with pytest.raises(ConversionError) as raised:
+        ov_loops.translate(_grown_by_two([1]), optimize="none", stateful=stateful)
+    message = str(raised.value)
+    assert "\n" not in message and raised.value.exit_code == 1
+    assert message.startswith(
+        "main/Loop_0: loop-carried value 'c_in' enters as [1], shorter than the [2..] the body "
+        "returns, and the loop may run zero times"
+    )
+
+
+@pytest.mark.parametrize("level", ["default", "max"])
+def test_carried_value_entering_shorter_than_its_parts_runs_when_stacked(level, tmp_path):
+    """Stacked (no longer carried), the same loop runs zero times too."""
+    assert_matches_onnxruntime(_grown_by_two([1]), _grown_runs(1), tmp_path, optimize=level)
+
+
+@pytest.mark.parametrize("rows", [0, 2, 3])
+def test_carried_value_entering_empty_or_with_a_part_runs_at_none(rows, tmp_path):
+    """Entering empty or with at least a part's rows, it runs zero times on the CPU: no
+    refusal."""
+    made = _grown_by_two([rows])
+    assert_matches_onnxruntime(made, _grown_runs(rows), tmp_path, optimize="none")
+
+
+@pytest.mark.parametrize("level", ["default", "max"])
+def test_carried_value_entering_static_within_the_returned_bounds_runs_zero_times(level, tmp_path):
+    """A TorchScript beam search (the exporter corpus): beams enter as [3, 1] and the
+    simplified body returns [3, 1..] (its Parameter is [?, ?]). Refused at `default` and
+    `max` before (a static dim the Parameter leaves open); the entering shape is within the
+    returned bounds, and it runs, zero steps after some steps included."""
+    made = onnx.load(CORPUS / "torch_ts_beam_search_topk.onnx")
+    runs = [
+        {"start": np.array(start, np.int64), "steps": np.array(steps, np.int64)}
+        for start, steps in ((2, 4), (5, 0), (1, 2), (3, 0))
+    ]
+    assert_matches_onnxruntime(made, runs, tmp_path, optimize=level)
 
 
 def test_carried_if_output_of_differing_branch_shapes_in_a_loop_that_may_not_run_is_refused():

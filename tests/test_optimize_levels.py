@@ -18,6 +18,10 @@ FOUND = {
     "loop_appended_carried_values_may_run_zero_times": LOOP_SCENARIOS,
     # max: the entry's scan unrolled; every run with a length below 14 failed to infer
     "scan8_sequence_lens_static_shapes": SCAN_SCENARIOS,
+    # default, max: stacked with part_size 2 and 3, which Loop-5 refuses
+    "loop_carried_values_grown_by_parts_of_several_rows": LOOP_SCENARIOS,
+    # none: a Loop's unread output of a value growing along axis 1 ("object is not initialized")
+    "loop_in_a_body_with_an_unread_grown_carried_value": LOOP_SCENARIOS,
 }
 
 

@@ -12,6 +12,7 @@ from tests.harness import assert_matches_onnxruntime
 from tests.loopir_scenarios import (
     accumulator_also_read_in_the_body,
     accumulator_grown_by_concat,
+    accumulator_grown_by_two_rows,
 )
 
 
@@ -25,6 +26,20 @@ def test_an_appended_carried_value_becomes_a_concatenated_output():
     assert [type(step) for step in result.after] == [PrependInitial]
     assert [value.name for value in after.carried] == ["carried1"]
     assert after.applied == ("stacked 1 appended carried value(s)",)
+
+
+def test_parts_of_two_rows_are_stacked_with_an_axis_of_their_own():
+    """Loop-5 takes part_size 1 only ("Invalid start, stride, part_size, or end attribute values
+    in Loop op" for 2, issue 20): the [2, 2] part leaves the body as [1, 2, 2], and the stack
+    [count, 2, 2] becomes [2 * count, 2] before the initial value is prepended."""
+    loop, _, _ = accumulator_grown_by_two_rows()
+    after = StackAccumulators()(loop)
+    (stacked,) = after.spec.concatenated_outputs
+    assert (stacked.axis, stacked.part_size, stacked.stride) == (0, 1, 1)
+    assert list(after.body_value(stacked.body_result).get_partial_shape()) == [1, 2, 2]
+    (result,) = [r for r in after.results if r.port == stacked.external_port]
+    (step,) = result.after
+    assert isinstance(step, PrependInitial) and step.rows == 2
 
 
 def test_an_accumulator_read_by_the_body_stays_carried():

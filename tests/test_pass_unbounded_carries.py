@@ -11,7 +11,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import ov_loops
 from ov_loops.loopir.passes.unbounded_carries import UnboundedCarryLengths
+from tests.loop_scenarios import SCENARIOS as LOOP_SCENARIOS
 from tests.loopir_scenarios import (
     accumulating_loop,
     constant_controls_if_drops_a_capture,
@@ -29,6 +31,17 @@ def test_a_growing_value_of_static_length_enters_unbounded():
     assert entering.get_node().get_type_name() == "Gather"
     assert str(entering.get_partial_shape()) == "[?]"
     assert after.outer[3] is loop.outer[3]  # the invariant input is left alone
+
+
+def test_a_value_growing_along_axis_1_enters_unbounded_along_axis_1():
+    """[2, 2] growing to [2, 1..]: it enters as [2, ?] (entering [2, 2] with its last value
+    unread, the CPU plugin failed: "object is not initialized", issue 20)."""
+    made, _ = LOOP_SCENARIOS["loop_in_a_body_with_an_unread_grown_carried_value"]()
+    converted = ov_loops.convert(made, optimize="none")
+    (top,) = [op for op in converted.get_ordered_ops() if op.get_friendly_name() == "main/top"]
+    grown = top.input_value(2)
+    assert grown.get_node().get_type_name() == "Gather"
+    assert str(grown.get_partial_shape()) == "[2,?]"
 
 
 def test_a_value_that_keeps_its_static_shape_is_left():

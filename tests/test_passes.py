@@ -290,7 +290,10 @@ def test_keep_constant_loops_at_run_time_leaves_other_loops(builder):
 
 
 def test_refuse_zero_run_reshaped_carry_names_the_value():
+    """y declared [?], returned [2], entering [?] (it may be [3]): refused."""
     loop, _, _ = accumulating_loop(3, carried_shape=(-1,))
+    port = loop.spec.merged_inputs[0].external_port
+    loop = loop.replace(outer={**loop.outer, port: ops.parameter([-1], ov.Type.f32).output(0)})
     with pytest.raises(ConversionError, match="accumulate: loop-carried value 'y' enters"):
         RefuseZeroRunReshapedCarry()(loop)
 
@@ -303,6 +306,9 @@ def test_refuse_zero_run_reshaped_carry_names_the_value():
             id="constant trip count",
         ),
         pytest.param(lambda: accumulating_loop(3), id="shape kept"),
+        pytest.param(
+            lambda: accumulating_loop(3, carried_shape=(-1,)), id="entering [2], returned [2]"
+        ),
     ],
 )
 def test_refuse_zero_run_reshaped_carry_leaves_loops_it_can_run(builder):

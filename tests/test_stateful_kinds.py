@@ -164,6 +164,53 @@ def test_a_while_loop_with_a_static_state_streams(tmp_path):
     assert len(chunked[0][1]) == 4
 
 
+def _grown_from_a_shared_value() -> onnx.ModelProto:
+    """t = tanh(s); c = t * W ([2, 2]), then for each row x_i of X: c = Concat(c, t * P +
+    sum(x_i), axis 1) (issue 20, the differential campaign's seed 2100500044 cut down)."""
+    body = loop_body(
+        [node("Gather", ["X", "i"], ["x_i"], axis=0),
+         node("ReduceSum", ["x_i"], ["total"], keepdims=0),
+         node("Mul", ["t", "P"], ["tp"]), node("Add", ["tp", "total"], ["part"]),
+         node("Concat", ["c_in", "part"], ["c_out"], axis=1),
+         node("Identity", ["cond_in"], ["go"])],
+        [typed("c_in", T.FLOAT, [2, None])],
+        [typed("go", T.BOOL, []), typed("c_out", T.FLOAT, [2, None])],
+    )  # fmt: skip
+    main = graph(
+        [node("Tanh", ["s"], ["t"]), node("Mul", ["t", "W"], ["c0"]),
+         node("Shape", ["X"], ["shape"]), node("Gather", ["shape", "zero"], ["rows"], axis=0),
+         node("Loop", ["rows", "", "c0"], ["c"], body=body)],
+        [typed("s", T.FLOAT, []), typed("X", T.FLOAT, [None, 2])],
+        [typed("c", T.FLOAT, [2, None])],
+        [const("W", [[2.0, 2.0], [1.0, -1.0]]), const("P", [[1.0], [2.0]]),
+         const("zero", 0, np.int64)],
+    )  # fmt: skip
+    return model(main)
+
+
+@pytest.mark.parametrize("form", ["in memory", "saved"])
+@pytest.mark.parametrize("optimize", ["default", "max"])
+def test_a_grown_state_whose_initial_value_shares_a_node_with_the_loop_streams(
+    optimize, form, tmp_path
+):
+    """The initial value t * W and the loop's hoisted t * P read one tanh: the CPU plugin's
+    snippets fuse the three into one Subgraph of two outputs, and its
+    MoveReadValueInputsToSubgraph, moving the init guard's sums, failed to compile on it
+    ("get_element_type() must be called on a node with exactly one output", issue 20). Now
+    it compiles, and X fed in chunks of 3 and 2 rows gives the whole pass's c."""
+    made = _grown_from_a_shared_value()
+    converted = ov_loops.convert(made, optimize=optimize, stateful=True)
+    if form == "saved":
+        ov_loops.save(converted, tmp_path / "m.xml", compress_to_fp16=False)
+        converted = tmp_path / "m.xml"
+    x = RNG.standard_normal((5, 2)).astype(np.float32)
+    s = np.array(0.7, np.float32)
+    chunks = _feed_chunks(compile_f32(converted), [{"s": s, "X": x[:3]}, {"s": s, "X": x[3:]}])
+    (whole,) = compile_f32(ov_loops.convert(made, optimize=optimize))({"s": s, "X": x}).values()
+    assert whole.shape == (2, 7)
+    assert_close(whole, chunks[-1][0], "c after the last chunk", rtol=1e-5, atol=1e-6)
+
+
 def _loop_around_a_scan8() -> onnx.ModelProto:
     """Opset 8: a Loop over the rows of x (T, B, S, 2) whose body runs a Scan-8 (batch B,
     sequence S) adding each x[t, b, s] to h[b]; h is the Loop's carried value."""

@@ -79,8 +79,12 @@ def _unrolled(conversion: ov_loops.Conversion) -> int:
 # Unrolled outer loop, inner Loops of constants with an If in their bodies: compile_model fails
 # "Evaluation failed on opset5::Loop" (OpenVINO evaluates the inner Loop), with or without
 # keep-constant-loops-at-run-time.
+# An inner Loop whose trip count, pinned to 0, becomes a Constant once the outer loop is
+# unrolled: OpenVINO's constant folding evaluates it and refuses ("Zero count of iteration not
+# supported"; a one-line ConversionError; issue 20).
 UNROLLED_FAILURES = {
     "loop:loop_of_constants_nested_in_a_runtime_loop": "Evaluation failed on opset5::Loop",
+    "loop:loop_in_a_body_with_an_unread_grown_carried_value": "Zero count of iteration",
 }
 
 

@@ -41,7 +41,6 @@ import openvino as ov
 import openvino.opset15 as ops
 from openvino.op.util import Variable, VariableInfo
 
-from ov_loops import ovgraph
 from ov_loops.contract.spec import MergedInput
 from ov_loops.errors import ConversionError
 from ov_loops.loopir.loop import LoopIR, LoopResult
@@ -159,10 +158,11 @@ def assign_states(values: list[ov.Output], states: tuple[State, ...]) -> tuple[o
 
 def _init_guard(states: tuple[State, ...]) -> ov.Node:
     """The Assign of a Variable `<loop>/init_guard` that keeps the CPU plugin from moving the
-    computation of the states' initial values into their ReadValues, in a saved IR too::
+    computation of any ReadValue's initial value into it, in a saved IR too::
 
-        guard = ReadValue(variable_g, init=[sum(init_s as f32) for each state s])
-        Assign(variable_g, copy(guard))      # a sink; nothing reads the guard
+        sums = [sum(init_s as f32) for each state s]
+        guard = ReadValue(variable_g, init=sums)
+        Assign(variable_g, max(guard, sums))     # a sink; nothing reads the guard
 
     The plugin's MoveReadValueInputsToSubgraph (2026.4.1) moves the nodes computing a
     ReadValue's init into it (a ReadValueWithSubgraph) unless the ReadValue carries rt_info
@@ -170,20 +170,24 @@ def _init_guard(states: tuple[State, ...]) -> ov.Node:
     node stays in the main graph (an input of the moved part) when it is a Parameter or has a
     path to an output (a node whose output 0 nobody reads: a Result, an Assign) bypassing the
     ReadValue; when the ReadValue's own producer is one, nothing moves. Each state's `init`
-    reaches the guard's Assign, so its producer is one. The fused form fails (measured): a
-    ReadValueWithSubgraph whose value reaches a Concat, directly or through a Reshape, does not
-    compile ("Invalid graph status": the Concat initialises it a second time), and it takes the
-    shape of its init, not its Variable's (a list's sizes [3] cannot grow: "Can not clone with
-    new dims"). The guard reads the values of each init (a sum; a ShapeOf would fold to a
-    constant for an init of static shape), so it folds only with a constant init, which the
-    pass never moves (no input). Cost: the sums move into the guard's own ReadValue, so they
-    run on the first call after a reset; each call copies one f32 per state (the copy: a
-    ReadValue read only by its Assign fails to compile, "contains dead weak ptr")."""
-    sums = [_sum_of(s.init) for s in states]
-    shape = ov.PartialShape([len(sums)])
-    variable = _variable(f"{states[0].loop_path}/init_guard", shape, ov.Type.f32)
-    guard = ops.read_value(ops.concat(sums, 0), variable)
-    return ops.assign(ovgraph.copy(guard.output(0)).get_node(), variable)
+    reaches the guard's Assign, and so does the guard's own init, `sums`: nothing moves. The
+    fused form fails (measured): a ReadValueWithSubgraph whose value reaches a Concat,
+    directly or through a Reshape, does not compile ("Invalid graph status": the Concat
+    initialises it a second time), and it takes the shape of its init, not its Variable's (a
+    list's sizes [3] cannot grow: "Can not clone with new dims"). Moving only the sums (the
+    guard's Assign reading the guard alone) failed to compile when an init is one output of
+    several of a node: the plugin's snippets fuse t = tanh(s), t * W (an init) and t * P (read
+    by the loop) into one Subgraph of two outputs, and the pass asks that input for its one
+    element type ("get_element_type() must be called on a node with exactly one output",
+    issue 20). The sums read the values of each init (a ShapeOf would fold to a constant for
+    an init of static shape). Cost: each call sums each state's initial value, which the
+    main graph computes on each call anyway, and copies one f32 per state."""
+    sums = ops.concat([_sum_of(s.init) for s in states], 0)
+    variable = _variable(
+        f"{states[0].loop_path}/init_guard", sums.get_output_partial_shape(0), ov.Type.f32
+    )
+    guard = ops.read_value(sums, variable)
+    return ops.assign(ops.maximum(guard, sums), variable)
 
 
 def _sum_of(value: ov.Output) -> ov.Output:

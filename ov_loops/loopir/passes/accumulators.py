@@ -35,10 +35,17 @@ class StackAccumulators(LoopPass):
         acc = concat(acc, part, axis)  each iteration   ->   parts += [part]
         result: acc                                      ->   concat(initial, *parts, axis)
 
+    A part of k > 1 rows along `axis` is stacked with an axis of its own, unsqueeze(part, axis),
+    and the stack's two axes merged after the loop: Loop-5 (2026.4.1) refuses a concatenated
+    output of part_size other than 1 ("Invalid start, stride, part_size, or end attribute
+    values in Loop op")::
+
+        parts += [unsqueeze(part, axis)]   ->   stack [.., count, k, ..] -> [.., count * k, ..]
+
     Appending copies the whole accumulator every iteration (quadratic in the trip count, and
     the CPU plugin's back-edge copy doubles it); a concatenated output writes each part once.
-    The part's length along `axis` must be static (it is Loop-5's part_size), the Concat have
-    two inputs, the carried value be a tensor.
+    The parts' lengths along `axis` must be static (a Concat of more than two inputs appends
+    its parts joined: Concat(acc, p, q) appends Concat(p, q)), the carried value be a tensor.
     """
 
     name = "stack-accumulators"
@@ -52,7 +59,7 @@ class StackAccumulators(LoopPass):
         results = list(loop.body.get_results())
         grown = {merged[a.merged].body_result: a for a in appends}
         for result, append in grown.items():
-            results[result] = ops.result(append.part)
+            results[result] = ops.result(_stacked_part(append))
         outputs, moved, stacked = [], {}, {}
         for entry in loop.spec.outputs():
             if isinstance(entry, LastValueOutput) and entry.body_result in grown:
@@ -63,8 +70,7 @@ class StackAccumulators(LoopPass):
         ports_of = {}
         for result, append in grown.items():
             ports_of[append.merged] = len(outputs)
-            k = append.length
-            outputs.append(ConcatenatedOutput(UNNUMBERED, result, append.axis, 0, k, k, -1))
+            outputs.append(ConcatenatedOutput(UNNUMBERED, result, append.axis, 0, 1, 1, -1))
         spec = renumbered(loop.spec, loop.spec.inputs(), outputs)
         dropped = {merged[a.merged].body_parameter for a in appends}
         changed = loop.with_body(results, list(loop.body.get_parameters()), spec)
@@ -79,15 +85,46 @@ class StackAccumulators(LoopPass):
 
 @dataclass(frozen=True)
 class PrependInitial:
-    """value = concat(initial, value, axis): the initial value of an accumulator."""
+    """The initial value of an accumulator before its parts, stacked with axes of their own
+    when each has `rows` > 1 (see StackAccumulators)::
+
+        value = concat(initial, value if rows == 1 else merge axes axis, axis + 1 of value, axis)
+    """
 
     initial: ov.Output
     axis: int
+    rows: int = 1
     phase: ClassVar[int] = 2
 
     @classmethod
     def apply_all(cls, items, after: AfterLoop) -> list[ov.Output]:
-        return [ops.concat([step.initial, value], step.axis).output(0) for value, step in items]
+        return [
+            ops.concat([step.initial, _merged(value, step)], step.axis).output(0)
+            for value, step in items
+        ]
+
+
+def _merged(value: ov.Output, step: PrependInitial) -> ov.Output:
+    """A stack [.., count, rows, ..] as [.., count * rows, ..] (itself when rows is 1)."""
+    if step.rows == 1:
+        return value
+    axis, rank = step.axis, value.get_partial_shape().rank.get_length()
+    dims = ops.shape_of(value, ov.Type.i64)
+    count = ops.multiply(
+        ops.gather(dims, ops.constant(np.array([axis], np.int64)), np.int64(0)),
+        ops.constant(np.array([step.rows], np.int64)),
+    )
+    order = [*range(axis), rank, *range(axis + 2, rank)]
+    shape = ops.gather(ops.concat([dims, count], 0), ops.constant(np.array(order)), np.int64(0))
+    return ops.reshape(value, shape, False).output(0)
+
+
+def _stacked_part(append: _Append) -> ov.Output:
+    """What the Loop concatenates for `append`: its part, with an axis of its own when the
+    part has more than one row (part_size must be 1)."""
+    if append.length == 1:
+        return append.part
+    return ops.unsqueeze(append.part, ops.constant(np.array([append.axis], np.int64))).output(0)
 
 
 def _appends(loop: LoopIR) -> list[_Append]:
@@ -103,7 +140,7 @@ def _appends(loop: LoopIR) -> list[_Append]:
         if (
             index not in whole
             or concat.get_type_name() != "Concat"
-            or concat.get_input_size() != 2
+            or concat.get_input_size() < 2
             or concat.input_value(0).get_node() != parameter
             or len(_live_readers(parameter.output(0), live)) != 1
             or len(_live_readers(value, live)) != 1  # the back edge's Result alone
@@ -122,15 +159,21 @@ def _live_readers(value: ov.Output, live: set[int]) -> list:
 
 
 def _append(index: int, concat: ov.Node) -> _Append | None:
+    """The append of `concat` = Concat(acc, *parts), its parts joined into one, when each
+    part's length along the axis is static and their sum is not 0."""
     shape = concat.output(0).get_partial_shape()
-    part = concat.input_value(1)
     if shape.rank.is_dynamic:
         return None
     axis = concat.get_attributes()["axis"] % shape.rank.get_length()
-    dims = part.get_partial_shape()
-    if dims.rank.is_dynamic or dims[axis].is_dynamic or dims[axis].get_length() == 0:
+    parts = list(concat.input_values())[1:]
+    dims = [part.get_partial_shape() for part in parts]
+    if any(d.rank.is_dynamic or d[axis].is_dynamic for d in dims):
         return None
-    return _Append(index, axis, part, dims[axis].get_length())
+    length = sum(d[axis].get_length() for d in dims)
+    if length == 0:
+        return None
+    part = parts[0] if len(parts) == 1 else ops.concat(parts, axis).output(0)
+    return _Append(index, axis, part, length)
 
 
 def _used_elsewhere(loop: LoopIR, result: int) -> bool:
@@ -158,13 +201,23 @@ def _result(result: LoopResult, moved: dict, stacked: dict, ports_of: dict) -> L
         return dataclasses.replace(result, port=moved[result.port])
     append = stacked[result.port]
     initial = result.initial
+    return LoopResult(
+        ports_of[append.merged],
+        initial=initial,
+        empty_shape=_empty_stack_shape(initial, append),
+        after=(PrependInitial(initial, append.axis, append.length),),
+    )
+
+
+def _empty_stack_shape(initial: ov.Output, append: _Append) -> ov.Output:
+    """The shape of the stack after zero iterations: the initial value's with no rows along
+    the axis, and the part's rows after it when parts are stacked with an axis of their own."""
     rank = initial.get_partial_shape().rank.get_length()
     keep = np.ones(rank, np.int64)
     keep[append.axis] = 0
     empty = ops.multiply(ops.shape_of(initial, ov.Type.i64), ops.constant(keep)).output(0)
-    return LoopResult(
-        ports_of[append.merged],
-        initial=initial,
-        empty_shape=empty,
-        after=(PrependInitial(initial, append.axis),),
-    )
+    if append.length == 1:
+        return empty
+    rows = ops.constant(np.array([append.length], np.int64))
+    order = [*range(append.axis + 1), rank, *range(append.axis + 1, rank)]
+    return ops.gather(ops.concat([empty, rows], 0), ops.constant(np.array(order)), np.int64(0))

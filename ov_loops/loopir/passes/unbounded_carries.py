@@ -1,5 +1,5 @@
 """Pass: a loop-carried value that enters with a static (or bounded) length the body may
-change enters with a length OpenVINO cannot bound.
+change enters with a length OpenVINO cannot bound, along every axis the body may change.
 
 OpenVINO's CPU plugin (2026.4.1) keeps, inside a Loop body, the length of the value the Loop
 receives for a carried Parameter when that length is static. Measured on a list entering with
@@ -10,15 +10,19 @@ whose start came from them read memory never written (1-3% of first inferences a
 compile allocated 0.3-22 GB; all of them when glibc fills new allocations with 0x4F bytes,
 MALLOC_PERTURB_=176). A bounded length fails at once ("Can not clone with new dims.
 Descriptor's shape: {0 - 3} is incompatible with provided dimensions: {4}"). A value entering
-with a length OpenVINO cannot bound ([?]) was right in every iteration.
+with a length OpenVINO cannot bound ([?]) was right in every iteration. Along another axis,
+a value entering as [2, 2] and growing along axis 1 ([2, 1..]) failed each run with
+iterations when the graph reads nothing of the Loop's last value ("object is not
+initialized"; at `none`, in the main graph or in a body: issue 20, the differential
+campaign's seed 2100600038); entering as [2, ?] it ran.
 
 So such a value enters as `Gather(v, Range(0, len(v) + zero))`, with `zero` computed from a
 Parameter upstream of the loop (OpenVINO knows no bounds of a Parameter's values, so the
 length stays [?]; a RandomUniform draw does not do: OpenVINO evaluates it to bound shapes)::
 
     zero = ReduceSum(p[:1] == p[:1]) * 0          # p: a Parameter upstream of the loop
-    for each carried v of static or bounded length the body may change:
-        v -> Gather(v, Range(0, len(v) + zero, 1), axis 0)
+    for each carried v, for each axis a of static or bounded length the body may change:
+        v -> Gather(v, Range(0, len(v, a) + zero, 1), axis a)
 
 Without such a Parameter (a loop of constants) the loop is left as it is. A value entering
 empty (static [0], a list built from SequenceEmpty) is left too: through the Gather, a list
@@ -41,14 +45,17 @@ from ov_loops.ovgraph import length, upstream
 
 class UnboundedCarryLengths(LoopPass):
     """Feed each carried value of static or bounded length that the body may change through a
-    Gather of a Range whose length OpenVINO cannot bound (see the module docstring)."""
+    Gather of a Range whose length OpenVINO cannot bound, along each axis it may change (see
+    the module docstring)."""
 
     name = "unbounded-carry-lengths"
 
     def run(self, loop: LoopIR) -> LoopIR:
-        changing = [
-            entry for entry in loop.spec.merged_inputs if _bounded_but_changing(loop, entry)
-        ]
+        changing = {
+            entry.external_port: axes
+            for entry in loop.spec.merged_inputs
+            if (axes := _bounded_but_changing(loop, entry))
+        }
         if not changing:
             return loop
         source = _upstream_parameter([*loop.outer.values(), loop.trip.value, loop.start.value])
@@ -56,23 +63,26 @@ class UnboundedCarryLengths(LoopPass):
             return loop
         zero = _unknown_zero(source)
         outer = dict(loop.outer)
-        for entry in changing:
-            outer[entry.external_port] = _unbounded(outer[entry.external_port], zero)
+        for port, axes in changing.items():
+            for axis in axes:
+                outer[port] = _unbounded(outer[port], zero, axis)
         return loop.replace(outer=outer)
 
 
-def _bounded_but_changing(loop: LoopIR, entry: MergedInput) -> bool:
-    """Whether the value entering at `entry` has a static or bounded first dim, not 0, that the
-    body's value for the next iteration may not keep."""
+def _bounded_but_changing(loop: LoopIR, entry: MergedInput) -> list[int]:
+    """The axes along which the value entering at `entry` has a static or bounded length, not
+    0, that the body's value for the next iteration may not keep."""
     entering = loop.outer[entry.external_port].get_partial_shape()
-    if entering.rank.is_dynamic or entering.rank.get_length() == 0:
-        return False
-    if entering[0].get_max_length() in (-1, 0):
-        return False
+    if entering.rank.is_dynamic:
+        return []
     produced = loop.body_value(entry.body_result).get_partial_shape()
-    if produced.rank.is_static and produced.rank.get_length() > 0 and produced[0].is_static:
-        return not (entering[0].is_static and produced[0].get_length() == entering[0].get_length())
-    return True
+    same_rank = produced.rank.is_static and produced.rank == entering.rank
+    return [
+        axis
+        for axis, dim in enumerate(entering)
+        if dim.get_max_length() not in (-1, 0)
+        and not (same_rank and dim.is_static and produced[axis] == dim)
+    ]
 
 
 def _upstream_parameter(values: list[ov.Output | None]) -> ov.Output | None:
@@ -100,10 +110,10 @@ def _unknown_zero(source: ov.Output) -> ov.Output:
     return ops.multiply(count, _i64(0)).output(0)
 
 
-def _unbounded(value: ov.Output, zero: ov.Output) -> ov.Output:
-    """`value` as Gather(value, Range(0, len(value) + zero)) along axis 0."""
-    steps = ops.range(_i64(0), ops.add(length(value, 0), zero), _i64(1), ov.Type.i64)
-    return ops.gather(value, steps, _i64(0)).output(0)
+def _unbounded(value: ov.Output, zero: ov.Output, axis: int) -> ov.Output:
+    """`value` as Gather(value, Range(0, len(value, axis) + zero)) along `axis`."""
+    steps = ops.range(_i64(0), ops.add(length(value, axis), zero), _i64(1), ov.Type.i64)
+    return ops.gather(value, steps, _i64(axis)).output(0)
 
 
 def _i64(value) -> ov.Node:
