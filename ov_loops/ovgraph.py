@@ -230,11 +230,16 @@ def _port(entry) -> int:
 
 def loop_nodes(model: ov.Model):
     """Every Loop node in `model` and in the bodies of its Loops and Ifs, outer before inner."""
+    return (op for op in all_ops(model) if op.get_type_name() == "Loop")
+
+
+def all_ops(model: ov.Model) -> Iterator[ov.Node]:
+    """Every op of `model` and of the bodies of its Loops and Ifs, each op before its bodies'."""
     for op in model.get_ordered_ops():
+        yield op
         kind = op.get_type_name()
         if kind == "Loop":
-            yield op
-            yield from loop_nodes(op.get_function())
+            yield from all_ops(op.get_function())
         elif kind == "If":
-            yield from loop_nodes(op.get_then_body())
-            yield from loop_nodes(op.get_else_body())
+            yield from all_ops(op.get_then_body())
+            yield from all_ops(op.get_else_body())
