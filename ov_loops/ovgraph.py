@@ -161,3 +161,16 @@ def dynamic_besides(value: ov.Output, axis: int) -> bool:
     return shape.rank.is_dynamic or any(
         dim.is_dynamic for index, dim in enumerate(shape) if index != axis
     )
+
+
+def all_ops(model: ov.Model) -> Iterator[ov.Node]:
+    """Every op of `model` and of the bodies of its Loops, TensorIterators and Ifs, each op before
+    its bodies'."""
+    for op in model.get_ordered_ops():
+        yield op
+        kind = op.get_type_name()
+        if kind in ("Loop", "TensorIterator"):
+            yield from all_ops(op.get_function())
+        elif kind == "If":
+            yield from all_ops(op.get_then_body())
+            yield from all_ops(op.get_else_body())

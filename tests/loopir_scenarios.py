@@ -935,3 +935,29 @@ def growing_vector_of_static_length(length: int = 3) -> Scenario:
         execution_condition=1,
     )
     return loop, parameters, feeds
+
+
+@scenario
+def mean_of_a_concat_also_read_by_abs() -> Scenario:
+    """acc += mean(c), c = concat(acc, acc), with |c| stacked, acc negative, a runtime trip
+    count of 3: an Abs of a rank-1 Concat that another op reads (copy-concats-before-abs)."""
+    acc0 = _parameter("acc0", [2])
+    acc = _parameter("acc", [2])
+    both = ops.concat([acc, acc], 0)
+    mean = ops.reduce_mean(both, _i64(0), True)
+    acc_next = ops.add(acc, mean)
+    results = [ops.result(acc_next), _stacked(ops.abs(both)), _always()]
+    parameters = [acc0]
+    feeds = {"acc0": np.array([-1.0, -2.0], np.float32)}
+    loop = _loop(
+        "mean_and_abs",
+        results,
+        [acc],
+        [MergedInput(UNNUMBERED, 0, 0)],
+        [LastValueOutput(UNNUMBERED, 0), ConcatenatedOutput(UNNUMBERED, 1, 0)],
+        [acc0.output(0)],
+        _trip(3, True, parameters, feeds),
+        initial_condition(None),
+        execution_condition=2,
+    )
+    return loop, parameters, feeds

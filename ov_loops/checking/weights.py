@@ -9,6 +9,8 @@ from collections.abc import Iterator
 import numpy as np
 import openvino as ov
 
+from ov_loops import ovgraph
+
 _WIDER = (ov.Type.f32, ov.Type.f64)
 
 
@@ -23,7 +25,7 @@ def rounded_weights(saved: ov.Model, original: ov.Model) -> int:
     `original` they were compressed from: found by name, as compression names the Convert
     after the Constant it replaces; one whose original is not found counts as rounded."""
     originals: dict[str, list[ov.Node]] = {}
-    for op in _all_ops(original):
+    for op in ovgraph.all_ops(original):
         if op.get_type_name() == "Constant" and op.get_output_element_type(0) == ov.Type.f32:
             originals.setdefault(op.get_friendly_name(), []).append(op)
     rounded = 0
@@ -41,7 +43,7 @@ def _exact_in_f16(constant: ov.Node) -> bool:
 
 def _stored_as_f16(model: ov.Model) -> Iterator[tuple[ov.Node, list[str]]]:
     """Each f16 Constant feeding a Convert to a wider float, with those Converts' names."""
-    for op in _all_ops(model):
+    for op in ovgraph.all_ops(model):
         if op.get_type_name() != "Constant" or op.get_output_element_type(0) != ov.Type.f16:
             continue
         converts = [
@@ -55,15 +57,3 @@ def _stored_as_f16(model: ov.Model) -> Iterator[tuple[ov.Node, list[str]]]:
 
 def _widens(node: ov.Node) -> bool:
     return node.get_type_name() == "Convert" and node.get_output_element_type(0) in _WIDER
-
-
-def _all_ops(model: ov.Model) -> Iterator[ov.Node]:
-    """The operations of `model` and of the bodies of its Loops, TensorIterators and Ifs."""
-    for op in model.get_ordered_ops():
-        yield op
-        kind = op.get_type_name()
-        if kind in ("Loop", "TensorIterator"):
-            yield from _all_ops(op.get_function())
-        elif kind == "If":
-            yield from _all_ops(op.get_then_body())
-            yield from _all_ops(op.get_else_body())

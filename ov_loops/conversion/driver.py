@@ -46,6 +46,7 @@ from ov_loops.frontends.onnx.weights import MappedFiles
 from ov_loops.logs import progress
 from ov_loops.loopir import trip_count as trips
 from ov_loops.loopir.loop import LoopIR
+from ov_loops.loopir.passes.abs_concats import copy_concats_before_abs
 from ov_loops.loopir.passes.concat_copies import copy_loop_outputs_into_concats
 from ov_loops.loopir.passes.levels import check_optimize_level
 from ov_loops.loopir.passes.pipeline import CPU, TargetProfile
@@ -115,6 +116,7 @@ class Converter:
         if self._optimize != "none":  # MOC on a body may prune its nested Loops' ports
             loops = rederived(model, loops)
         copy_loop_outputs_into_concats(model)
+        copy_concats_before_abs(model)  # the main graph and If bodies; Loop bodies have theirs
         declared = types_of.with_declared_inputs(model, self._model.graph, self._input_shapes)
         declared.add_sinks([sink for loop in loops for sink in loop.states])
         return Conversion(declared, loops)

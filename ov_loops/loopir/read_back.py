@@ -4,6 +4,8 @@ transformations that prune or renumber ports (the MOC simplification of bodies).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import openvino as ov
 
 from ov_loops import ovgraph
@@ -73,13 +75,6 @@ def _port(entry) -> int:
     return entry.external_port
 
 
-def loop_nodes(model: ov.Model):
+def loop_nodes(model: ov.Model) -> Iterator[ov.Node]:
     """Every Loop node in `model` and in the bodies of its Loops and Ifs, outer before inner."""
-    for op in model.get_ordered_ops():
-        kind = op.get_type_name()
-        if kind == "Loop":
-            yield op
-            yield from loop_nodes(op.get_function())
-        elif kind == "If":
-            yield from loop_nodes(op.get_then_body())
-            yield from loop_nodes(op.get_else_body())
+    return (op for op in ovgraph.all_ops(model) if op.get_type_name() == "Loop")

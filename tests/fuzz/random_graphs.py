@@ -18,8 +18,9 @@ from onnx import helper, numpy_helper
 Shape = tuple  # of dims: int, or None where the length is only known at run time
 
 BINARY = ["Add", "Sub", "Mul", "Max", "Min"]
-# Abs: OpenVINO's CPU plugin (2026.4.1) runs Abs in place on a Concat's output and corrupts the
-# Concat's other readers (ReduceMean(Concat(s, s)) flips sign; issue 20).
+# Abs: OpenVINO's AbsSinking (2026.4.1) rewrote a rank-1 Concat read by an Abs and by other ops
+# into a Concat of Abs for all of them (ReduceMean(Concat(s, s)) flipped sign; issue 20); the
+# converter guards it (pass copy-concats-before-abs).
 UNARY = ["Neg", "Tanh", "Sigmoid", "Abs"]
 REDUCTIONS = ["ReduceSum", "ReduceSum", "ReduceMean"]
 RANK1 = [(1,), (2,), (4,)]

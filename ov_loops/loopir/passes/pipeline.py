@@ -1,7 +1,9 @@
 """The order of the LoopIR passes, stated once, and the target profiles that switch them on.
 
-Order: constants are inlined first (the copies below must not see their Parameters); copies
-inside the body next; then the refusal, which reads the body's final shapes; the zero-iteration
+Order: constants are inlined first (the copies below must not see their Parameters); the
+copies before an Abs of a shared Concat next, before the simplification, whose MOC would
+otherwise rewrite such a Concat wrongly itself (abs_concats.py); other copies inside the body
+after the optimisations; then the refusal, which reads the body's final shapes; the zero-iteration
 guards read each concatenated output's per-iteration part, so they come before the parts of
 rank above 12 are flattened; a loop computed from constants alone gets its run-time input
 after the passes that read or rewrite the body. The iteration's Parameter moves first last of
@@ -13,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ov_loops.loopir.loop import LoopIR
+from ov_loops.loopir.passes.abs_concats import CopyConcatsBeforeAbs
 from ov_loops.loopir.passes.accumulators import StackAccumulators
 from ov_loops.loopir.passes.back_edges import CopyBackEdges
 from ov_loops.loopir.passes.base import LoopPass
@@ -33,6 +36,7 @@ from ov_loops.loopir.passes.zero_run_carry import RefuseZeroRunReshapedCarry
 
 PIPELINE: tuple[type[LoopPass], ...] = (
     InlineConstantCaptures,
+    CopyConcatsBeforeAbs,
     SimplifyBody,
     RemoveDeadValues,
     HoistInvariantComputation,
