@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 
-from ov_loops.frontends.onnx.sequence_types import (
+from ov_loops.frontends.onnx.rewrites.sequences.sequence_types import (
     OPTIONAL,
     OPTIONAL_SEQUENCE,
     SEQUENCE,

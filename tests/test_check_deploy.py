@@ -20,7 +20,7 @@ import ov_loops.checking.run as check_run
 from ov_loops.checking.device import core
 from ov_loops.checking.tolerance import F16_WEIGHTS, Tolerances, magnitude
 from ov_loops.checking.weights import f16_weights, rounded_weights
-from ov_loops.frontends.onnx.load import load_model
+from ov_loops.frontends.onnx.load.load import load_model
 from ov_loops.reference.onnx_reference import run_onnx
 from tests.harness import assert_one_line_error, run_cli
 from tests.test_check import _two_counters, run_main

@@ -8,9 +8,9 @@ import pytest
 
 import ov_loops
 from ov_loops.contract.values import SEQUENCE
-from ov_loops.frontends.onnx.loop import OnnxLoop
-from ov_loops.frontends.onnx.loopir import _carried_values
-from ov_loops.frontends.onnx.sequences import lower_sequences
+from ov_loops.frontends.onnx.ops.loop import OnnxLoop
+from ov_loops.frontends.onnx.ops.to_loop_ir import _carried_values
+from ov_loops.frontends.onnx.rewrites.sequences.sequences import lower_sequences
 from tests.harness import assert_matches_onnxruntime
 from tests.onnx_builders import T, graph, loop_body, model, node, typed
 from tests.sequence_scenarios import SEQUENCE_SCENARIOS, seq

@@ -1,5 +1,5 @@
 """A model read from a path for conversion leaves its weights in its file
-(frontends/onnx/weights.py): the wire-format walk, and conversions that give the same model."""
+(frontends/onnx/load/weights.py): the wire-format walk, and conversions that give the same model."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import openvino as ov
 import pytest
 
 import ov_loops
-from ov_loops.frontends.onnx import weights
-from ov_loops.frontends.onnx.load import load_model
+from ov_loops.frontends.onnx.load import weights
+from ov_loops.frontends.onnx.load.load import load_model
 from tests.onnx_builders import T, const, graph, loop_body, model, node, typed
 
 RNG = np.random.default_rng(24)

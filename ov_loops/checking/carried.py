@@ -17,7 +17,7 @@ import openvino as ov
 
 from ov_loops.contract.values import OPTIONAL_SEQUENCE, PORTS_PER_KIND, SEQUENCE, TENSOR
 from ov_loops.conversion.report import ConvertedLoop
-from ov_loops.frontends.onnx.sequence_types import PART_SUFFIXES, carried_groups
+from ov_loops.frontends.onnx.rewrites.sequences.sequence_types import PART_SUFFIXES, carried_groups
 from ov_loops.sequence_values import unpack_sequence
 
 

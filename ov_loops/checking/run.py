@@ -45,9 +45,9 @@ from ov_loops.checking.weights import f16_weights, rounded_weights
 from ov_loops.conversion.report import Conversion
 from ov_loops.convert_options import OPTION_NAMES, ConvertOptions, given_options
 from ov_loops.errors import ConversionError, InputError, OvLoopsError, message_line
-from ov_loops.frontends.onnx.input_specs import input_shapes
-from ov_loops.frontends.onnx.io_edits import InputOutputEdits
-from ov_loops.frontends.onnx.load import load_model
+from ov_loops.frontends.onnx.load.input_specs import input_shapes
+from ov_loops.frontends.onnx.load.io_edits import InputOutputEdits
+from ov_loops.frontends.onnx.load.load import load_model
 from ov_loops.ir.validate import validate
 from ov_loops.logs import timed
 from ov_loops.reference.limits import DEFAULT_MAX_ITERATIONS

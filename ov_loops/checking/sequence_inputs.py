@@ -24,7 +24,11 @@ from ov_loops.checking.inputs import InputSpec, generate_inputs
 from ov_loops.checking.settings import Settings
 from ov_loops.contract.values import OPTIONAL, OPTIONAL_SEQUENCE
 from ov_loops.errors import InputError
-from ov_loops.frontends.onnx.sequence_types import element_type, kind_of, sequence_inputs
+from ov_loops.frontends.onnx.rewrites.sequences.sequence_types import (
+    element_type,
+    kind_of,
+    sequence_inputs,
+)
 from ov_loops.sequence_values import pack_sequence
 
 GENERATED_ELEMENTS = 3

@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 TENSOR = "tensor"
-# A sequence: buffer, sizes, ranks, shapes (frontends/onnx/sequence_ops.py); an Optional of a
-# tensor is a sequence of zero or one element; an Optional of a sequence adds a `present` flag.
+# A sequence: buffer, sizes, ranks, shapes (frontends/onnx/rewrites/sequences/sequence_ops.py); an
+# Optional of a tensor is a sequence of zero or one element; an Optional of a sequence adds a
+# `present` flag.
 SEQUENCE, OPTIONAL, OPTIONAL_SEQUENCE = "sequence", "optional", "optional_sequence"
 PORTS_PER_KIND = {TENSOR: 1, SEQUENCE: 4, OPTIONAL: 4, OPTIONAL_SEQUENCE: 5}
 

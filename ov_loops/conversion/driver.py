@@ -31,18 +31,23 @@ from ov_loops.errors import (
     UnsupportedItem,
     message_line,
 )
-from ov_loops.frontends.onnx import values as types_of
-from ov_loops.frontends.onnx.layout import LoopBody, PlaceholderValues, TensorType, normalize_axis
-from ov_loops.frontends.onnx.loop import OnnxLoop
-from ov_loops.frontends.onnx.loopir import onnx_loop_ir
-from ov_loops.frontends.onnx.opsets import opset_version
+from ov_loops.frontends.onnx import body_types as types_of
+from ov_loops.frontends.onnx.body_types import rank
+from ov_loops.frontends.onnx.load.opsets import opset_version
+from ov_loops.frontends.onnx.load.types import known_types
+from ov_loops.frontends.onnx.load.weights import MappedFiles
+from ov_loops.frontends.onnx.ops.layout import (
+    LoopBody,
+    PlaceholderValues,
+    TensorType,
+    normalize_axis,
+)
+from ov_loops.frontends.onnx.ops.loop import OnnxLoop
+from ov_loops.frontends.onnx.ops.port_types import check_arriving, check_body_outputs
+from ov_loops.frontends.onnx.ops.scan import OnnxScan
+from ov_loops.frontends.onnx.ops.scan8 import batch_loop_ir
+from ov_loops.frontends.onnx.ops.to_loop_ir import onnx_loop_ir
 from ov_loops.frontends.onnx.placeholders import PLACEHOLDER_DOMAIN, replace_loops
-from ov_loops.frontends.onnx.port_types import check_arriving, check_body_outputs
-from ov_loops.frontends.onnx.scan import OnnxScan
-from ov_loops.frontends.onnx.scan8 import batch_loop_ir
-from ov_loops.frontends.onnx.types import known_types
-from ov_loops.frontends.onnx.values import rank
-from ov_loops.frontends.onnx.weights import MappedFiles
 from ov_loops.logs import progress
 from ov_loops.loopir import trip_count as trips
 from ov_loops.loopir.loop import LoopIR
@@ -344,7 +349,7 @@ def convert_model(
 ) -> Conversion:
     """Convert a loaded, checked ONNX model for `target` (CPU: every CPU-plugin workaround),
     optimising loops at level `optimize` (pipeline.OPTIMIZE_LEVELS); `input_shapes` are given
-    to the frontend for the main graph's inputs (frontends.onnx.io_edits: bounded dims)."""
+    to the frontend for the main graph's inputs (frontends.onnx.load.io_edits: bounded dims)."""
     return Converter(model, target, optimize, input_shapes).convert()
 
 

@@ -1,7 +1,7 @@
 """Normalisation pass: replace each Loop and Scan node by a placeholder the converter expands.
 
 The placeholder lives in a custom domain of its own (a model's nodes in it are refused when the
-model is loaded, see frontends.onnx.rewrites), keeps the op type, carries an integer
+model is loaded, see frontends.onnx.rewrites.pipeline), keeps the op type, carries an integer
 `key` naming the original node, and takes as extra inputs the values the body captures from
 enclosing scopes. Omitted (empty) inputs are dropped; the converter knows which were present.
 Subgraphs of other nodes (If branches) are rewritten in place, recursively; Loop and Scan

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 
 import onnx
 
-from ov_loops.frontends.onnx.sequence_emit import Emit
+from ov_loops.frontends.onnx.rewrites.sequences.sequence_emit import Emit
 
 # What is known before run time of the rank of a sequence's elements: EMPTY (the sequence never
 # holds an element, so any rank fits), an int (every element has it), or None (unknown/varies).

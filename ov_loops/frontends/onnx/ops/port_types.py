@@ -26,8 +26,8 @@ import onnx
 import openvino as ov
 
 from ov_loops.errors import InputError
-from ov_loops.frontends.onnx.layout import LoopBody, PlaceholderValues
-from ov_loops.frontends.onnx.types import onnx_elem_type
+from ov_loops.frontends.onnx.load.types import onnx_elem_type
+from ov_loops.frontends.onnx.ops.layout import LoopBody, PlaceholderValues
 
 T = onnx.TensorProto
 BODY_INPUTS = "the body's inputs are (iteration_num int64, condition bool, loop-carried values...)"

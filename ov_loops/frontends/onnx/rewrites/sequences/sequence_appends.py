@@ -65,8 +65,8 @@ from dataclasses import dataclass
 import numpy as np
 import onnx
 
-from ov_loops.frontends.onnx.carried_shapes import CarriedShapes
-from ov_loops.frontends.onnx.opsets import opset_version
+from ov_loops.frontends.onnx.load.opsets import opset_version
+from ov_loops.frontends.onnx.rewrites.sequences.carried_shapes import CarriedShapes
 from ov_loops.frontends.onnx.scopes import (
     all_graphs,
     all_names,

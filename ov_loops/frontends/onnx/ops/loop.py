@@ -26,15 +26,15 @@ from __future__ import annotations
 import onnx
 
 from ov_loops.errors import ConversionError
-from ov_loops.frontends.onnx.layout import (
+from ov_loops.frontends.onnx.ops.layout import (
     LoopBody,
     StackedOutput,
     flag_shape,
     refuse_omitted_inputs,
 )
+from ov_loops.frontends.onnx.ops.slicing import slice_iteration_gathers
+from ov_loops.frontends.onnx.rewrites.sequences.sequence_types import carried_groups
 from ov_loops.frontends.onnx.scopes import captured_names
-from ov_loops.frontends.onnx.sequence_types import carried_groups
-from ov_loops.frontends.onnx.slicing import slice_iteration_gathers
 
 
 class OnnxLoop(LoopBody):

@@ -25,7 +25,7 @@ from ov_loops.contract.spec import (
     SlicedInput,
 )
 from ov_loops.contract.values import CarriedValue, grouped, tensors
-from ov_loops.frontends.onnx.layout import LoopBody, PlaceholderValues
+from ov_loops.frontends.onnx.ops.layout import LoopBody, PlaceholderValues
 from ov_loops.loopir.loop import LoopIR, LoopResult
 from ov_loops.loopir.steps import Reverse
 from ov_loops.loopir.trip_count import InitialCondition, TripCount

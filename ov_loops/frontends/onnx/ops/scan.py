@@ -33,7 +33,7 @@ from __future__ import annotations
 import onnx
 
 from ov_loops.errors import ConversionError
-from ov_loops.frontends.onnx.layout import (
+from ov_loops.frontends.onnx.ops.layout import (
     LoopBody,
     SlicedRead,
     StackedOutput,

@@ -23,7 +23,7 @@ from ov_loops import ovgraph
 from ov_loops.contract.ports import UNNUMBERED, number_ports
 from ov_loops.contract.spec import ConcatenatedOutput, InvariantInput, SlicedInput
 from ov_loops.conversion.report import ConvertedLoop
-from ov_loops.frontends.onnx.layout import LoopBody, PlaceholderValues
+from ov_loops.frontends.onnx.ops.layout import LoopBody, PlaceholderValues
 from ov_loops.loopir import trip_count as trips
 from ov_loops.loopir.loop import LoopIR, LoopResult
 

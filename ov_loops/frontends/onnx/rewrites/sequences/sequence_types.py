@@ -5,8 +5,8 @@ from __future__ import annotations
 import onnx
 
 from ov_loops.contract.values import OPTIONAL, OPTIONAL_SEQUENCE, SEQUENCE, TENSOR
+from ov_loops.frontends.onnx.rewrites.sequences.sequence_ops import Sequence
 from ov_loops.frontends.onnx.scopes import all_graphs, fresh_name
-from ov_loops.frontends.onnx.sequence_ops import Sequence
 
 T = onnx.TensorProto
 PART_SUFFIXES = ("", ".sizes", ".ranks", ".shapes", ".present")

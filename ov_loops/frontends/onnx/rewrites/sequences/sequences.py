@@ -26,19 +26,18 @@ import copy
 import onnx
 
 from ov_loops.errors import UnsupportedError, UnsupportedItem
-from ov_loops.frontends.onnx.carried_shapes import CarriedShapes
-from ov_loops.frontends.onnx.opsets import opset_version
-from ov_loops.frontends.onnx.scopes import all_graphs, all_names, fresh_name, node_label, subgraphs
-from ov_loops.frontends.onnx.sequence_emit import Emit
-from ov_loops.frontends.onnx.sequence_nodes import (
+from ov_loops.frontends.onnx.load.opsets import opset_version
+from ov_loops.frontends.onnx.rewrites.sequences.carried_shapes import CarriedShapes
+from ov_loops.frontends.onnx.rewrites.sequences.sequence_emit import Emit
+from ov_loops.frontends.onnx.rewrites.sequences.sequence_nodes import (
     HANDLERS,
     Scope,
     as_kind,
     propagate_rank,
     widen,
 )
-from ov_loops.frontends.onnx.sequence_ops import Sequence, join_ranks
-from ov_loops.frontends.onnx.sequence_types import (
+from ov_loops.frontends.onnx.rewrites.sequences.sequence_ops import Sequence, join_ranks
+from ov_loops.frontends.onnx.rewrites.sequences.sequence_types import (
     INPUT_MARKER,
     MARKER,
     OPTIONAL,
@@ -52,6 +51,7 @@ from ov_loops.frontends.onnx.sequence_types import (
     part_infos,
     part_names,
 )
+from ov_loops.frontends.onnx.scopes import all_graphs, all_names, fresh_name, node_label, subgraphs
 
 STANDARD = ("", "ai.onnx")
 Plan = list  # per carried value: (kind, rank, element type), or None for a tensor

@@ -1,0 +1,46 @@
+"""The ONNX-level passes every loaded model goes through before conversion, in order.
+
+Each pass takes the model and returns it (changed in place, or a new one). Those before the
+ONNX checker make valid models the checker would refuse checkable; those after it may assume
+a valid model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import onnx
+
+from ov_loops.frontends.onnx.load.checker import check_model
+from ov_loops.frontends.onnx.load.inline import inline_local_functions
+from ov_loops.frontends.onnx.load.order import sort_topologically
+from ov_loops.frontends.onnx.rewrites.empty_constants import (
+    expand_to_an_empty_shape_is_identity,
+    keep_empty_constants_empty,
+)
+from ov_loops.frontends.onnx.rewrites.placeholder_domain import refuse_placeholder_domain
+from ov_loops.frontends.onnx.rewrites.sequences.sequence_appends import (
+    lists_appended_in_loops_become_scan_outputs,
+)
+from ov_loops.frontends.onnx.rewrites.sequences.sequences import lower_sequences
+
+Rewrite = Callable[[onnx.ModelProto], onnx.ModelProto]
+
+
+REWRITES: tuple[Rewrite, ...] = (
+    sort_topologically,
+    check_model,  # not a rewrite: the ONNX checker, on the model as the user wrote it
+    inline_local_functions,
+    refuse_placeholder_domain,  # after inlining: functions may hold such nodes too
+    lists_appended_in_loops_become_scan_outputs,  # the fast path before the general rewrite
+    lower_sequences,  # before the two below: it writes empty constants
+    expand_to_an_empty_shape_is_identity,
+    keep_empty_constants_empty,
+)
+
+
+def prepare(model: onnx.ModelProto) -> onnx.ModelProto:
+    """Apply REWRITES in order."""
+    for rewrite in REWRITES:
+        model = rewrite(model)
+    return model
