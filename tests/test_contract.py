@@ -22,7 +22,7 @@ from ov_loops.contract.spec import (
     SlicedInput,
     SpecError,
 )
-from ov_loops.contract.values import TENSOR, CarriedValue, tensors
+from ov_loops.contract.values import SEQUENCE, TENSOR, CarriedValue, tensors
 from ov_loops.ir.reader import loop_spec, loops, read_ir
 
 VALID_SAMPLES = Path(__file__).resolve().parents[1] / "ir_samples" / "valid"
@@ -256,9 +256,9 @@ def test_a_carried_value_of_an_unknown_kind_is_refused():
 
 
 def test_a_sequence_is_carried_by_four_ports():
-    assert CarriedValue("s", (2, 3, 4, 5), kind="sequence").merged == (2, 3, 4, 5)
+    assert CarriedValue("s", (2, 3, 4, 5), kind=SEQUENCE).merged == (2, 3, 4, 5)
     with pytest.raises(ValueError, match="a sequence takes 4 merged input"):
-        CarriedValue("s", (0,), kind="sequence")
+        CarriedValue("s", (0,), kind=SEQUENCE)
 
 
 @pytest.mark.parametrize("merged", [(), (0, 1)])

@@ -20,12 +20,11 @@ from ov_loops.checking.device import core
 from ov_loops.checking.inputs import generate_inputs, onnx_input_specs
 from ov_loops.checking.probes import LOOP_TYPES
 from ov_loops.checking.settings import Settings
-from ov_loops.contract.values import OPTIONAL_SEQUENCE, SEQUENCE
+from ov_loops.contract.values import OPTIONAL_SEQUENCE, SEQUENCE, pack_sequence
 from ov_loops.frontends.onnx.load.load import load_model
 from ov_loops.reference.ir_reference import run_ir
 from ov_loops.reference.onnx_reference import run_onnx
 from ov_loops.reference.trace import Trace
-from ov_loops.sequence_values import pack_sequence
 from tests.divergence_faults import FAULTS, Fault
 from tests.scenarios import SCENARIOS
 from tests.sequence_scenarios import SEQUENCE_SCENARIOS

@@ -7,7 +7,7 @@ import onnx
 import pytest
 
 import ov_loops
-from ov_loops.contract.values import SEQUENCE
+from ov_loops.contract.values import SEQUENCE, TENSOR
 from ov_loops.frontends.onnx.ops.loop import OnnxLoop
 from ov_loops.frontends.onnx.ops.to_loop_ir import _carried_values
 from ov_loops.frontends.onnx.rewrites.sequences.sequences import lower_sequences
@@ -39,7 +39,7 @@ def test_the_frontend_groups_a_carried_sequence_into_one_value():
     loop = OnnxLoop.read(lowered.graph.node[-1], "main/loop", 18)
     values = _carried_values(loop)
     assert [(v.name, v.merged, v.kind) for v in values] == [
-        ("x", (0,), "tensor"),
+        ("x", (0,), TENSOR),
         ("s_0", (1, 2, 3, 4), SEQUENCE),
     ]
 

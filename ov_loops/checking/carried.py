@@ -15,10 +15,9 @@ import numpy as np
 import onnx
 import openvino as ov
 
-from ov_loops.contract.values import OPTIONAL_SEQUENCE, PORTS_PER_KIND, SEQUENCE, TENSOR
+from ov_loops.contract.values import CarriedKind, kinds_by_suffix
 from ov_loops.conversion.report import ConvertedLoop
-from ov_loops.frontends.onnx.rewrites.sequences.sequence_types import PART_SUFFIXES, carried_groups
-from ov_loops.sequence_values import unpack_sequence
+from ov_loops.frontends.onnx.rewrites.sequences.sequence_types import carried_groups
 
 
 @dataclass(frozen=True)
@@ -28,7 +27,7 @@ class Carried:
 
     index: int
     name: str
-    kind: str
+    kind: CarriedKind
     reference: tuple[int, ...]
     device: tuple[int, ...]
 
@@ -45,16 +44,16 @@ def onnx_layout(node: onnx.NodeProto, loop: ConvertedLoop, merged: int) -> list[
         states = len(node.input) - scans
         outer, inner = list(node.input[:states]), list(body.input[:states])
     groups, first = [], 0
-    for kind, count in carried_groups(inner):
-        groups.append((outer[first], kind, tuple(range(first, first + count))))
-        first += count
+    for kind in carried_groups(inner):
+        groups.append((outer[first], kind, tuple(range(first, first + kind.ports))))
+        first += kind.ports
     layout, port = [], 0
     for index, name in enumerate(loop.carried):
         found = next((g for g in groups if g[0] == name), None)
         if found is None:
             return []
         groups.remove(found)
-        count = PORTS_PER_KIND[found[1]]
+        count = found[1].ports
         layout.append(Carried(index, name, found[1], found[2], tuple(range(port, port + count))))
         port += count
     return layout if port == merged else []
@@ -71,17 +70,10 @@ def ir_layout(loop: ov.Node) -> list[Carried]:
     parameters = loop.get_function().get_parameters()
     names = [parameters[d.body_parameter_index].get_friendly_name() for d in merged]
     layout, position = [], 0
-    while position < len(names):
-        name, count = names[position], 1
-        for parts in (5, 4):
-            suffixed = [name + suffix for suffix in PART_SUFFIXES[1:parts]]
-            if names[position + 1 : position + parts] == suffixed:
-                count = parts
-                break
-        kind = {1: TENSOR, 4: SEQUENCE, 5: OPTIONAL_SEQUENCE}[count]
-        span = tuple(range(position, position + count))
-        layout.append(Carried(len(layout), name, kind, span, span))
-        position += count
+    for kind in kinds_by_suffix(names):
+        span = tuple(range(position, position + kind.ports))
+        layout.append(Carried(len(layout), names[position], kind, span, span))
+        position += kind.ports
     return layout
 
 
@@ -92,14 +84,18 @@ def difference(
     sequence, or None) and what differs."""
     want = [reference[p] for p in value.reference]
     have = [device[p] for p in value.device]
-    if value.kind == TENSOR:
+    kind = value.kind
+    if not kind.elementwise:
         found = tensor_difference(want[0], have[0], rtol, atol)
         return None if found is None else (None, found)
-    if value.kind == OPTIONAL_SEQUENCE and bool(want[4]) != bool(have[4]):
+    if kind.present(want) != kind.present(have):
         state = {True: "present", False: "absent"}
-        return None, f"it is {state[bool(have[4])]}, the reference's {state[bool(want[4])]}"
+        return (
+            None,
+            f"it is {state[kind.present(have)]}, the reference's {state[kind.present(want)]}",
+        )
     try:
-        want_elements, have_elements = unpack_sequence(*want[:4]), unpack_sequence(*have[:4])
+        want_elements, have_elements = kind.elements(want), kind.elements(have)
     except ValueError:  # sizes and shapes that do not describe the buffer: compare the parts
         differing = (tensor_difference(w, h, rtol, atol) for w, h in zip(want, have))
         found = next(filter(None, differing), None)
@@ -159,7 +155,7 @@ def first_differing_iteration(
     none): a tensor of one shape throughout compared in one step, anything else iteration by
     iteration."""
     count = min(len(reference), len(device))
-    if value.kind == TENSOR and count:
+    if not value.kind.elementwise and count:
         want = [np.asarray(r[value.reference[0]]) for r in reference[:count]]
         have = [np.asarray(d[value.device[0]]) for d in device[:count]]
         if len({a.shape for a in want + have}) == 1 and len({a.dtype for a in have}) == 1:

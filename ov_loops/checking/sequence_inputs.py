@@ -22,14 +22,13 @@ import onnx
 
 from ov_loops.checking.inputs import InputSpec, generate_inputs
 from ov_loops.checking.settings import Settings
-from ov_loops.contract.values import OPTIONAL, OPTIONAL_SEQUENCE
+from ov_loops.contract.values import CarriedKind
 from ov_loops.errors import InputError
 from ov_loops.frontends.onnx.rewrites.sequences.sequence_types import (
     element_type,
     kind_of,
     sequence_inputs,
 )
-from ov_loops.sequence_values import pack_sequence
 
 GENERATED_ELEMENTS = 3
 
@@ -54,7 +53,7 @@ def with_sequence_inputs(
         found, elements = _elements_given(name, given)
         if not found and set(parts) & set(given):
             raise InputError(
-                f"input '{name}' is a {kind.replace('_', ' of a ')}: give a list of arrays, its "
+                f"input '{name}' is a {kind.described()}: give a list of arrays, its "
                 f"elements as {name}[0], {name}[1], ..., or all its tensors {', '.join(parts)}"
             )
         tensor = element_type(declared[name].type).tensor_type
@@ -63,9 +62,9 @@ def with_sequence_inputs(
             bound = ranges.get(name, ranges.get(None))
             limits = {} if bound is None else {None: bound}
             elements = _generated(name, kind, tensor, shapes.pop(name, None), settings.seed, limits)
-        if kind == OPTIONAL and elements is not None and len(elements) > 1:
+        if kind.most is not None and elements is not None and len(elements) > kind.most:
             raise InputError(f"input '{name}' is an optional: it holds one element at most")
-        given.update(zip(parts, _packed(kind, elements, dtype)))
+        given.update(zip(parts, kind.pack_elements(elements, dtype)))
     return given, shapes
 
 
@@ -89,25 +88,18 @@ def _elements_given(name: str, given: dict) -> tuple[bool, list | None]:
     return True, [np.asarray(given.pop(indexed[k])) for k in range(len(indexed))]
 
 
-def _generated(name: str, kind: str, tensor, dims, seed: int, ranges: dict) -> list[np.ndarray]:
+def _generated(
+    name: str, kind: CarriedKind, tensor, dims, seed: int, ranges: dict
+) -> list[np.ndarray]:
     if dims is None:
         if not tensor.HasField("shape"):
             raise InputError(
-                f"input '{name}' is a {kind.replace('_', ' of a ')} of elements of unknown rank: "
+                f"input '{name}' is a {kind.described()} of elements of unknown rank: "
                 f"give --shape {name}=D0,D1,... (the elements' shape) or its elements"
             )
         dims = tuple(d.dim_value if d.HasField("dim_value") else None for d in tensor.shape.dim)
     dtype = onnx.helper.tensor_dtype_to_np_dtype(tensor.elem_type)
-    count = 1 if kind == OPTIONAL else GENERATED_ELEMENTS
+    count = GENERATED_ELEMENTS if kind.most is None else kind.most
     specs = [InputSpec(f"{name}[{k}]", np.dtype(dtype), tuple(dims)) for k in range(count)]
     generated = generate_inputs(specs, {}, {}, seed, ranges)
     return [generated[spec.name] for spec in specs]
-
-
-def _packed(kind: str, elements: list | None, dtype) -> list[np.ndarray]:
-    """The tensors of a sequence (an Optional: of none or one element, or of a sequence and
-    its `present` flag)."""
-    parts = pack_sequence(elements or [], dtype)
-    if kind == OPTIONAL_SEQUENCE:
-        parts.append(np.array(elements is not None))
-    return parts

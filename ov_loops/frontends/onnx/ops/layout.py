@@ -18,6 +18,7 @@ from typing import NamedTuple
 
 import onnx
 
+from ov_loops.contract.values import CarriedKind
 from ov_loops.errors import ConversionError, UnsupportedItem
 from ov_loops.frontends.onnx.scopes import defined_names, fresh_name, read_names
 
@@ -140,8 +141,8 @@ class LoopBody:
     # its sequence length when `sequence_lens_source` is given.
     batched: bool = False
     sequence_lens_source: str | None = None
-    # (kind, number of carried inputs) of each logical carried value; None: each a tensor.
-    carried_kinds: list[tuple[str, int]] | None = None
+    # the kind of each logical carried value (a sequence takes several inputs); None: tensors.
+    carried_kinds: list[CarriedKind] | None = None
 
     op = "Loop"
     # Scan requires every sliced input to have the same length; Loop stops at the shortest.

@@ -4,19 +4,25 @@ from __future__ import annotations
 
 import onnx
 
-from ov_loops.contract.values import OPTIONAL, OPTIONAL_SEQUENCE, SEQUENCE, TENSOR
+from ov_loops.contract.values import (
+    KINDS,
+    OPTIONAL,
+    OPTIONAL_SEQUENCE,
+    SEQUENCE,
+    TENSOR,
+    CarriedKind,
+)
 from ov_loops.frontends.onnx.rewrites.sequences.sequence_ops import Sequence
 from ov_loops.frontends.onnx.scopes import all_graphs, fresh_name
 
 T = onnx.TensorProto
-PART_SUFFIXES = ("", ".sizes", ".ranks", ".shapes", ".present")
 # Marks each Loop body input a carried sequence became: "<MARKER> <kind> <part>/<parts>".
 MARKER = "ov_loops.carried"
 # Marks each model input a sequence input became, the same way.
 INPUT_MARKER = "ov_loops.sequence_input"
 
 
-def kind_of(value_type: onnx.TypeProto) -> str | None:
+def kind_of(value_type: onnx.TypeProto) -> CarriedKind | str | None:
     """TENSOR, SEQUENCE, OPTIONAL (of a tensor), OPTIONAL_SEQUENCE, None when not declared, or a
     description of what has no tensor form (a map, a sequence of sequences, ...)."""
     which = value_type.WhichOneof("value")
@@ -48,18 +54,13 @@ def declared_rank(value_type: onnx.TypeProto) -> int | None:
     return len(tensor.shape.dim) if tensor.HasField("shape") else None
 
 
-def part_names(name: str, kind: str, taken: set[str]) -> tuple[str, ...]:
-    """Names of the tensors a sequence value `name` becomes: itself for the buffer, then
-    `name.sizes`, `name.ranks`, `name.shapes` (and `name.present` for an Optional of a
-    sequence), each made unique. An empty name (an omitted output) stays empty."""
-    count = parts_of(kind)
+def part_names(name: str, kind: CarriedKind, taken: set[str]) -> tuple[str, ...]:
+    """Names of the tensors a sequence value `name` becomes: itself for the buffer, then the
+    kind's other parts (`name.sizes`, ...; contract/values.py), each made unique. An empty name
+    (an omitted output) stays empty."""
     if not name:
-        return ("",) * count
-    return (name,) + tuple(fresh_name(name + suffix, taken) for suffix in PART_SUFFIXES[1:count])
-
-
-def parts_of(kind: str) -> int:
-    return 5 if kind == OPTIONAL_SEQUENCE else 4
+        return ("",) * kind.ports
+    return (name,) + tuple(fresh_name(part, taken) for part in kind.part_names(name)[1:])
 
 
 def part_infos(value: Sequence, doc: str = "") -> list[onnx.ValueInfoProto]:
@@ -76,18 +77,17 @@ def part_infos(value: Sequence, doc: str = "") -> list[onnx.ValueInfoProto]:
     return infos
 
 
-def carried_groups(body_inputs) -> list[tuple[str, int]]:
-    """(kind, number of inputs) of each carried value, from the markers on `body_inputs` (the
-    carried inputs of a Loop body): a sequence's parts form one group, a tensor is one."""
+def carried_groups(body_inputs) -> list[CarriedKind]:
+    """The kind of each carried value, from the markers on `body_inputs` (the carried inputs of
+    a Loop body): a sequence's parts form one value, a tensor is one."""
     groups = []
     for value in body_inputs:
         words = value.doc_string.split()
         if len(words) == 3 and words[0] == MARKER:
-            part, count = (int(n) for n in words[2].split("/"))
-            if part == 0:
-                groups.append((words[1], count))
+            if words[2].startswith("0/"):
+                groups.append(KINDS[words[1]])
             continue
-        groups.append((TENSOR, 1))
+        groups.append(TENSOR)
     return groups
 
 
