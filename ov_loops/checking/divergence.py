@@ -44,6 +44,7 @@ from ov_loops.checking.probes import LOOP_TYPES, Instrumented, LoopProbe, decode
 from ov_loops.checking.settings import Settings
 from ov_loops.conversion.report import Conversion
 from ov_loops.errors import message_line
+from ov_loops.frontends.onnx.ops.registry import is_loop_op
 from ov_loops.frontends.onnx.scopes import all_graphs
 from ov_loops.reference.trace import LoopRun, Trace, Where, loop_key
 
@@ -135,7 +136,7 @@ def _locate_onnx(source, conversion, trace, feeds, settings, scratch) -> Diverge
     instrumented = instrument(conversion.model, key_of, lambda model: _named_values(model, names))
     device = _run(instrumented, feeds, settings, scratch)
     nodes = {node.output[0]: node for graph, _ in all_graphs(source.graph, "main")
-             for node in graph.node if node.op_type in ("Loop", "Scan")}  # fmt: skip
+             for node in graph.node if is_loop_op(node)}  # fmt: skip
     by_output = {loop.outputs[0]: path for path, loop in loops.items() if loop.outputs}
     layouts = {
         path: onnx_layout(nodes[loops[path].outputs[0]], loops[path], merged)
@@ -146,7 +147,7 @@ def _locate_onnx(source, conversion, trace, feeds, settings, scratch) -> Diverge
         Checkpoint(
             f"{node.op_type} '{node.name or node.output[0]}'",
             [(name, name) for name in node.output if name],
-            by_output.get(node.output[0]) if node.op_type in ("Loop", "Scan") else None,
+            by_output.get(node.output[0]) if is_loop_op(node) else None,
         )
         for node in source.graph.node
     ]

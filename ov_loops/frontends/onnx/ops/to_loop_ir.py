@@ -25,14 +25,14 @@ from ov_loops.contract.spec import (
     SlicedInput,
 )
 from ov_loops.contract.values import CarriedValue, grouped, tensors
-from ov_loops.frontends.onnx.ops.layout import LoopBody, PlaceholderValues
+from ov_loops.frontends.onnx.ops.layout import OnnxLoopLayout, PlaceholderValues
 from ov_loops.loopir.loop import LoopIR, LoopResult
 from ov_loops.loopir.steps import Reverse
 from ov_loops.loopir.trip_count import InitialCondition, TripCount
 
 
 def onnx_loop_ir(
-    layout: LoopBody,
+    layout: OnnxLoopLayout,
     body: ov.Model,
     values: PlaceholderValues,
     counts: tuple[TripCount, InitialCondition],
@@ -82,7 +82,7 @@ def onnx_loop_ir(
     )
 
 
-def _carried_values(layout: LoopBody) -> tuple[CarriedValue, ...]:
+def _carried_values(layout: OnnxLoopLayout) -> tuple[CarriedValue, ...]:
     """One CarriedValue per logical carried value: a sequence's parts are one (the ONNX rewrite
     of sequences marks them, see frontends/onnx/sequences.py)."""
     if layout.carried_kinds is None:
@@ -90,7 +90,7 @@ def _carried_values(layout: LoopBody) -> tuple[CarriedValue, ...]:
     return grouped(list(layout.carried_sources), layout.carried_kinds)
 
 
-def _inputs(layout: LoopBody, index: dict[str, int], values: PlaceholderValues, slice_axes):
+def _inputs(layout: OnnxLoopLayout, index: dict[str, int], values: PlaceholderValues, slice_axes):
     """The port_map inputs in port order, and the outer value of each: merged (carried),
     invariant (captures the body reads), sliced (parts the body reads)."""
     inputs, outer = [], []

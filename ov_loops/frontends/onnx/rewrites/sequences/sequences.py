@@ -27,6 +27,7 @@ import onnx
 
 from ov_loops.errors import UnsupportedError, UnsupportedItem
 from ov_loops.frontends.onnx.load.opsets import opset_version
+from ov_loops.frontends.onnx.ops.loop import is_loop
 from ov_loops.frontends.onnx.rewrites.sequences.carried_shapes import CarriedShapes
 from ov_loops.frontends.onnx.rewrites.sequences.sequence_emit import Emit
 from ov_loops.frontends.onnx.rewrites.sequences.sequence_nodes import (
@@ -212,7 +213,7 @@ class SequenceLowering:
             reason = HANDLERS[node.op_type](node, scope, e, self.info)
             if reason:
                 self._refuse(node, path, reason)
-        elif standard and node.op_type == "Loop":
+        elif is_loop(node):
             self._loop(node, scope, path, nodes)
         elif standard and node.op_type == "If":
             self._if(node, scope, path, nodes)
