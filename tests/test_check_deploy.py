@@ -220,7 +220,7 @@ def test_an_onnx_check_compares_f16_weights_with_the_reference_at_their_toleranc
     assert (document["f16_weights"], document["rounded_weights"]) == (3, 3)
     hs = document["outputs"][1]
     assert hs["tolerance_source"] == "f16 weights" and hs["ok"]
-    reference = run_onnx(load_model(RNN_SCAN), RNN_FEEDS)[1]
+    reference = run_onnx(load_model(RNN_SCAN).model, RNN_FEEDS)[1]
     assert hs["atol"] == pytest.approx(F16_WEIGHTS * np.abs(reference).max(), rel=1e-6)
     assert hs["opinions"]["onnxruntime"]["tolerance_source"] == "default"
     plain = _json(run_main(capsys, "check", RNN_SCAN, *args, "--compress_to_fp16=False"))

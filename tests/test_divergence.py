@@ -140,9 +140,9 @@ def test_the_locator_finds_nothing_where_the_device_matches(name, tmp_path):
     settings = Settings("CPU", {}, 0, 1e-4, 1e-5, "f32", 100_000)
     source = load_model(made)
     conversion = ov_loops.translate(made)
-    feeds = generate_inputs(onnx_input_specs(source), feeds, {}, 0)
+    feeds = generate_inputs(onnx_input_specs(source.model), feeds, {}, 0)
     trace = Trace()
-    run_onnx(source, feeds, trace=trace)
+    run_onnx(source.model, feeds, trace=trace)
     found = divergence.locate(source, conversion, trace, feeds, settings, str(tmp_path))
     assert (found.kind, found.detail[:28]) == ("unlocated", "the instrumented model agree"), found
     xml = tmp_path / "model.xml"

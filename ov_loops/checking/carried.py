@@ -12,12 +12,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import onnx
 import openvino as ov
 
-from ov_loops.contract.values import CarriedKind, kinds_by_suffix
+from ov_loops.contract.values import (
+    CARRIED_MARK,
+    CarriedKind,
+    Part,
+    kinds_by_suffix,
+    kinds_of_parts,
+    read_mark,
+)
 from ov_loops.conversion.report import ConvertedLoop
-from ov_loops.frontends.onnx.rewrites.sequences.sequence_types import carried_groups
+from ov_loops.frontends.onnx.ops.layout import OnnxLoopLayout
 
 
 @dataclass(frozen=True)
@@ -32,49 +38,49 @@ class Carried:
     device: tuple[int, ...]
 
 
-def onnx_layout(node: onnx.NodeProto, loop: ConvertedLoop, merged: int) -> list[Carried]:
-    """The carried values of ONNX Loop/Scan `node` (of the lowered model) that the Loop-5 it
-    became still carries, matched by outer name (`loop.carried`, in merged input order); [] when
-    the device's `merged` inputs do not add up to them (nothing to compare honestly)."""
-    body = next(a.g for a in node.attribute if a.name == "body")
-    if node.op_type == "Loop":
-        outer, inner = list(node.input[2:]), list(body.input[2:])
-    else:
-        scans = next((a.i for a in node.attribute if a.name == "num_scan_inputs"), 0)
-        states = len(node.input) - scans
-        outer, inner = list(node.input[:states]), list(body.input[:states])
-    groups, first = [], 0
-    for kind in carried_groups(inner):
-        groups.append((outer[first], kind, tuple(range(first, first + kind.ports))))
-        first += kind.ports
-    layout, port = [], 0
+def onnx_layout(layout: OnnxLoopLayout, loop: ConvertedLoop, merged: int) -> list[Carried]:
+    """The carried values of the ONNX loop `layout` describes (read from its node of the
+    prepared model, whose order of carried tensors the reference records) that the Loop-5 it
+    became still carries, matched by outer name (`loop.carried`, in merged input order); []
+    when the device's `merged` inputs do not add up to them (nothing to compare honestly)."""
+    values = list(layout.carried_values())
+    carried, port = [], 0
     for index, name in enumerate(loop.carried):
-        found = next((g for g in groups if g[0] == name), None)
+        found = next((value for value in values if value.name == name), None)
         if found is None:
             return []
-        groups.remove(found)
-        count = found[1].ports
-        layout.append(Carried(index, name, found[1], found[2], tuple(range(port, port + count))))
-        port += count
-    return layout if port == merged else []
+        values.remove(found)
+        span = tuple(range(port, port + found.kind.ports))
+        carried.append(Carried(index, name, found.kind, found.merged, span))
+        port += found.kind.ports
+    return carried if port == merged else []
 
 
 def ir_layout(loop: ov.Node) -> list[Carried]:
-    """The merged values of an IR loop, in external port order, a sequence's parts (body
-    Parameters `x`, `x.sizes`, `x.ranks`, `x.shapes`, and `x.present` for an Optional of a
-    sequence, as ov-loops names them) one value; both sides record them in the same order."""
+    """The merged values of an IR loop, in external port order, each value's parts one: as the
+    body's rt_info marks them (contract/values.py: CARRIED_MARK); in an IR written before the
+    marks, by the names ov-loops gives the parts (`x`, `x.sizes`, ...). Both sides record them
+    in the same order."""
     merged = sorted(
         (d for d in loop.get_input_descriptions() if type(d).__name__ == "MergedInputDescription"),
         key=lambda d: d.input_index,
     )
-    parameters = loop.get_function().get_parameters()
+    body = loop.get_function()
+    parameters = body.get_parameters()
     names = [parameters[d.body_parameter_index].get_friendly_name() for d in merged]
+    parts = [_marked_part(body, name) for name in names]
     layout, position = [], 0
-    for kind in kinds_by_suffix(names):
+    for kind in kinds_of_parts(parts) if any(parts) else kinds_by_suffix(names):
         span = tuple(range(position, position + kind.ports))
         layout.append(Carried(len(layout), names[position], kind, span, span))
         position += kind.ports
     return layout
+
+
+def _marked_part(body: ov.Model, name: str) -> Part | None:
+    """The part the body's rt_info marks its Parameter `name` as (None: not marked)."""
+    key = [CARRIED_MARK, name]
+    return read_mark(body.get_rt_info(key).astype(str)) if body.has_rt_info(key) else None
 
 
 def difference(

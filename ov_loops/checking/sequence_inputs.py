@@ -22,32 +22,29 @@ import onnx
 
 from ov_loops.checking.inputs import InputSpec, generate_inputs
 from ov_loops.checking.settings import Settings
-from ov_loops.contract.values import CarriedKind
+from ov_loops.contract.values import SequenceKind
 from ov_loops.errors import InputError
-from ov_loops.frontends.onnx.rewrites.sequences.sequence_types import (
-    element_type,
-    kind_of,
-    sequence_inputs,
-)
+from ov_loops.frontends.onnx.rewrites.pipeline import PreparedModel
+from ov_loops.frontends.onnx.rewrites.sequences.sequence_types import element_type
 
 GENERATED_ELEMENTS = 3
 
 
 def with_sequence_inputs(
     original: str | os.PathLike,
-    lowered: onnx.ModelProto,
+    lowered: PreparedModel,
     given: dict,
     ranges: dict[str | None, tuple[float, float]],
     settings: Settings,
 ) -> tuple[dict, dict[str, tuple[int, ...]]]:
-    """`given` with the tensors of every sequence or optional input of `lowered` (the model
-    file `original` prepared for conversion) filled in, and the settings' shapes without the
-    element shapes it used (see the module's docstring); `ranges` (--val-range, by input name,
-    None for all) bound the generated elements' values."""
+    """`given` with the tensors of every sequence or optional input of `lowered` (the model file
+    `original` prepared for conversion; its sequence rewrite's record names them) filled in, and the
+    settings' shapes without the element shapes it used (see the module's docstring); `ranges`
+    (--val-range, by input name, None for all) bound the generated elements' values."""
     declared = {value.name: value for value in _inputs_of(original)}
     given, shapes = dict(given), dict(settings.shapes)
-    for parts in sequence_inputs(lowered.graph):
-        name, kind = parts[0], kind_of(declared[parts[0]].type)
+    for kind, parts in lowered.sequences.inputs:
+        name = parts[0]
         if set(parts) <= set(given):
             continue
         found, elements = _elements_given(name, given)
@@ -89,7 +86,7 @@ def _elements_given(name: str, given: dict) -> tuple[bool, list | None]:
 
 
 def _generated(
-    name: str, kind: CarriedKind, tensor, dims, seed: int, ranges: dict
+    name: str, kind: SequenceKind, tensor, dims, seed: int, ranges: dict
 ) -> list[np.ndarray]:
     if dims is None:
         if not tensor.HasField("shape"):

@@ -43,6 +43,7 @@ from ov_loops.frontends.onnx.placeholders import (
     replace_loops,
     with_placeholder_opset,
 )
+from ov_loops.frontends.onnx.rewrites.pipeline import PreparedModel
 from ov_loops.logs import progress
 from ov_loops.loopir.loop import LoopIR
 from ov_loops.loopir.passes.concat_copies import copy_loop_outputs_into_concats
@@ -61,12 +62,13 @@ class Converter:
 
     def __init__(
         self,
-        model: onnx.ModelProto,
+        prepared: PreparedModel,
         target: TargetProfile = CPU,
         optimize: str = "default",
         input_shapes: dict[str, ov.PartialShape] | None = None,
     ) -> None:
-        self._model = model
+        self._model = model = prepared.model
+        self._sequences = prepared.sequences
         self._input_shapes = input_shapes or {}
         self._target = target
         self._optimize = check_optimize_level(optimize)
@@ -116,7 +118,7 @@ class Converter:
     def _registrar(self, parent: int):
         def register(node: onnx.NodeProto, path: str) -> tuple[int, list[str]]:
             opset = opset_version(self._model, node.domain)
-            loop = registry.lookup(node, opset).read(node, path, opset)
+            loop = registry.lookup(node, opset).read(node, path, opset, self._sequences)
             self._unsupported.extend(loop.unsupported_types(self._outer_types))
             key = len(self._loops)
             self._loops[key] = loop
@@ -230,12 +232,13 @@ class _LoopContext:
 
 
 def convert_model(
-    model: onnx.ModelProto,
+    model: PreparedModel,
     target: TargetProfile = CPU,
     optimize: str = "default",
     input_shapes: dict[str, ov.PartialShape] | None = None,
 ) -> Conversion:
-    """Convert a loaded, checked ONNX model for `target` (CPU: every CPU-plugin workaround),
+    """Convert a loaded, prepared ONNX model (frontends.onnx.load) for `target` (CPU: every
+    CPU-plugin workaround),
     optimising loops at level `optimize` (pipeline.OPTIMIZE_LEVELS); `input_shapes` are given
     to the frontend for the main graph's inputs (frontends.onnx.load.io_edits: bounded dims)."""
     return Converter(model, target, optimize, input_shapes).convert()

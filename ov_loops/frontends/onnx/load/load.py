@@ -20,14 +20,14 @@ from onnx.external_data_helper import load_external_data_for_tensor, uses_extern
 from ov_loops.errors import InputError, reading
 from ov_loops.frontends.onnx.load import weights
 from ov_loops.frontends.onnx.load.not_onnx import not_onnx_error
-from ov_loops.frontends.onnx.rewrites.pipeline import prepare
+from ov_loops.frontends.onnx.rewrites.pipeline import PreparedModel, prepare
 
 
 def load_model(
     source: str | os.PathLike[str] | bytes | io.IOBase | onnx.ModelProto,
     edit: Callable[[onnx.ModelProto], None] | None = None,
     weights_in_files: bool = False,
-) -> onnx.ModelProto:
+) -> PreparedModel:
     """Return the model read, checked and prepared for conversion (a ModelProto given is left
     as it is; a stream, such as `io.BytesIO`, is read from its position to its end); raise
     InputError for anything unreadable or invalid. `edit` changes the model as read, before
@@ -51,7 +51,7 @@ def load_model(
     except InputError as exc:
         raise InputError(f"{what}: {exc}") from None
     if in_files:
-        weights.with_absolute_locations(prepared, directory)
+        weights.with_absolute_locations(prepared.model, directory)
     return prepared
 
 

@@ -18,7 +18,7 @@ from typing import ClassVar, NamedTuple
 
 import onnx
 
-from ov_loops.contract.values import CarriedKind
+from ov_loops.contract.values import CarriedKind, CarriedValue, grouped, tensors
 from ov_loops.errors import ConversionError, UnsupportedItem
 from ov_loops.frontends.onnx.scopes import read_names
 
@@ -141,6 +141,13 @@ class OnnxLoopLayout:
         carried, values = values[: self.carried_count], values[self.carried_count :]
         captures, sliced = values[: len(self.captures)], values[len(self.captures) :]
         return PlaceholderValues(trip_count, condition, carried, captures, sliced, sequence_lens)
+
+    def carried_values(self) -> tuple[CarriedValue, ...]:
+        """One CarriedValue per logical carried value, its merged inputs numbered in the node's
+        order: a sequence's parts are one (the sequence rewrite's record, read by `read`)."""
+        if self.carried_kinds is None:
+            return tensors(list(self.carried_sources))
+        return grouped(list(self.carried_sources), self.carried_kinds)
 
     def declared_flag_shape(self, name: str | None, fed: tuple[int, ...] = ()) -> tuple[int, ...]:
         """`flag_shape` of the body input `name` (the iteration number or the condition)."""

@@ -42,7 +42,7 @@ from ov_loops.frontends.onnx.ops.port_types import (
 )
 from ov_loops.frontends.onnx.ops.registry import is_loop_op, loop_op
 from ov_loops.frontends.onnx.ops.slicing import slice_iteration_gathers
-from ov_loops.frontends.onnx.rewrites.sequences.sequence_types import carried_groups
+from ov_loops.frontends.onnx.rewrites.sequences.sequence_types import SequenceParts
 from ov_loops.frontends.onnx.scopes import captured_names
 
 T = onnx.TensorProto
@@ -70,8 +70,11 @@ class OnnxLoop(OnnxLoopLayout):
     loop_ir = translated_loop_ir  # its body becomes the LoopIR (body.py)
 
     @classmethod
-    def read(cls, node: onnx.NodeProto, path: str, opset: int | None, sequences=None) -> OnnxLoop:
-        """Check the node's arity against its body; raise ConversionError naming the node."""
+    def read(
+        cls, node: onnx.NodeProto, path: str, opset: int | None, sequences: SequenceParts
+    ) -> OnnxLoop:
+        """Check the node's arity against its body; raise ConversionError naming the node.
+        `sequences` (the sequence rewrite's record) says which carried inputs are one value."""
         bodies = [a.g for a in node.attribute if a.name == "body" and a.type == a.GRAPH]
         if not bodies:
             raise ConversionError(f"{path}: Loop has no 'body' graph attribute")
@@ -119,7 +122,7 @@ class OnnxLoop(OnnxLoopLayout):
             iteration_input=body.input[0].name,
             condition_input=body.input[1].name,
             condition_output=0,
-            carried_kinds=carried_groups(body.input[2:]),
+            carried_kinds=sequences.carried_kinds(carried_inputs),
         )
 
     def check_own_ports(self, values: PlaceholderValues) -> None:

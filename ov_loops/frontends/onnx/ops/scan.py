@@ -33,6 +33,7 @@ from ov_loops.frontends.onnx.ops.layout import (
 )
 from ov_loops.frontends.onnx.ops.port_types import check_flag
 from ov_loops.frontends.onnx.ops.registry import loop_op
+from ov_loops.frontends.onnx.rewrites.sequences.sequence_types import SequenceParts
 from ov_loops.frontends.onnx.scopes import captured_names
 
 T = onnx.TensorProto
@@ -60,8 +61,11 @@ class OnnxScan(OnnxLoopLayout):
     loop_ir = translated_loop_ir  # its body becomes the LoopIR (body.py)
 
     @classmethod
-    def read(cls, node: onnx.NodeProto, path: str, opset: int | None, sequences=None) -> OnnxScan:
-        """Check attributes and arity against the body; raise ConversionError naming the node."""
+    def read(
+        cls, node: onnx.NodeProto, path: str, opset: int | None, sequences: SequenceParts
+    ) -> OnnxScan:
+        """Check attributes and arity against the body; raise ConversionError naming the node.
+        A Scan carries no sequences (the sequence rewrite refuses them): `sequences` is unread."""
         inputs = list(node.input[cls.input_offset :])
         bodies = [a.g for a in node.attribute if a.name == "body" and a.type == a.GRAPH]
         scan_inputs = [a.i for a in node.attribute if a.name == "num_scan_inputs"]

@@ -24,7 +24,6 @@ from ov_loops.contract.spec import (
     MergedInput,
     SlicedInput,
 )
-from ov_loops.contract.values import CarriedValue, grouped, tensors
 from ov_loops.frontends.onnx.ops.layout import OnnxLoopLayout, PlaceholderValues
 from ov_loops.loopir.loop import LoopIR, LoopResult
 from ov_loops.loopir.steps import Reverse
@@ -77,17 +76,9 @@ def onnx_loop_ir(
         outer=dict(enumerate(outer, start=2)),
         trip=trip,
         start=start,
-        carried=_carried_values(layout),
+        carried=layout.carried_values(),
         results=tuple(loop_results),
     )
-
-
-def _carried_values(layout: OnnxLoopLayout) -> tuple[CarriedValue, ...]:
-    """One CarriedValue per logical carried value: a sequence's parts are one (the ONNX rewrite
-    of sequences marks them, see frontends/onnx/sequences.py)."""
-    if layout.carried_kinds is None:
-        return tensors(list(layout.carried_sources))
-    return grouped(list(layout.carried_sources), layout.carried_kinds)
 
 
 def _inputs(layout: OnnxLoopLayout, index: dict[str, int], values: PlaceholderValues, slice_axes):

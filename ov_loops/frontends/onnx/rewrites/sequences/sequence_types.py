@@ -1,25 +1,54 @@
-"""ONNX types of sequence and optional values, and the tensor parts they become."""
+"""ONNX types of sequence and optional values, the tensor parts they become, and the record of
+which parts the rewrite made (`SequenceParts`)."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass, field
 
 import onnx
 
 from ov_loops.contract.values import (
-    KINDS,
     OPTIONAL,
     OPTIONAL_SEQUENCE,
     SEQUENCE,
     TENSOR,
     CarriedKind,
+    SequenceKind,
 )
 from ov_loops.frontends.onnx.rewrites.sequences.sequence_ops import Sequence
 from ov_loops.frontends.onnx.scopes import all_graphs, fresh_name
 
 T = onnx.TensorProto
-# Marks each Loop body input a carried sequence became: "<MARKER> <kind> <part>/<parts>".
-MARKER = "ov_loops.carried"
-# Marks each model input a sequence input became, the same way.
-INPUT_MARKER = "ov_loops.sequence_input"
+
+
+@dataclass
+class SequenceParts:
+    """What the sequence rewrite made of the values the converter and `check` must know as one:
+    the parts of each sequence a Loop carries (the names of the body inputs carrying it, in
+    order) and of each sequence input of the model, with their kinds. The rewritten model
+    cannot say it (its parts are plain tensors); this record comes with it (PreparedModel)."""
+
+    carried: dict[tuple[str, ...], SequenceKind] = field(default_factory=dict)
+    inputs: list[tuple[SequenceKind, tuple[str, ...]]] = field(default_factory=list)
+
+    def carried_kinds(self, body_inputs: list[str]) -> list[CarriedKind]:
+        """The kind of each value carried by the Loop body inputs named `body_inputs`, in order:
+        the parts of a recorded sequence are one value, any other input a tensor. (A sequence's
+        parts after the first have names unique in the model, so parts of one Loop's body are
+        never taken for another's.)"""
+        kinds, position = [], 0
+        while position < len(body_inputs):
+            kind = next(
+                (
+                    found
+                    for parts, found in self.carried.items()
+                    if tuple(body_inputs[position : position + len(parts)]) == parts
+                ),
+                TENSOR,
+            )
+            kinds.append(kind)
+            position += kind.ports
+        return kinds
 
 
 def kind_of(value_type: onnx.TypeProto) -> CarriedKind | str | None:
@@ -63,32 +92,14 @@ def part_names(name: str, kind: CarriedKind, taken: set[str]) -> tuple[str, ...]
     return (name,) + tuple(fresh_name(part, taken) for part in kind.part_names(name)[1:])
 
 
-def part_infos(value: Sequence, doc: str = "") -> list[onnx.ValueInfoProto]:
+def part_infos(value: Sequence) -> list[onnx.ValueInfoProto]:
     """Typed value infos of a sequence's parts: 1-D buffer, 1-D int64 sizes, ranks and shapes,
-    a bool scalar `present`; each with doc_string `doc` followed by its position."""
+    a bool scalar `present`."""
     types = [value.elem_type, T.INT64, T.INT64, T.INT64, T.BOOL]
-    names = value.names()
-    infos = []
-    for index, (name, elem_type) in enumerate(zip(names, types)):
-        info = onnx.helper.make_tensor_value_info(name, elem_type, [] if index == 4 else [None])
-        if doc:
-            info.doc_string = f"{doc} {index}/{len(names)}"
-        infos.append(info)
-    return infos
-
-
-def carried_groups(body_inputs) -> list[CarriedKind]:
-    """The kind of each carried value, from the markers on `body_inputs` (the carried inputs of
-    a Loop body): a sequence's parts form one value, a tensor is one."""
-    groups = []
-    for value in body_inputs:
-        words = value.doc_string.split()
-        if len(words) == 3 and words[0] == MARKER:
-            if words[2].startswith("0/"):
-                groups.append(KINDS[words[1]])
-            continue
-        groups.append(TENSOR)
-    return groups
+    return [
+        onnx.helper.make_tensor_value_info(name, elem_type, [] if index == 4 else [None])
+        for index, (name, elem_type) in enumerate(zip(value.names(), types))
+    ]
 
 
 def has_sequences(model: onnx.ModelProto) -> bool:
@@ -101,15 +112,3 @@ def has_sequences(model: onnx.ModelProto) -> bool:
             "ConcatFromSequence", "SplitToSequence") for node in graph.node):  # fmt: skip
             return True
     return False
-
-
-def sequence_inputs(graph: onnx.GraphProto) -> list[list[str]]:
-    """The names of the parts of each sequence input of a lowered model's graph."""
-    groups: list[list[str]] = []
-    for value in graph.input:
-        words = value.doc_string.split()
-        if len(words) == 3 and words[0] == INPUT_MARKER:
-            if words[2].startswith("0/"):
-                groups.append([])
-            groups[-1].append(value.name)
-    return groups
