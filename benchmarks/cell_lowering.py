@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script 
 from benchmarks.loop_models import loop_feeds, loop_model  # noqa: E402
 from benchmarks.timing import CLOCKS, interleaved_seconds  # noqa: E402
 from ov_loops.conversion.driver import Converter  # noqa: E402
-from ov_loops.frontends.onnx.load import load_model  # noqa: E402
+from ov_loops.frontends.onnx.load.load import load_model  # noqa: E402
 from ov_loops.loopir.passes.pipeline import CPU, TargetProfile  # noqa: E402
 from ov_loops.lower.cell_cost import CellLowering  # noqa: E402
 

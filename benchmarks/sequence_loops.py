@@ -9,7 +9,8 @@ The model is what torch.onnx.export (TorchScript) gives for
     torch.stack(outs)          # form "stack": [T, B, H]; form "cat": torch.cat(outs, 1), [B, T*H]
 
 (SequenceEmpty, a Loop carrying h and the list, SequenceInsert, ConcatFromSequence). ov-loops
-turns the list into a scan output (ov_loops/frontends/onnx/sequence_appends.py). Each row runs
+turns the list into a scan output
+(ov_loops/frontends/onnx/rewrites/sequences/sequence_appends.py). Each row runs
 ov-loops at every optimisation level, OpenVINO's own frontend and onnxruntime on CPU, f32, one
 thread, interleaved (benchmarks/timing.py), every runtime reading the numpy inputs in place; it
 prints the median latency, the spread (interquartile range / median) and the ratios ov-loops /

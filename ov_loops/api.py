@@ -16,9 +16,9 @@ import openvino as ov
 from ov_loops.conversion.driver import convert_model
 from ov_loops.conversion.report import Conversion
 from ov_loops.errors import ConversionError, InputError
-from ov_loops.frontends.onnx.input_specs import input_shapes, output_names
-from ov_loops.frontends.onnx.io_edits import InputOutputEdits
-from ov_loops.frontends.onnx.load import load_model
+from ov_loops.frontends.onnx.load.input_specs import input_shapes, output_names
+from ov_loops.frontends.onnx.load.io_edits import InputOutputEdits
+from ov_loops.frontends.onnx.load.load import load_model
 from ov_loops.ir.reader import KEPT_TYPES
 from ov_loops.ir.validate import validate
 from ov_loops.loopir.passes.levels import check_optimize_level
@@ -40,19 +40,19 @@ def translate(
     """Convert an ONNX model and report what became of each loop.
 
     `model` is a path, the bytes of an ONNX file, a binary stream (`io.BytesIO`) or an
-    `onnx.ModelProto`; loading applies the ONNX passes of `ov_loops.frontends.onnx.rewrites`
-    (sort, check, normalise). `optimize` is "none", "default" or "max": which loop
-    optimisations run (see docs/architecture.md). `input` sets the inputs' shapes and element
-    types as `openvino.convert_model` takes them (`"X[1,?,16]{f32},h0[1,16]"`, `{"X": [1, 5]}`,
-    `[("X", [1, 5], np.float32)]`, ...; frontends.onnx.input_specs): they reach every loop body,
-    and a trip count they make constant becomes a constant. `output` names the main-graph
-    tensors the model is cut at (`"y,h"` or a list). `target` ("CPU", "GPU", "NPU") chooses
-    lowerings and workarounds per loop; `unroll` unrolls loops of at most that many iterations
-    into straight-line graph on any target; `stateful` keeps the carried values of the main
-    graph's loops in OpenVINO Variables, to feed a long sequence in chunks (reset_state()
-    starts a new one; lower/stateful.py). Raises `InputError` when it cannot be read (or an
-    argument is wrong), `ConversionError` (or `UnsupportedError`, listing every unsupported op
-    with its node path) when it cannot be converted.
+    `onnx.ModelProto`; loading applies the ONNX passes of
+    `ov_loops.frontends.onnx.rewrites.pipeline` (sort, check, normalise). `optimize` is "none",
+    "default" or "max": which loop optimisations run (see docs/architecture.md). `input` sets the
+    inputs' shapes and element types as `openvino.convert_model` takes them
+    (`"X[1,?,16]{f32},h0[1,16]"`, `{"X": [1, 5]}`, `[("X", [1, 5], np.float32)]`, ...;
+    frontends.onnx.load.input_specs): they reach every loop body, and a trip count they make
+    constant becomes a constant. `output` names the main-graph tensors the model is cut at (`"y,h"`
+    or a list). `target` ("CPU", "GPU", "NPU") chooses lowerings and workarounds per loop; `unroll`
+    unrolls loops of at most that many iterations into straight-line graph on any target; `stateful`
+    keeps the carried values of the main graph's loops in OpenVINO Variables, to feed a long
+    sequence in chunks (reset_state() starts a new one; lower/stateful.py). Raises `InputError` when
+    it cannot be read (or an argument is wrong), `ConversionError` (or `UnsupportedError`, listing
+    every unsupported op with its node path) when it cannot be converted.
     """
     check_optimize_level(optimize)
     profile = target_profile(target, unroll, stateful)

@@ -9,9 +9,9 @@ A converted model has, for an ONNX sequence input or output `x`, four in its pla
     x.shapes  1-D int64: the elements' shapes, one after the other
 
 An Optional of a tensor is a sequence of zero (absent) or one element; an Optional of a sequence
-is the sequence's four and `x.present`, a bool scalar (the sequence is empty when absent).
-`to_ir_inputs` and `from_ir_outputs` apply this to all of a model's inputs and outputs, from the
-ONNX types the model declares.
+is the sequence's four and `x.present`, a bool scalar (the sequence is empty when absent): the
+kinds of contract/values.py, which pack and unpack them. `to_ir_inputs` and `from_ir_outputs`
+apply them to all of a model's inputs and outputs, from the ONNX types the model declares.
 """
 
 from __future__ import annotations
@@ -19,49 +19,18 @@ from __future__ import annotations
 import numpy as np
 import onnx
 
-from ov_loops.frontends.onnx.sequence_types import (
-    OPTIONAL,
-    OPTIONAL_SEQUENCE,
-    SEQUENCE,
-    element_type,
-    kind_of,
-)
-
-
-def pack_sequence(elements: list, dtype: np.dtype | type) -> list[np.ndarray]:
-    """The four tensors of a sequence of `elements` (arrays of one element type, `dtype`)."""
-    arrays = [np.asarray(element, dtype) for element in elements]
-    flat = [array.reshape(-1) for array in arrays]
-    return [
-        np.concatenate(flat) if flat else np.zeros(0, dtype),
-        np.array([array.size for array in arrays], np.int64),
-        np.array([array.ndim for array in arrays], np.int64),
-        np.array([n for array in arrays for n in array.shape], np.int64),
-    ]
-
-
-def unpack_sequence(
-    buffer: np.ndarray, sizes: np.ndarray, ranks: np.ndarray, shapes: np.ndarray
-) -> list[np.ndarray]:
-    """The elements (arrays) of a sequence from its four tensors."""
-    elements, value, dim = [], 0, 0
-    for size, rank in zip(np.asarray(sizes).tolist(), np.asarray(ranks).tolist()):
-        shape = np.asarray(shapes)[dim : dim + rank].tolist()
-        elements.append(np.asarray(buffer)[value : value + size].reshape(shape))
-        value, dim = value + size, dim + rank
-    return elements
+from ov_loops.contract.values import TENSOR, CarriedKind
+from ov_loops.frontends.onnx.rewrites.sequences.sequence_types import element_type, kind_of
 
 
 def _dtype(value_type: onnx.TypeProto) -> np.dtype:
     return onnx.helper.tensor_dtype_to_np_dtype(element_type(value_type).tensor_type.elem_type)
 
 
-def _packed(kind: str, value, dtype) -> list[np.ndarray]:
-    if kind == SEQUENCE:
-        return pack_sequence(value, dtype)
-    if kind == OPTIONAL:
-        return pack_sequence([] if value is None else [value], dtype)
-    return [*pack_sequence(value or [], dtype), np.array(value is not None)]
+def _kind(value: onnx.ValueInfoProto) -> CarriedKind:
+    """The kind of a declared input or output (a tensor unless a sequence or an optional)."""
+    kind = kind_of(value.type)
+    return kind if isinstance(kind, CarriedKind) else TENSOR
 
 
 def to_ir_inputs(model: onnx.ModelProto, values: list) -> list[np.ndarray]:
@@ -69,11 +38,8 @@ def to_ir_inputs(model: onnx.ModelProto, values: list) -> list[np.ndarray]:
     array or None for an Optional of a tensor, a list or None for an Optional of a sequence."""
     fed = []
     for declared, value in zip(model.graph.input, values):
-        kind = kind_of(declared.type)
-        if kind in (SEQUENCE, OPTIONAL, OPTIONAL_SEQUENCE):
-            fed.extend(_packed(kind, value, _dtype(declared.type)))
-        else:
-            fed.append(value)
+        kind = _kind(declared)
+        fed.extend(kind.pack(value, None if kind == TENSOR else _dtype(declared.type)))
     return fed
 
 
@@ -81,23 +47,13 @@ def from_ir_outputs(model: onnx.ModelProto, outputs: list) -> list:
     """The ONNX model's outputs from the converted model's (the inverse of `to_ir_inputs`)."""
     outputs, values = list(outputs), []
     for declared in model.graph.output:
-        kind = kind_of(declared.type)
-        if kind not in (SEQUENCE, OPTIONAL, OPTIONAL_SEQUENCE):
-            values.append(outputs.pop(0))
-            continue
-        elements = unpack_sequence(*outputs[:4])
-        present = bool(outputs[4]) if kind == OPTIONAL_SEQUENCE else True
-        del outputs[: 5 if kind == OPTIONAL_SEQUENCE else 4]
-        if kind == SEQUENCE:
-            values.append(elements)
-        elif kind == OPTIONAL:
-            values.append(elements[0] if elements else None)
-        else:
-            values.append(elements if present else None)
+        kind = _kind(declared)
+        values.append(kind.unpack(outputs[: kind.ports]))
+        del outputs[: kind.ports]
     return values
 
 
 def has_sequence_io(model: onnx.ModelProto) -> bool:
     """Whether any input or output of the model is a sequence or an optional."""
     values = [*model.graph.input, *model.graph.output]
-    return any(kind_of(value.type) in (SEQUENCE, OPTIONAL, OPTIONAL_SEQUENCE) for value in values)
+    return any(_kind(value) != TENSOR for value in values)

@@ -83,7 +83,7 @@ def test_rounds_fill_the_budget_within_bounds() -> None:
 def test_sequence_loops_benchmark_runs_and_prints_ratios(capsys: pytest.CaptureFixture) -> None:
     """benchmarks/sequence_loops.py, tiny: every column agrees with onnxruntime, ratios print."""
     from benchmarks import sequence_loops
-    from ov_loops.frontends.onnx.checker import check_model
+    from ov_loops.frontends.onnx.load.checker import check_model
 
     for form in sequence_loops.FORMS:
         check_model(sequence_loops.list_loop_model(HIDDEN, BATCH, form))

@@ -20,7 +20,7 @@ import ov_loops.checking.run as check_run
 from ov_loops.checking.device import core
 from ov_loops.checking.tolerance import F16_WEIGHTS, Tolerances, magnitude
 from ov_loops.checking.weights import f16_weights, rounded_weights
-from ov_loops.frontends.onnx.load import load_model
+from ov_loops.frontends.onnx.load.load import load_model
 from ov_loops.reference.onnx_reference import run_onnx
 from tests.harness import assert_one_line_error, run_cli
 from tests.test_check import _two_counters, run_main
@@ -220,7 +220,7 @@ def test_an_onnx_check_compares_f16_weights_with_the_reference_at_their_toleranc
     assert (document["f16_weights"], document["rounded_weights"]) == (3, 3)
     hs = document["outputs"][1]
     assert hs["tolerance_source"] == "f16 weights" and hs["ok"]
-    reference = run_onnx(load_model(RNN_SCAN), RNN_FEEDS)[1]
+    reference = run_onnx(load_model(RNN_SCAN).model, RNN_FEEDS)[1]
     assert hs["atol"] == pytest.approx(F16_WEIGHTS * np.abs(reference).max(), rel=1e-6)
     assert hs["opinions"]["onnxruntime"]["tolerance_source"] == "default"
     plain = _json(run_main(capsys, "check", RNN_SCAN, *args, "--compress_to_fp16=False"))

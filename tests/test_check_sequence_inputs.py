@@ -9,8 +9,8 @@ import onnx
 import pytest
 
 import ov_loops
+from ov_loops.contract.values import pack_sequence
 from ov_loops.errors import InputError
-from ov_loops.sequence_values import pack_sequence
 from tests.harness import assert_one_line_error, run_cli
 from tests.onnx_builders import T, graph, model, node, typed
 from tests.sequence_scenarios import seq

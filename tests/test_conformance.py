@@ -16,7 +16,7 @@ import onnx
 import pytest
 
 import ov_loops
-from ov_loops.frontends.onnx.placeholders import is_standard_loop
+from ov_loops.frontends.onnx.ops.registry import is_loop_op
 from ov_loops.frontends.onnx.scopes import subgraphs
 from ov_loops.sequence_values import from_ir_outputs, has_sequence_io, to_ir_inputs
 from tests.harness import assert_close, compile_f32, run, save_and_reload
@@ -65,7 +65,7 @@ def _holds_loop_in_file(case) -> bool:
 
 def _contains_loop(graph: onnx.GraphProto) -> bool:
     return any(
-        is_standard_loop(node) or any(_contains_loop(sub) for _, sub in subgraphs(node))
+        is_loop_op(node) or any(_contains_loop(sub) for _, sub in subgraphs(node))
         for node in graph.node
     )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -22,7 +23,18 @@ from ov_loops.contract.spec import (
     SlicedInput,
     SpecError,
 )
-from ov_loops.contract.values import TENSOR, CarriedValue, tensors
+from ov_loops.contract.values import (
+    OPTIONAL,
+    OPTIONAL_SEQUENCE,
+    SEQUENCE,
+    TENSOR,
+    CarriedValue,
+    kinds_by_suffix,
+    kinds_of_parts,
+    mark,
+    read_mark,
+    tensors,
+)
 from ov_loops.ir.reader import loop_spec, loops, read_ir
 
 VALID_SAMPLES = Path(__file__).resolve().parents[1] / "ir_samples" / "valid"
@@ -256,9 +268,9 @@ def test_a_carried_value_of_an_unknown_kind_is_refused():
 
 
 def test_a_sequence_is_carried_by_four_ports():
-    assert CarriedValue("s", (2, 3, 4, 5), kind="sequence").merged == (2, 3, 4, 5)
+    assert CarriedValue("s", (2, 3, 4, 5), kind=SEQUENCE).merged == (2, 3, 4, 5)
     with pytest.raises(ValueError, match="a sequence takes 4 merged input"):
-        CarriedValue("s", (0,), kind="sequence")
+        CarriedValue("s", (0,), kind=SEQUENCE)
 
 
 @pytest.mark.parametrize("merged", [(), (0, 1)])
@@ -271,6 +283,65 @@ def test_tensors_are_carried_by_consecutive_merged_inputs():
     assert tensors(["a", "b"], first=2) == (CarriedValue("a", (2,)), CarriedValue("b", (3,)))
     assert all(value.kind == TENSOR for value in tensors(["a"]))
     assert tensors([]) == ()
+
+
+# -- kinds of carried values -----------------------------------------------------------------------
+F32 = np.float32
+
+
+@pytest.mark.parametrize(
+    "kind, value",
+    [
+        (TENSOR, np.arange(3, dtype=F32)),
+        (SEQUENCE, [np.arange(3, dtype=F32), np.ones((2, 2), F32)]),
+        (SEQUENCE, []),
+        (OPTIONAL, np.ones((2, 1), F32)),
+        (OPTIONAL, None),
+        (OPTIONAL_SEQUENCE, [np.ones(1, F32)]),
+        (OPTIONAL_SEQUENCE, []),
+        (OPTIONAL_SEQUENCE, None),
+    ],
+)
+def test_a_kind_packs_a_value_into_its_ports_and_unpacks_it(kind, value):
+    parts = kind.pack(value, F32)
+    assert len(parts) == kind.ports == len(kind.part_names("x"))
+    got = kind.unpack(parts)
+    if value is None or isinstance(value, np.ndarray):
+        assert (got is None) == (value is None) and np.array_equal(got, value)
+    else:
+        assert len(got) == len(value)
+        assert all(np.array_equal(a, b) and a.shape == b.shape for a, b in zip(got, value))
+
+
+def test_the_kinds_name_their_parts():
+    assert TENSOR.part_names("x") == ("x",)
+    assert SEQUENCE.part_names("x") == OPTIONAL.part_names("x")
+    assert OPTIONAL_SEQUENCE.part_names("x") == (
+        "x",
+        "x.sizes",
+        "x.ranks",
+        "x.shapes",
+        "x.present",
+    )
+
+
+def test_a_mark_names_a_kind_and_a_part():
+    assert read_mark(mark((OPTIONAL, 2))) == (OPTIONAL, 2)
+    assert read_mark("optional two") is None and read_mark("map 0") is None
+
+
+def test_marked_parts_make_a_value_only_whole_and_in_order():
+    """An Optional of a tensor, told from a sequence by its marks; a sequence missing a part
+    (removed by a transformation) is read as tensors."""
+    parts = [(OPTIONAL, k) for k in range(4)] + [None] + [(SEQUENCE, k) for k in (0, 1, 3)]
+    assert kinds_of_parts(parts) == [OPTIONAL, TENSOR, TENSOR, TENSOR, TENSOR]
+
+
+def test_unmarked_parts_are_grouped_by_their_names():
+    """An IR written before the marks: ov-loops' part names make a sequence (an Optional of a
+    tensor reads as one)."""
+    names = ["h", *OPTIONAL_SEQUENCE.part_names("q"), *SEQUENCE.part_names("s"), "s.sizes"]
+    assert kinds_by_suffix(names) == [TENSOR, OPTIONAL_SEQUENCE, SEQUENCE, TENSOR]
 
 
 # -- properties ----------------------------------------------------------------------------------

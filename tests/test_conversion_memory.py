@@ -22,7 +22,7 @@ import onnx
 import ov_loops
 from benchmarks.generated_models import big_model
 from ov_loops.conversion.driver import Converter
-from ov_loops.frontends.onnx.load import load_model
+from ov_loops.frontends.onnx.load.load import load_model
 from tests.onnx_builders import side_by_side_loops
 
 

@@ -19,13 +19,12 @@ from ov_loops.checking.device import core
 from ov_loops.checking.inputs import generate_inputs, onnx_input_specs
 from ov_loops.checking.probes import LOOP_TYPES
 from ov_loops.checking.settings import Settings
-from ov_loops.contract.values import OPTIONAL_SEQUENCE, SEQUENCE
-from ov_loops.frontends.onnx.load import load_model
+from ov_loops.contract.values import OPTIONAL_SEQUENCE, SEQUENCE, pack_sequence
+from ov_loops.frontends.onnx.load.load import load_model
 from ov_loops.reference.ir import kernels
 from ov_loops.reference.ir.executor import run_ir
 from ov_loops.reference.onnx_reference import run_onnx
 from ov_loops.reference.trace import Trace
-from ov_loops.sequence_values import pack_sequence
 from tests.divergence_faults import FAULTS, Fault
 from tests.scenarios import SCENARIOS
 from tests.sequence_scenarios import SEQUENCE_SCENARIOS
@@ -141,9 +140,9 @@ def test_the_locator_finds_nothing_where_the_device_matches(name, tmp_path):
     settings = Settings("CPU", {}, 0, 1e-4, 1e-5, "f32", 100_000)
     source = load_model(made)
     conversion = ov_loops.translate(made)
-    feeds = generate_inputs(onnx_input_specs(source), feeds, {}, 0)
+    feeds = generate_inputs(onnx_input_specs(source.model), feeds, {}, 0)
     trace = Trace()
-    run_onnx(source, feeds, trace=trace)
+    run_onnx(source.model, feeds, trace=trace)
     found = divergence.locate(source, conversion, trace, feeds, settings, str(tmp_path))
     assert (found.kind, found.detail[:28]) == ("unlocated", "the instrumented model agree"), found
     xml = tmp_path / "model.xml"

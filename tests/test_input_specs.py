@@ -10,14 +10,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ov_loops.errors import InputError
-from ov_loops.frontends.onnx.input_specs import (
+from ov_loops.frontends.onnx.load.input_specs import (
     ELEMENT_TYPES,
     MAX_DIMENSION,
     input_shapes,
     parse_input_text,
 )
-from ov_loops.frontends.onnx.io_edits import InputOutputEdits
-from ov_loops.frontends.onnx.load import load_model
+from ov_loops.frontends.onnx.load.io_edits import InputOutputEdits
+from ov_loops.frontends.onnx.load.load import load_model
 from tests.onnx_builders import T, graph, model, node, typed
 from tests.test_convert_options import _loop_over_rows
 

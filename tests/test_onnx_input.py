@@ -1,7 +1,7 @@
 """What happens to an ONNX model before conversion: reading (external data, UTF-8), the ONNX
-passes of ov_loops.frontends.onnx.rewrites (sort, check, placeholder domain, empty constants)
-and the Parameters of unused inputs. Regression tests for issue 9, items 4, 6, 9 and the unsorted
-graphs."""
+passes of ov_loops.frontends.onnx.rewrites.pipeline (sort, check, placeholder domain, empty
+constants) and the Parameters of unused inputs. Regression tests for issue 9, items 4, 6, 9 and
+the unsorted graphs."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ov_loops.conversion.driver import convert_model
-from ov_loops.frontends.onnx.load import load_model
+from ov_loops.frontends.onnx.load.load import load_model
 from ov_loops.loopir.passes.levels import OPTIMIZE_LEVELS
 from ov_loops.loopir.passes.pipeline import CPU, PIPELINE, TargetProfile
 from ov_loops.lower.cell_cost import CellLowering

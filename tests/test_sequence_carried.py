@@ -7,10 +7,10 @@ import onnx
 import pytest
 
 import ov_loops
-from ov_loops.contract.values import SEQUENCE
-from ov_loops.frontends.onnx.loop import OnnxLoop
-from ov_loops.frontends.onnx.loopir import _carried_values
-from ov_loops.frontends.onnx.sequences import lower_sequences
+from ov_loops.contract.values import SEQUENCE, TENSOR
+from ov_loops.frontends.onnx.ops.loop import OnnxLoop
+from ov_loops.frontends.onnx.rewrites.sequences.sequence_types import SequenceParts
+from ov_loops.frontends.onnx.rewrites.sequences.sequences import lower_sequences
 from tests.harness import assert_matches_onnxruntime
 from tests.onnx_builders import T, graph, loop_body, model, node, typed
 from tests.sequence_scenarios import SEQUENCE_SCENARIOS, seq
@@ -35,11 +35,12 @@ def _list_beside_a_sum():
 
 
 def test_the_frontend_groups_a_carried_sequence_into_one_value():
-    lowered = lower_sequences(_list_beside_a_sum())
-    loop = OnnxLoop.read(lowered.graph.node[-1], "main/loop", 18)
-    values = _carried_values(loop)
+    parts = SequenceParts()
+    lowered = lower_sequences(_list_beside_a_sum(), parts)
+    loop = OnnxLoop.read(lowered.graph.node[-1], "main/loop", 18, parts)
+    values = loop.carried_values()
     assert [(v.name, v.merged, v.kind) for v in values] == [
-        ("x", (0,), "tensor"),
+        ("x", (0,), TENSOR),
         ("s_0", (1, 2, 3, 4), SEQUENCE),
     ]
 

@@ -1,6 +1,7 @@
-"""The ONNX rewrite of sequence ops (frontends/onnx/sequences.py), op by op: the rewritten model,
-run by onnxruntime, gives the original model's outputs (a sequence output read back from its
-four tensors), including empty sequences, negative positions and erasing the last element."""
+"""The ONNX rewrite of sequence ops (frontends/onnx/rewrites/sequences/sequences.py), op by op: the
+rewritten model, run by onnxruntime, gives the original model's outputs (a sequence output read back
+from its four tensors), including empty sequences, negative positions and erasing the last
+element."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import numpy as np
 import onnx
 import pytest
 
-from ov_loops.frontends.onnx.sequences import lower_sequences
+from ov_loops.frontends.onnx.rewrites.sequences.sequences import lower_sequences
 from ov_loops.sequence_values import from_ir_outputs, has_sequence_io, to_ir_inputs
 from tests.harness import onnxruntime_oracle
 from tests.onnx_builders import T, graph, model, node, typed

@@ -1,5 +1,5 @@
 """A model read from a path for conversion leaves its weights in its file
-(frontends/onnx/weights.py): the wire-format walk, and conversions that give the same model."""
+(frontends/onnx/load/weights.py): the wire-format walk, and conversions that give the same model."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import openvino as ov
 import pytest
 
 import ov_loops
-from ov_loops.frontends.onnx import weights
-from ov_loops.frontends.onnx.load import load_model
+from ov_loops.frontends.onnx.load import weights
+from ov_loops.frontends.onnx.load.load import load_model
 from tests.onnx_builders import T, const, graph, loop_body, model, node, typed
 
 RNG = np.random.default_rng(24)
@@ -105,7 +105,9 @@ def test_converting_the_path_gives_the_model_converting_it_in_memory_gives(tmp_p
     saved.CopyFrom(made)  # saving as external data changes the message saved
     onnx.save_model(saved, path, save_as_external_data=external, location="m.data")
     loaded = load_model(path, weights_in_files=True)
-    assert all(len(tensor.raw_data) < weights.MIN_BYTES for tensor in weights.all_tensors(loaded))
+    assert all(
+        len(tensor.raw_data) < weights.MIN_BYTES for tensor in weights.all_tensors(loaded.model)
+    )
     from_file = ov_loops.convert(path)
     in_memory = ov_loops.convert(made)
     for name, converted in (("file", from_file), ("memory", in_memory)):

@@ -12,13 +12,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import onnx
 import openvino as ov
 
-from ov_loops.contract.values import OPTIONAL_SEQUENCE, PORTS_PER_KIND, SEQUENCE, TENSOR
+from ov_loops.contract.values import (
+    CARRIED_MARK,
+    CarriedKind,
+    Part,
+    kinds_by_suffix,
+    kinds_of_parts,
+    read_mark,
+)
 from ov_loops.conversion.report import ConvertedLoop
-from ov_loops.frontends.onnx.sequence_types import PART_SUFFIXES, carried_groups
-from ov_loops.sequence_values import unpack_sequence
+from ov_loops.frontends.onnx.ops.layout import OnnxLoopLayout
 
 
 @dataclass(frozen=True)
@@ -28,61 +33,54 @@ class Carried:
 
     index: int
     name: str
-    kind: str
+    kind: CarriedKind
     reference: tuple[int, ...]
     device: tuple[int, ...]
 
 
-def onnx_layout(node: onnx.NodeProto, loop: ConvertedLoop, merged: int) -> list[Carried]:
-    """The carried values of ONNX Loop/Scan `node` (of the lowered model) that the Loop-5 it
-    became still carries, matched by outer name (`loop.carried`, in merged input order); [] when
-    the device's `merged` inputs do not add up to them (nothing to compare honestly)."""
-    body = next(a.g for a in node.attribute if a.name == "body")
-    if node.op_type == "Loop":
-        outer, inner = list(node.input[2:]), list(body.input[2:])
-    else:
-        scans = next((a.i for a in node.attribute if a.name == "num_scan_inputs"), 0)
-        states = len(node.input) - scans
-        outer, inner = list(node.input[:states]), list(body.input[:states])
-    groups, first = [], 0
-    for kind, count in carried_groups(inner):
-        groups.append((outer[first], kind, tuple(range(first, first + count))))
-        first += count
-    layout, port = [], 0
+def onnx_layout(layout: OnnxLoopLayout, loop: ConvertedLoop, merged: int) -> list[Carried]:
+    """The carried values of the ONNX loop `layout` describes (read from its node of the
+    prepared model, whose order of carried tensors the reference records) that the Loop-5 it
+    became still carries, matched by outer name (`loop.carried`, in merged input order); []
+    when the device's `merged` inputs do not add up to them (nothing to compare honestly)."""
+    values = list(layout.carried_values())
+    carried, port = [], 0
     for index, name in enumerate(loop.carried):
-        found = next((g for g in groups if g[0] == name), None)
+        found = next((value for value in values if value.name == name), None)
         if found is None:
             return []
-        groups.remove(found)
-        count = PORTS_PER_KIND[found[1]]
-        layout.append(Carried(index, name, found[1], found[2], tuple(range(port, port + count))))
-        port += count
-    return layout if port == merged else []
+        values.remove(found)
+        span = tuple(range(port, port + found.kind.ports))
+        carried.append(Carried(index, name, found.kind, found.merged, span))
+        port += found.kind.ports
+    return carried if port == merged else []
 
 
 def ir_layout(loop: ov.Node) -> list[Carried]:
-    """The merged values of an IR loop, in external port order, a sequence's parts (body
-    Parameters `x`, `x.sizes`, `x.ranks`, `x.shapes`, and `x.present` for an Optional of a
-    sequence, as ov-loops names them) one value; both sides record them in the same order."""
+    """The merged values of an IR loop, in external port order, each value's parts one: as the
+    body's rt_info marks them (contract/values.py: CARRIED_MARK); in an IR written before the
+    marks, by the names ov-loops gives the parts (`x`, `x.sizes`, ...). Both sides record them
+    in the same order."""
     merged = sorted(
         (d for d in loop.get_input_descriptions() if type(d).__name__ == "MergedInputDescription"),
         key=lambda d: d.input_index,
     )
-    parameters = loop.get_function().get_parameters()
+    body = loop.get_function()
+    parameters = body.get_parameters()
     names = [parameters[d.body_parameter_index].get_friendly_name() for d in merged]
+    parts = [_marked_part(body, name) for name in names]
     layout, position = [], 0
-    while position < len(names):
-        name, count = names[position], 1
-        for parts in (5, 4):
-            suffixed = [name + suffix for suffix in PART_SUFFIXES[1:parts]]
-            if names[position + 1 : position + parts] == suffixed:
-                count = parts
-                break
-        kind = {1: TENSOR, 4: SEQUENCE, 5: OPTIONAL_SEQUENCE}[count]
-        span = tuple(range(position, position + count))
-        layout.append(Carried(len(layout), name, kind, span, span))
-        position += count
+    for kind in kinds_of_parts(parts) if any(parts) else kinds_by_suffix(names):
+        span = tuple(range(position, position + kind.ports))
+        layout.append(Carried(len(layout), names[position], kind, span, span))
+        position += kind.ports
     return layout
+
+
+def _marked_part(body: ov.Model, name: str) -> Part | None:
+    """The part the body's rt_info marks its Parameter `name` as (None: not marked)."""
+    key = [CARRIED_MARK, name]
+    return read_mark(body.get_rt_info(key).astype(str)) if body.has_rt_info(key) else None
 
 
 def difference(
@@ -92,14 +90,18 @@ def difference(
     sequence, or None) and what differs."""
     want = [reference[p] for p in value.reference]
     have = [device[p] for p in value.device]
-    if value.kind == TENSOR:
+    kind = value.kind
+    if not kind.elementwise:
         found = tensor_difference(want[0], have[0], rtol, atol)
         return None if found is None else (None, found)
-    if value.kind == OPTIONAL_SEQUENCE and bool(want[4]) != bool(have[4]):
+    if kind.present(want) != kind.present(have):
         state = {True: "present", False: "absent"}
-        return None, f"it is {state[bool(have[4])]}, the reference's {state[bool(want[4])]}"
+        return (
+            None,
+            f"it is {state[kind.present(have)]}, the reference's {state[kind.present(want)]}",
+        )
     try:
-        want_elements, have_elements = unpack_sequence(*want[:4]), unpack_sequence(*have[:4])
+        want_elements, have_elements = kind.elements(want), kind.elements(have)
     except ValueError:  # sizes and shapes that do not describe the buffer: compare the parts
         differing = (tensor_difference(w, h, rtol, atol) for w, h in zip(want, have))
         found = next(filter(None, differing), None)
@@ -159,7 +161,7 @@ def first_differing_iteration(
     none): a tensor of one shape throughout compared in one step, anything else iteration by
     iteration."""
     count = min(len(reference), len(device))
-    if value.kind == TENSOR and count:
+    if not value.kind.elementwise and count:
         want = [np.asarray(r[value.reference[0]]) for r in reference[:count]]
         have = [np.asarray(d[value.device[0]]) for d in device[:count]]
         if len({a.shape for a in want + have}) == 1 and len({a.dtype for a in have}) == 1:

@@ -44,6 +44,10 @@ from ov_loops.checking.probes import LOOP_TYPES, Instrumented, LoopProbe, decode
 from ov_loops.checking.settings import Settings
 from ov_loops.conversion.report import Conversion
 from ov_loops.errors import message_line
+from ov_loops.frontends.onnx.load.opsets import opset_version
+from ov_loops.frontends.onnx.ops.layout import OnnxLoopLayout
+from ov_loops.frontends.onnx.ops.registry import is_loop_op, lookup
+from ov_loops.frontends.onnx.rewrites.pipeline import PreparedModel
 from ov_loops.frontends.onnx.scopes import all_graphs
 from ov_loops.reference.trace import LoopRun, Trace, Where, loop_key
 
@@ -106,7 +110,7 @@ class Checkpoint:
 
 
 def locate(
-    source: onnx.ModelProto,
+    source: PreparedModel,
     conversion: Conversion,
     trace: Trace,
     feeds: dict,
@@ -125,7 +129,7 @@ def _locate_onnx(source, conversion, trace, feeds, settings, scratch) -> Diverge
         for loop in conversion.loops
         if paths[loop.path] == 1 and loop.spec is not None
     }
-    names = {name for node in source.graph.node for name in node.output if name}
+    names = {name for node in source.model.graph.node for name in node.output if name}
 
     def key_of(op: ov.Node, scope: str) -> str | None:
         info = op.get_rt_info()
@@ -134,11 +138,11 @@ def _locate_onnx(source, conversion, trace, feeds, settings, scratch) -> Diverge
 
     instrumented = instrument(conversion.model, key_of, lambda model: _named_values(model, names))
     device = _run(instrumented, feeds, settings, scratch)
-    nodes = {node.output[0]: node for graph, _ in all_graphs(source.graph, "main")
-             for node in graph.node if node.op_type in ("Loop", "Scan")}  # fmt: skip
+    nodes = {node.output[0]: node for graph, _ in all_graphs(source.model.graph, "main")
+             for node in graph.node if is_loop_op(node)}  # fmt: skip
     by_output = {loop.outputs[0]: path for path, loop in loops.items() if loop.outputs}
     layouts = {
-        path: onnx_layout(nodes[loops[path].outputs[0]], loops[path], merged)
+        path: onnx_layout(_layout(nodes[loops[path].outputs[0]], path, source), loops[path], merged)
         for path, merged in _merged_counts(instrumented.probes).items()
         if loops[path].outputs and loops[path].outputs[0] in nodes
     }
@@ -146,12 +150,18 @@ def _locate_onnx(source, conversion, trace, feeds, settings, scratch) -> Diverge
         Checkpoint(
             f"{node.op_type} '{node.name or node.output[0]}'",
             [(name, name) for name in node.output if name],
-            by_output.get(node.output[0]) if node.op_type in ("Loop", "Scan") else None,
+            by_output.get(node.output[0]) if is_loop_op(node) else None,
         )
-        for node in source.graph.node
+        for node in source.model.graph.node
     ]
     walk = _Walk(_rekeyed(trace, by_output), device, layouts, settings)
     return walk.first(checkpoints)
+
+
+def _layout(node: onnx.NodeProto, path: str, source: PreparedModel) -> OnnxLoopLayout:
+    """The layout of loop `node` of the prepared model, as its op reads it."""
+    opset = opset_version(source.model, node.domain)
+    return lookup(node, opset).read(node, path, opset, source.sequences)
 
 
 def locate_ir(model: ov.Model, trace: Trace, feeds: dict, settings: Settings) -> Divergence:

@@ -19,7 +19,6 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-import onnx
 import openvino as ov
 
 from ov_loops.api import save, translate
@@ -45,9 +44,10 @@ from ov_loops.checking.weights import f16_weights, rounded_weights
 from ov_loops.conversion.report import Conversion
 from ov_loops.convert_options import OPTION_NAMES, ConvertOptions, given_options
 from ov_loops.errors import ConversionError, InputError, OvLoopsError, message_line
-from ov_loops.frontends.onnx.input_specs import input_shapes
-from ov_loops.frontends.onnx.io_edits import InputOutputEdits
-from ov_loops.frontends.onnx.load import load_model
+from ov_loops.frontends.onnx.load.input_specs import input_shapes
+from ov_loops.frontends.onnx.load.io_edits import InputOutputEdits
+from ov_loops.frontends.onnx.load.load import load_model
+from ov_loops.frontends.onnx.rewrites.pipeline import PreparedModel
 from ov_loops.ir.validate import validate
 from ov_loops.logs import timed
 from ov_loops.reference.limits import DEFAULT_MAX_ITERATIONS
@@ -188,14 +188,15 @@ def _translate(source: Path, options: ConvertOptions) -> Conversion:
 
 
 def _with_input(
-    loaded: onnx.ModelProto, options: ConvertOptions, settings: Settings, given: dict
-) -> tuple[onnx.ModelProto, Settings]:
+    loaded: PreparedModel, options: ConvertOptions, settings: Settings, given: dict
+) -> tuple[PreparedModel, Settings]:
     """The model the reference runs: `loaded` with `--input`'s shapes and types set as
-    `translate` sets them; the settings with the shapes to generate of inputs it bounds."""
+    `translate` sets them (its rewrites' record stays: they have no more to do); the settings
+    with the shapes to generate of inputs it bounds."""
     if options.input is None:
         return loaded, settings
     edits = InputOutputEdits(input_shapes(options.input), [])
-    source = load_model(loaded, edits.apply)
+    source = PreparedModel(load_model(loaded.model, edits.apply).model, loaded.sequences)
     bounded = {
         name: dims
         for name, dims in shapes_to_generate(edits.shapes).items()
@@ -218,15 +219,15 @@ def _check_onnx(path: Path, given: dict, request: Request) -> CheckReport:
 
     settings, options = request.settings, request.conversion
     loaded = load_model(path)
-    names = [value.name for value in loaded.graph.output]
+    names = [value.name for value in loaded.model.graph.output]
     request.require_outputs(names)
     conversion = _translate(path, options)  # from the file, as convert: its errors name it
     source, settings = _with_input(loaded, options, settings, given)
     given, shapes = with_sequence_inputs(path, source, given, request.val_ranges, settings)
     request = dataclasses.replace(request, settings=dataclasses.replace(settings, shapes=shapes))
-    feeds, generated = request.feeds(onnx_input_specs(source), given)
+    feeds, generated = request.feeds(onnx_input_specs(source.model), given)
     chunking = request.chunking(feeds)
-    expected, trace = _reference("ONNX reference", run_onnx, Trace(), source, feeds, settings)
+    expected, trace = _reference("ONNX reference", run_onnx, Trace(), source.model, feeds, settings)
     outcome = Outcome(path, "ONNX reference (numpy)", names, expected)
     with tempfile.TemporaryDirectory(prefix="ov-loops-check-") as scratch:
         xml = Path(scratch) / "model.xml"
@@ -237,7 +238,7 @@ def _check_onnx(path: Path, given: dict, request: Request) -> CheckReport:
         outcome.rounded_weights = rounded_weights(stored, conversion.model)
         outcome.run_device(xml, feeds, request, chunking)
         with timed("onnxruntime ran"):
-            outcome.others["onnxruntime"] = onnxruntime_outputs(source, feeds)
+            outcome.others["onnxruntime"] = onnxruntime_outputs(source.model, feeds)
         if "convert-model" in request.against:
             with timed("openvino.convert_model's IR ran"):
                 outcome.others["convert_model"] = convert_model_outputs(

@@ -22,35 +22,35 @@ import onnx
 
 from ov_loops.checking.inputs import InputSpec, generate_inputs
 from ov_loops.checking.settings import Settings
-from ov_loops.contract.values import OPTIONAL, OPTIONAL_SEQUENCE
+from ov_loops.contract.values import SequenceKind
 from ov_loops.errors import InputError
-from ov_loops.frontends.onnx.sequence_types import element_type, kind_of, sequence_inputs
-from ov_loops.sequence_values import pack_sequence
+from ov_loops.frontends.onnx.rewrites.pipeline import PreparedModel
+from ov_loops.frontends.onnx.rewrites.sequences.sequence_types import element_type
 
 GENERATED_ELEMENTS = 3
 
 
 def with_sequence_inputs(
     original: str | os.PathLike,
-    lowered: onnx.ModelProto,
+    lowered: PreparedModel,
     given: dict,
     ranges: dict[str | None, tuple[float, float]],
     settings: Settings,
 ) -> tuple[dict, dict[str, tuple[int, ...]]]:
-    """`given` with the tensors of every sequence or optional input of `lowered` (the model
-    file `original` prepared for conversion) filled in, and the settings' shapes without the
-    element shapes it used (see the module's docstring); `ranges` (--val-range, by input name,
-    None for all) bound the generated elements' values."""
+    """`given` with the tensors of every sequence or optional input of `lowered` (the model file
+    `original` prepared for conversion; its sequence rewrite's record names them) filled in, and the
+    settings' shapes without the element shapes it used (see the module's docstring); `ranges`
+    (--val-range, by input name, None for all) bound the generated elements' values."""
     declared = {value.name: value for value in _inputs_of(original)}
     given, shapes = dict(given), dict(settings.shapes)
-    for parts in sequence_inputs(lowered.graph):
-        name, kind = parts[0], kind_of(declared[parts[0]].type)
+    for kind, parts in lowered.sequences.inputs:
+        name = parts[0]
         if set(parts) <= set(given):
             continue
         found, elements = _elements_given(name, given)
         if not found and set(parts) & set(given):
             raise InputError(
-                f"input '{name}' is a {kind.replace('_', ' of a ')}: give a list of arrays, its "
+                f"input '{name}' is a {kind.described()}: give a list of arrays, its "
                 f"elements as {name}[0], {name}[1], ..., or all its tensors {', '.join(parts)}"
             )
         tensor = element_type(declared[name].type).tensor_type
@@ -59,9 +59,9 @@ def with_sequence_inputs(
             bound = ranges.get(name, ranges.get(None))
             limits = {} if bound is None else {None: bound}
             elements = _generated(name, kind, tensor, shapes.pop(name, None), settings.seed, limits)
-        if kind == OPTIONAL and elements is not None and len(elements) > 1:
+        if kind.most is not None and elements is not None and len(elements) > kind.most:
             raise InputError(f"input '{name}' is an optional: it holds one element at most")
-        given.update(zip(parts, _packed(kind, elements, dtype)))
+        given.update(zip(parts, kind.pack_elements(elements, dtype)))
     return given, shapes
 
 
@@ -85,25 +85,18 @@ def _elements_given(name: str, given: dict) -> tuple[bool, list | None]:
     return True, [np.asarray(given.pop(indexed[k])) for k in range(len(indexed))]
 
 
-def _generated(name: str, kind: str, tensor, dims, seed: int, ranges: dict) -> list[np.ndarray]:
+def _generated(
+    name: str, kind: SequenceKind, tensor, dims, seed: int, ranges: dict
+) -> list[np.ndarray]:
     if dims is None:
         if not tensor.HasField("shape"):
             raise InputError(
-                f"input '{name}' is a {kind.replace('_', ' of a ')} of elements of unknown rank: "
+                f"input '{name}' is a {kind.described()} of elements of unknown rank: "
                 f"give --shape {name}=D0,D1,... (the elements' shape) or its elements"
             )
         dims = tuple(d.dim_value if d.HasField("dim_value") else None for d in tensor.shape.dim)
     dtype = onnx.helper.tensor_dtype_to_np_dtype(tensor.elem_type)
-    count = 1 if kind == OPTIONAL else GENERATED_ELEMENTS
+    count = GENERATED_ELEMENTS if kind.most is None else kind.most
     specs = [InputSpec(f"{name}[{k}]", np.dtype(dtype), tuple(dims)) for k in range(count)]
     generated = generate_inputs(specs, {}, {}, seed, ranges)
     return [generated[spec.name] for spec in specs]
-
-
-def _packed(kind: str, elements: list | None, dtype) -> list[np.ndarray]:
-    """The tensors of a sequence (an Optional: of none or one element, or of a sequence and
-    its `present` flag)."""
-    parts = pack_sequence(elements or [], dtype)
-    if kind == OPTIONAL_SEQUENCE:
-        parts.append(np.array(elements is not None))
-    return parts

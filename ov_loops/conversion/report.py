@@ -33,6 +33,23 @@ class ConvertedLoop:
     states: tuple[ov.Node, ...] = ()  # with --stateful: the Assigns storing its carried values
     not_unrolled: str | None = None
 
+    @classmethod
+    def of(cls, path: str, op: str, outputs: tuple[str, ...], lowered) -> ConvertedLoop:
+        """The report of the loop at `path` (an `op` node with `outputs`) that became
+        `lowered` (lower.select.Lowered)."""
+        return cls(
+            path,
+            op,
+            lowered.spec,
+            lowered.folded,
+            outputs,
+            lowered.carried,
+            lowered.applied,
+            lowered.becomes,
+            lowered.states,
+            lowered.not_unrolled,
+        )
+
     def summary(self) -> str:
         done = f"; optimized: {', '.join(self.optimizations)}" if self.optimizations else ""
         if self.not_unrolled is not None:

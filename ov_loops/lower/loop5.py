@@ -14,6 +14,7 @@ from ov_loops.contract.spec import (
     MergedInput,
     SlicedInput,
 )
+from ov_loops.contract.values import CARRIED_MARK, TENSOR, mark
 from ov_loops.errors import ConversionError
 from ov_loops.loopir.loop import LoopIR
 from ov_loops.loopir.passes.port_rank import MAX_PORT_RANK
@@ -26,7 +27,22 @@ def lower_to_loop5(loop: LoopIR) -> list[ov.Output]:
     outputs = build_loop(
         loop.spec, loop.body, loop.trip.value, loop.start.value, loop.outer, loop.path
     )
+    mark_carried_kinds(loop)
     return apply_steps(loop.results, AfterLoop(outputs, loop.trip, loop.start))
+
+
+def mark_carried_kinds(loop: LoopIR) -> None:
+    """Mark in the body's rt_info, which the IR keeps, the kind and part of each merged body
+    Parameter that carries a part of a value that is not a tensor (contract/values.py:
+    CARRIED_MARK), so that `check` of the IR compares the value whole."""
+    parameters = loop.body.get_parameters()
+    for value in loop.carried:
+        if value.kind == TENSOR:
+            continue
+        for part, index in enumerate(value.merged):
+            parameter = parameters[loop.spec.merged_inputs[index].body_parameter]
+            name = parameter.get_friendly_name()
+            loop.body.set_rt_info(mark((value.kind, part)), [CARRIED_MARK, name])
 
 
 def build_loop(

@@ -1,7 +1,8 @@
-"""Normalisation pass: replace each Loop and Scan node by a placeholder the converter expands.
+"""Normalisation pass: replace each loop node (of an op in ops/registry.py) by a placeholder the
+converter expands.
 
 The placeholder lives in a custom domain of its own (a model's nodes in it are refused when the
-model is loaded, see frontends.onnx.rewrites), keeps the op type, carries an integer
+model is loaded, see frontends.onnx.rewrites.pipeline), keeps the op type, carries an integer
 `key` naming the original node, and takes as extra inputs the values the body captures from
 enclosing scopes. Omitted (empty) inputs are dropped; the converter knows which were present.
 Subgraphs of other nodes (If branches) are rewritten in place, recursively; Loop and Scan
@@ -14,28 +15,32 @@ from collections.abc import Callable
 
 import onnx
 
+from ov_loops.frontends.onnx.load.opsets import opset_version
+from ov_loops.frontends.onnx.ops.registry import is_loop_op
 from ov_loops.frontends.onnx.scopes import node_label
 
 # Hyphens and the "internal" part keep it out of the way of real operator domains.
 PLACEHOLDER_DOMAIN = "ov-loops.internal.loop-placeholder"
-LOOP_OPS = frozenset({"Loop", "Scan"})
 
 # register(node, path) -> (key, inputs of the placeholder)
 Register = Callable[[onnx.NodeProto, str], tuple[int, list[str]]]
 
 
-def is_standard_loop(node: onnx.NodeProto) -> bool:
-    return node.op_type in LOOP_OPS and node.domain in ("", "ai.onnx")
+def with_placeholder_opset(model: onnx.ModelProto) -> onnx.ModelProto:
+    """`model` importing the placeholders' domain (changed in place), so the frontend takes them."""
+    if opset_version(model, PLACEHOLDER_DOMAIN) is None:
+        model.opset_import.append(onnx.helper.make_opsetid(PLACEHOLDER_DOMAIN, 1))
+    return model
 
 
 def replace_loops(graph: onnx.GraphProto, path: str, register: Register) -> onnx.GraphProto:
-    """Return a copy of `graph` with every Loop and Scan (outside their bodies) replaced."""
+    """Return a copy of `graph` with every loop node (outside loop bodies) replaced."""
     result = onnx.GraphProto()
     result.CopyFrom(graph)
     del result.node[:]
     for index, node in enumerate(graph.node):
         node_path = f"{path}/{node_label(node, index)}"
-        if is_standard_loop(node):
+        if is_loop_op(node):
             key, inputs = register(node, node_path)
             placeholder = onnx.helper.make_node(
                 node.op_type,

@@ -1,4 +1,4 @@
-"""ONNX Scan (opsets 8-23) read as a LoopBody.
+"""ONNX Scan (opsets 9-23) read as an OnnxLoopLayout; Scan-8 reads the same way (scan8.py).
 
 Semantics followed (ONNX Scan spec, "The behavior of Scan ... is equivalent to the following
 pseudocode")::
@@ -15,17 +15,7 @@ pseudocode")::
 Layout: body inputs (states..., scan parts...), outputs (states..., scan output elements...).
 Scan inputs are sliced inputs (axis, reverse = start -1, stride -1); scan outputs are
 concatenated on their axis (prepended outputs are reversed after the Loop); there is no
-iteration number and no condition. Axes are normalised by the translator once ranks are known.
-
-Scan-8 (opset 8) adds a leading batch axis to states, scan inputs and outputs, scans axis 1,
-and takes optional `sequence_lens`::
-
-    for b in range(batch):
-        n = sequence_lens[b] if given else scan_1.shape[1]
-        st[b], outs[b] = Scan9(st[b], *[x[b, :n] for x in scan inputs])   # directions per input
-        outs[b] = pad outs[b] with zeros along axis 0 to scan_1.shape[1]
-
-It is read as the per-entry Scan (`batched`); the translator wraps it in a Loop over the batch.
+iteration number and no condition. Axes are normalised (body.py) once ranks are known.
 """
 
 from __future__ import annotations
@@ -33,13 +23,20 @@ from __future__ import annotations
 import onnx
 
 from ov_loops.errors import ConversionError
-from ov_loops.frontends.onnx.layout import (
-    LoopBody,
+from ov_loops.frontends.onnx.ops.body import loop_ir as translated_loop_ir
+from ov_loops.frontends.onnx.ops.layout import (
+    OnnxLoopLayout,
+    PlaceholderValues,
     SlicedRead,
     StackedOutput,
     refuse_omitted_inputs,
 )
+from ov_loops.frontends.onnx.ops.port_types import check_flag
+from ov_loops.frontends.onnx.ops.registry import loop_op
+from ov_loops.frontends.onnx.rewrites.sequences.sequence_types import SequenceParts
 from ov_loops.frontends.onnx.scopes import captured_names
+
+T = onnx.TensorProto
 
 
 def _ints(node: onnx.NodeProto, name: str) -> list[int] | None:
@@ -49,36 +46,36 @@ def _ints(node: onnx.NodeProto, name: str) -> list[int] | None:
     return None
 
 
-class OnnxScan(LoopBody):
+@loop_op("Scan", opsets=(9, None))
+class OnnxScan(OnnxLoopLayout):
     """One ONNX Scan node."""
 
-    op = "Scan"
     sliced_lengths_must_agree = True
+    type_rules = {
+        "carried": "a state has one element type at its initial value, body input and output",
+        "scan_input": "a scan input's body input has the scan input's element type",
+        "sequence_lens": "sequence_lens is an int64 tensor",
+    }
+    sliced_rule = "scan_input"
+    input_offset = 0  # where the states start among the node's inputs (Scan-8: sequence_lens)
+    loop_ir = translated_loop_ir  # its body becomes the LoopIR (body.py)
 
     @classmethod
-    def read(cls, node: onnx.NodeProto, path: str, opset: int | None) -> OnnxScan:
-        """Check attributes and arity against the body; raise ConversionError naming the node."""
-        batched = opset is not None and opset < 9
-        inputs = list(node.input[1:] if batched else node.input)
+    def read(
+        cls, node: onnx.NodeProto, path: str, opset: int | None, sequences: SequenceParts
+    ) -> OnnxScan:
+        """Check attributes and arity against the body; raise ConversionError naming the node.
+        A Scan carries no sequences (the sequence rewrite refuses them): `sequences` is unread."""
+        inputs = list(node.input[cls.input_offset :])
         bodies = [a.g for a in node.attribute if a.name == "body" and a.type == a.GRAPH]
         scan_inputs = [a.i for a in node.attribute if a.name == "num_scan_inputs"]
         if not bodies or not scan_inputs:
             raise ConversionError(f"{path}: Scan needs the attributes 'body' and 'num_scan_inputs'")
         body, scans_in = bodies[0], scan_inputs[0]
-        states, scans_out = cls._arity(node, path, inputs, body, scans_in, batched)
-        if batched:  # Scan-8: per batch entry the sequence axis is 0; outputs are appended
-            input_axes, output_axes, output_directions = (
-                [0] * scans_in,
-                [0] * scans_out,
-                [0] * scans_out,
-            )
-            input_directions = cls._attribute(node, path, "directions", scans_in, 0, True)
-        else:
-            attribute = cls._attribute
-            input_axes = attribute(node, path, "scan_input_axes", scans_in, 0)
-            input_directions = attribute(node, path, "scan_input_directions", scans_in, 0, True)
-            output_axes = attribute(node, path, "scan_output_axes", scans_out, 0)
-            output_directions = attribute(node, path, "scan_output_directions", scans_out, 0, True)
+        states, scans_out = cls._arity(node, path, inputs, body, scans_in)
+        input_axes, input_directions, output_axes, output_directions = cls._axes(
+            node, path, scans_in, scans_out
+        )
         sliced = [
             SlicedRead(inputs[states + j], body.input[states + j].name, axis, bool(reverse))
             for j, (axis, reverse) in enumerate(zip(input_axes, input_directions))
@@ -97,18 +94,33 @@ class OnnxScan(LoopBody):
                 StackedOutput(states + k, axis, bool(reverse))
                 for k, (axis, reverse) in enumerate(zip(output_axes, output_directions))
             ],
-            batched=batched,
-            sequence_lens_source=(node.input[0] or None) if batched else None,
+            sequence_lens_source=(node.input[0] or None) if cls.input_offset else None,
         )
 
-    @staticmethod
+    @classmethod
+    def _axes(cls, node: onnx.NodeProto, path: str, scans_in: int, scans_out: int) -> tuple:
+        """(input axes, input directions, output axes, output directions) from the attributes."""
+        attribute = cls._attribute
+        return (
+            attribute(node, path, "scan_input_axes", scans_in, 0),
+            attribute(node, path, "scan_input_directions", scans_in, 0, True),
+            attribute(node, path, "scan_output_axes", scans_out, 0),
+            attribute(node, path, "scan_output_directions", scans_out, 0, True),
+        )
+
+    def check_own_ports(self, values: PlaceholderValues) -> None:
+        """Scan-8's sequence_lens as it arrives (none otherwise)."""
+        lengths = values.sequence_lens
+        check_flag(self, lengths, "input sequence_lens", T.INT64, "sequence_lens", False)
+
+    @classmethod
     def _arity(
+        cls,
         node: onnx.NodeProto,
         path: str,
         inputs: list[str],
         body: onnx.GraphProto,
         scans_in: int,
-        batched: bool,
     ) -> tuple[int, int]:
         """(states, scan outputs) of a Scan whose inputs (without Scan-8's sequence_lens) are
         `inputs`, checked against its body; raise ConversionError naming the node."""
@@ -116,7 +128,7 @@ class OnnxScan(LoopBody):
         if scans_in < 1 or states < 0:
             raise ConversionError(
                 f"{path}: num_scan_inputs={scans_in} but the node has {len(inputs)} inputs"
-                + (" besides sequence_lens" if batched else "")
+                + (" besides sequence_lens" if cls.input_offset else "")
             )
         if len(body.input) != states + scans_in:
             raise ConversionError(
@@ -124,7 +136,7 @@ class OnnxScan(LoopBody):
                 f"({states} states and num_scan_inputs={scans_in} scan inputs)"
             )
         body_inputs = [value.name for value in body.input]
-        first = 1 if batched else 0  # Scan-8's sequence_lens comes first and may be omitted
+        first = cls.input_offset  # Scan-8's sequence_lens comes first and may be omitted
         refuse_omitted_inputs(
             path, "Scan", inputs[:states], first, body_inputs[:states], "initial state"
         )

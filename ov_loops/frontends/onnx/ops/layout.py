@@ -1,10 +1,10 @@
-"""What ONNX Loop and Scan have in common: a body with a layout, turned into a typed standalone
-model and a LoopSpec.
+"""The layout of an ONNX loop node: what Loop and Scan have in common.
 
-A body's layout names its inputs (iteration number, condition, loop-carried values, sliced
-parts) and indexes its outputs (condition, loop-carried values, stacked outputs). Values read
-from enclosing scopes (captures) become extra inputs. The subclasses read their node; the
-translation from layout to Loop-5 ports is here, once:
+A layout names the body's inputs (iteration number, condition, loop-carried values, sliced
+parts) and indexes its outputs (condition, loop-carried values, stacked outputs); values the body
+reads from enclosing scopes (captures) become extra inputs. Each op's module (loop.py, scan.py,
+scan8.py) reads its node into a layout; body.py types and converts the body it describes, and
+to_loop_ir.py maps the layout to Loop-5 ports, once for every op:
 
     port_map inputs:  merged (carried) | invariant (captures) | sliced (parts, axis, direction)
     port_map outputs: last value (carried) | concatenated (stacked, axis)
@@ -14,38 +14,13 @@ translation from layout to Loop-5 ports is here, once:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import ClassVar, NamedTuple
 
 import onnx
 
+from ov_loops.contract.values import CarriedKind, CarriedValue, grouped, tensors
 from ov_loops.errors import ConversionError, UnsupportedItem
-from ov_loops.frontends.onnx.scopes import defined_names, fresh_name, read_names
-
-
-@dataclass(frozen=True)
-class TensorType:
-    """An ONNX tensor type: elem_type 0 is unknown, `shape` None unknown rank, None dims dynamic."""
-
-    elem_type: int
-    shape: tuple[int | None, ...] | None
-
-    def without_axis(self, axis: int) -> TensorType:
-        """The type of one part of this tensor along `axis` (which is removed)."""
-        if self.shape is None:
-            return self
-        return TensorType(self.elem_type, self.shape[:axis] + self.shape[axis + 1 :])
-
-    def value_info(self, name: str) -> onnx.ValueInfoProto:
-        info = onnx.ValueInfoProto(name=name)
-        tensor = info.type.tensor_type
-        tensor.elem_type = self.elem_type
-        if self.shape is not None:
-            tensor.shape.SetInParent()
-            for length in self.shape:
-                dim = tensor.shape.dim.add()
-                if length is not None:
-                    dim.dim_value = length
-        return info
+from ov_loops.frontends.onnx.scopes import read_names
 
 
 @dataclass(frozen=True)
@@ -68,17 +43,6 @@ class StackedOutput:
     index: int
     axis: int = 0
     reverse: bool = False
-
-
-def normalize_axis(axis: int, rank: int | None, what: str) -> int:
-    """`axis` in [0, rank); raise ConversionError naming `what` otherwise."""
-    if rank is None:
-        if axis < 0:
-            raise ConversionError(f"{what}: negative axis {axis} on a value of unknown rank")
-        return axis
-    if not -rank <= axis < rank:
-        raise ConversionError(f"{what}: axis {axis} is out of range for rank {rank}")
-    return axis + rank if axis < 0 else axis
 
 
 def refuse_omitted_inputs(
@@ -118,8 +82,10 @@ class PlaceholderValues(NamedTuple):
 
 
 @dataclass
-class LoopBody:
-    """An ONNX control-flow node whose body becomes a Loop-5 body. Subclasses fill the layout."""
+class OnnxLoopLayout:
+    """An ONNX loop node and the roles of its body's inputs and outputs. Each op's class (a
+    subclass registered with its opsets, registry.py) reads its node into one (`read`) and
+    translates the loop (`loop_ir`, body.py)."""
 
     node: onnx.NodeProto
     path: str
@@ -136,16 +102,17 @@ class LoopBody:
     iteration_input: str | None = None
     condition_input: str | None = None
     condition_output: int | None = None
-    # Scan-8: inputs carry a leading batch axis; each batch entry is scanned on its own, up to
-    # its sequence length when `sequence_lens_source` is given.
-    batched: bool = False
-    sequence_lens_source: str | None = None
-    # (kind, number of carried inputs) of each logical carried value; None: each a tensor.
-    carried_kinds: list[tuple[str, int]] | None = None
+    sequence_lens_source: str | None = None  # Scan-8's outer name of the sequence lengths
+    # the kind of each logical carried value (a sequence takes several inputs); None: tensors.
+    carried_kinds: list[CarriedKind] | None = None
 
-    op = "Loop"
+    op = ""  # the op type, set when the class is registered (registry.loop_op)
     # Scan requires every sliced input to have the same length; Loop stops at the shortest.
     sliced_lengths_must_agree = False
+    # The ONNX type rules of the op's ports by name (port_types.py), and the one a sliced input
+    # breaks (None: sliced inputs are the op's own reads, not ports of the node).
+    type_rules: ClassVar[dict[str, str]] = {}
+    sliced_rule: ClassVar[str | None] = None
 
     # -- layout ------------------------------------------------------------------------------
     @property
@@ -175,14 +142,28 @@ class LoopBody:
         captures, sliced = values[: len(self.captures)], values[len(self.captures) :]
         return PlaceholderValues(trip_count, condition, carried, captures, sliced, sequence_lens)
 
+    def carried_values(self) -> tuple[CarriedValue, ...]:
+        """One CarriedValue per logical carried value, its merged inputs numbered in the node's
+        order: a sequence's parts are one (the sequence rewrite's record, read by `read`)."""
+        if self.carried_kinds is None:
+            return tensors(list(self.carried_sources))
+        return grouped(list(self.carried_sources), self.carried_kinds)
+
     def declared_flag_shape(self, name: str | None, fed: tuple[int, ...] = ()) -> tuple[int, ...]:
         """`flag_shape` of the body input `name` (the iteration number or the condition)."""
         declared = [value for value in self.body.input if value.name == name]
         return flag_shape(declared[0], fed) if declared else fed
 
     # -- checks ------------------------------------------------------------------------------
+    def check_own_ports(self, values: PlaceholderValues) -> None:
+        """Check the types of the ports only this op has (port_types.py; the shared ones are
+        checked after them); InputError at the first breach."""
+
     def unsupported_types(self, outer_types: dict[str, onnx.TypeProto]) -> list[UnsupportedItem]:
-        """Sequence-, Optional- and Map-typed loop-carried values (not supported yet)."""
+        """Loop-carried values that are not tensors once the ONNX rewrites ran, by the body's
+        declared types and the outer value's inferred one: the sequence rewrite
+        (rewrites/sequences/) makes tensors of the sequences and optionals it can and refuses
+        the others, so what is left here (a map, say) has no Loop-5 form."""
         items = []
         inputs = {value.name: value.type for value in self.body.input}
         for outer, body_in, out in zip(
@@ -197,62 +178,3 @@ class LoopBody:
                     UnsupportedItem(self.op, self.node.domain, self.opset, self.path, reason)
                 )
         return items
-
-    # -- body --------------------------------------------------------------------------------
-    def body_model(
-        self,
-        template: onnx.GraphProto,
-        carried_types: list[TensorType],
-        capture_types: list[TensorType],
-        slice_types: list[TensorType],
-        model: onnx.ModelProto,
-        condition_fed_shape: tuple[int, ...] = (),
-    ) -> onnx.ModelProto:
-        """The body as a standalone model whose inputs are typed from the outer values.
-
-        Inputs: [iteration number if read] carried... captures... sliced parts...; a condition
-        input, if read, is a constant true (an iteration runs only when the condition is true).
-        Both have the shape the body declares for them (`declared_flag_shape`). Outputs keep
-        the body's order; each is produced by a node of the body (an output that passes an
-        input, a capture or an initializer straight through, or repeats another output, gets
-        an Identity).
-        """
-        graph = onnx.GraphProto()
-        graph.CopyFrom(template)
-        graph.name = template.name or "body"
-        del graph.input[:]
-        del graph.output[:]
-        del graph.value_info[:]
-        if self.reads_iteration_number():
-            iteration = TensorType(
-                onnx.TensorProto.INT64, self.declared_flag_shape(self.iteration_input)
-            )
-            graph.input.append(iteration.value_info(self.iteration_input))
-        if self.reads_condition():
-            condition_shape = self.declared_flag_shape(self.condition_input, condition_fed_shape)
-            always_true = onnx.helper.make_tensor("", onnx.TensorProto.BOOL, condition_shape, [1])
-            graph.node.insert(
-                0, onnx.helper.make_node("Constant", [], [self.condition_input], value=always_true)
-            )
-        names = [*self.carried_inputs, *self.captures, *(s.body_input for s in self.sliced)]
-        for name, value_type in zip(names, [*carried_types, *capture_types, *slice_types]):
-            graph.input.append(value_type.value_info(name))
-
-        produced_by_node = {name for node in template.node for name in node.output if name}
-        seen: set[str] = set()
-        taken = defined_names(template) | set(names)
-        for index, value in enumerate(template.output):
-            name = value.name
-            if name not in produced_by_node or name in seen:
-                fresh = fresh_name(f"{name}__ov_loops_out{index}", taken)
-                graph.node.append(onnx.helper.make_node("Identity", [name], [fresh]))
-                name = fresh
-            seen.add(name)
-            graph.output.append(onnx.ValueInfoProto(name=name))
-
-        body = onnx.helper.make_model(
-            graph, opset_imports=list(model.opset_import), producer_name="ov-loops"
-        )
-        body.ir_version = model.ir_version
-        body.functions.extend(model.functions)
-        return body

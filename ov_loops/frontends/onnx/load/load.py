@@ -1,8 +1,8 @@
 """Load an ONNX model from a path, bytes, a binary stream or a ModelProto, with one-line errors.
 
 Loading reads the model and its external data, then applies the ONNX passes of
-frontends.onnx.rewrites (topological sort, the ONNX checker, normalisations). For conversion,
-a model read from a path may leave its weights in its files (frontends.onnx.weights).
+frontends.onnx.rewrites.pipeline (topological sort, the ONNX checker, normalisations). For
+conversion, a model read from a path may leave its weights in its files (load/weights.py).
 """
 
 from __future__ import annotations
@@ -18,24 +18,25 @@ from google.protobuf.message import DecodeError, Message
 from onnx.external_data_helper import load_external_data_for_tensor, uses_external_data
 
 from ov_loops.errors import InputError, reading
-from ov_loops.frontends.onnx import weights
-from ov_loops.frontends.onnx.not_onnx import not_onnx_error
-from ov_loops.frontends.onnx.rewrites import prepare
+from ov_loops.frontends.onnx.load import weights
+from ov_loops.frontends.onnx.load.not_onnx import not_onnx_error
+from ov_loops.frontends.onnx.rewrites.pipeline import PreparedModel, prepare
 
 
 def load_model(
     source: str | os.PathLike[str] | bytes | io.IOBase | onnx.ModelProto,
     edit: Callable[[onnx.ModelProto], None] | None = None,
     weights_in_files: bool = False,
-) -> onnx.ModelProto:
+) -> PreparedModel:
     """Return the model read, checked and prepared for conversion (a ModelProto given is left
     as it is; a stream, such as `io.BytesIO`, is read from its position to its end); raise
     InputError for anything unreadable or invalid. `edit` changes the model as read, before
-    its passes (the user's input shapes and output cut: frontends.onnx.io_edits).
+    its passes (the user's input shapes and output cut: frontends.onnx.load.io_edits).
 
     `weights_in_files`: a model read from a path keeps its big tensors' data in its files,
-    referenced by absolute path (frontends.onnx.weights); the model is then for conversion
-    only (OpenVINO's frontend reads such references, onnx and onnxruntime need them loaded)."""
+    referenced by absolute path (frontends.onnx.load.weights); the model is then for
+    conversion only (OpenVINO's frontend reads such references, onnx and onnxruntime need them
+    loaded)."""
     in_files = weights_in_files and isinstance(source, (str, os.PathLike))
     model, what, directory = _read(source, in_files)
     _require_utf8(model, what)
@@ -50,7 +51,7 @@ def load_model(
     except InputError as exc:
         raise InputError(f"{what}: {exc}") from None
     if in_files:
-        weights.with_absolute_locations(prepared, directory)
+        weights.with_absolute_locations(prepared.model, directory)
     return prepared
 
 

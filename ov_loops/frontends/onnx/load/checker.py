@@ -8,7 +8,7 @@ from contextlib import contextmanager
 import onnx
 
 from ov_loops.errors import InputError
-from ov_loops.frontends.onnx.weights import external_tensors
+from ov_loops.frontends.onnx.load.weights import external_tensors
 
 
 def check_model(model: onnx.ModelProto) -> onnx.ModelProto:
@@ -17,7 +17,7 @@ def check_model(model: onnx.ModelProto) -> onnx.ModelProto:
 
     Main-graph inputs and outputs without a type or shape are given a placeholder one for the
     duration of the check only; so are tensors kept in files an empty value (the checker finds
-    files relative to the current directory; loading checked them: frontends.onnx.weights).
+    files relative to the current directory; loading checked them: frontends.onnx.load.weights).
     """
     patched = []
     for value in (*model.graph.input, *model.graph.output):

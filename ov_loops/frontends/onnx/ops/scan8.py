@@ -1,4 +1,4 @@
-"""Scan-8 as a frontend transformation: a Loop over the batch entries whose body scans one entry.
+"""ONNX Scan-8: a Loop over the batch entries whose body scans one entry.
 
 Semantics (ONNX Scan-8, "Operator semantics")::
 
@@ -7,8 +7,11 @@ Semantics (ONNX Scan-8, "Operator semantics")::
         states[b], outs = Scan9(states[b], scans[b][:length], captures)   # one entry
         outputs[b] = outs zero-padded along the sequence axis to T
 
-States, scan inputs and sequence lengths are sliced on the batch axis; final states and scan
-outputs are concatenated on it. The entry's scan is translated as any Scan-9 (`scan_entry`).
+Scan-8 adds a leading batch axis to states, scan inputs and outputs, scans axis 1 and takes
+optional `sequence_lens` first; its `directions` attribute holds the scan inputs' directions.
+Its node reads as the Scan of one entry (scan.py: its axes 0, its outputs appended). States,
+scan inputs and sequence lengths are sliced on the batch axis; final states and scan outputs
+are concatenated on it. The entry's scan is translated and lowered as any Scan-9's (`scan_entry`).
 """
 
 from __future__ import annotations
@@ -16,24 +19,53 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+import onnx
 import openvino as ov
 import openvino.opset15 as ops
 
 from ov_loops import ovgraph
 from ov_loops.contract.ports import UNNUMBERED, number_ports
 from ov_loops.contract.spec import ConcatenatedOutput, InvariantInput, SlicedInput
-from ov_loops.conversion.report import ConvertedLoop
-from ov_loops.frontends.onnx.layout import LoopBody, PlaceholderValues
+from ov_loops.errors import ConversionError
+from ov_loops.frontends.onnx.ops.body import LoopContext, translate
+from ov_loops.frontends.onnx.ops.layout import OnnxLoopLayout, PlaceholderValues
+from ov_loops.frontends.onnx.ops.port_types import check_arriving
+from ov_loops.frontends.onnx.ops.registry import loop_op
+from ov_loops.frontends.onnx.ops.scan import OnnxScan
 from ov_loops.loopir import trip_count as trips
 from ov_loops.loopir.loop import LoopIR, LoopResult
 
 BATCH_OP = "Scan-8 batch"
-ScanEntry = Callable[[PlaceholderValues], tuple[list[ov.Output], list[ConvertedLoop]]]
+# scan_entry(values of one entry) -> the outputs of its scan, and the reports of it and its loops
+ScanEntry = Callable[[PlaceholderValues], tuple[list[ov.Output], list]]
+
+
+@loop_op("Scan", opsets=(8, 8))
+class OnnxScan8(OnnxScan):
+    """One ONNX Scan-8 node, read as the scan of one batch entry."""
+
+    input_offset = 1
+
+    @classmethod
+    def _axes(cls, node: onnx.NodeProto, path: str, scans_in: int, scans_out: int) -> tuple:
+        """Per batch entry the sequence axis is 0 and outputs are appended."""
+        directions = cls._attribute(node, path, "directions", scans_in, 0, True)
+        return [0] * scans_in, directions, [0] * scans_out, [0] * scans_out
+
+    def loop_ir(self, values: PlaceholderValues, context: LoopContext) -> tuple[LoopIR, list]:
+        """The batch loop fed `values` (an ill-typed port refused first) and the reports of the
+        entry's scan; a Scan-8 keeps no state across inferences (--stateful)."""
+        check_arriving(self, values)
+        if context.keeps_state:
+            raise ConversionError(f"{self.path}: --stateful: a Scan-8 keeps no state")
+        return batch_loop_ir(
+            self, values, lambda entry: context.lower(*translate(self, entry, context))
+        )
 
 
 def batch_loop_ir(
-    layout: LoopBody, values: PlaceholderValues, scan_entry: ScanEntry
-) -> tuple[LoopIR, list[ConvertedLoop]]:
+    layout: OnnxLoopLayout, values: PlaceholderValues, scan_entry: ScanEntry
+) -> tuple[LoopIR, list]:
     """The batch loop of the Scan-8 `layout` fed `values`, and the reports of the entry's scan.
 
     `scan_entry(values)` translates the scan of one entry (values without the batch axis) and

@@ -24,15 +24,14 @@ from ov_loops.contract.spec import (
     MergedInput,
     SlicedInput,
 )
-from ov_loops.contract.values import CarriedValue, grouped, tensors
-from ov_loops.frontends.onnx.layout import LoopBody, PlaceholderValues
+from ov_loops.frontends.onnx.ops.layout import OnnxLoopLayout, PlaceholderValues
 from ov_loops.loopir.loop import LoopIR, LoopResult
 from ov_loops.loopir.steps import Reverse
 from ov_loops.loopir.trip_count import InitialCondition, TripCount
 
 
 def onnx_loop_ir(
-    layout: LoopBody,
+    layout: OnnxLoopLayout,
     body: ov.Model,
     values: PlaceholderValues,
     counts: tuple[TripCount, InitialCondition],
@@ -77,20 +76,12 @@ def onnx_loop_ir(
         outer=dict(enumerate(outer, start=2)),
         trip=trip,
         start=start,
-        carried=_carried_values(layout),
+        carried=layout.carried_values(),
         results=tuple(loop_results),
     )
 
 
-def _carried_values(layout: LoopBody) -> tuple[CarriedValue, ...]:
-    """One CarriedValue per logical carried value: a sequence's parts are one (the ONNX rewrite
-    of sequences marks them, see frontends/onnx/sequences.py)."""
-    if layout.carried_kinds is None:
-        return tensors(list(layout.carried_sources))
-    return grouped(list(layout.carried_sources), layout.carried_kinds)
-
-
-def _inputs(layout: LoopBody, index: dict[str, int], values: PlaceholderValues, slice_axes):
+def _inputs(layout: OnnxLoopLayout, index: dict[str, int], values: PlaceholderValues, slice_axes):
     """The port_map inputs in port order, and the outer value of each: merged (carried),
     invariant (captures the body reads), sliced (parts the body reads)."""
     inputs, outer = [], []

@@ -21,7 +21,8 @@ from dataclasses import dataclass, replace
 
 import onnx
 
-from ov_loops.frontends.onnx.sequence_emit import Emit
+from ov_loops.contract.values import OPTIONAL, OPTIONAL_SEQUENCE, SEQUENCE, SequenceKind
+from ov_loops.frontends.onnx.rewrites.sequences.sequence_emit import Emit
 
 # What is known before run time of the rank of a sequence's elements: EMPTY (the sequence never
 # holds an element, so any rank fits), an int (every element has it), or None (unknown/varies).
@@ -56,10 +57,10 @@ class Sequence:
     optional: bool = False
 
     @property
-    def kind(self) -> str:
+    def kind(self) -> SequenceKind:
         if self.present is not None:
-            return "optional_sequence"
-        return "optional" if self.optional else "sequence"
+            return OPTIONAL_SEQUENCE
+        return OPTIONAL if self.optional else SEQUENCE
 
     def names(self) -> tuple[str, ...]:
         parts = (self.buffer, self.sizes, self.ranks, self.shapes)

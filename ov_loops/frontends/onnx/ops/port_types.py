@@ -1,4 +1,6 @@
-"""The ONNX type rules of Loop and Scan ports, checked as each loop is converted.
+"""The ONNX type rules of Loop and Scan ports, checked as each loop is converted: each op states
+its rules (`type_rules`) and checks the ports only it has (`check_own_ports`) in its module;
+this module checks the ports they share and holds the checks they use.
 
 ONNX Loop (Inputs, Type Constraints, attribute `body`)::
 
@@ -26,23 +28,10 @@ import onnx
 import openvino as ov
 
 from ov_loops.errors import InputError
-from ov_loops.frontends.onnx.layout import LoopBody, PlaceholderValues
-from ov_loops.frontends.onnx.types import onnx_elem_type
+from ov_loops.frontends.onnx.load.types import onnx_elem_type
+from ov_loops.frontends.onnx.ops.layout import OnnxLoopLayout, PlaceholderValues
 
 T = onnx.TensorProto
-BODY_INPUTS = "the body's inputs are (iteration_num int64, condition bool, loop-carried values...)"
-CARRIED = "a loop-carried value has one element type at its initial value, body input and output"
-TYPE_RULES = {
-    ("Loop", "M"): "M is an int64 scalar",
-    ("Loop", "cond"): "cond is a bool scalar",
-    ("Loop", "iteration"): BODY_INPUTS,
-    ("Loop", "condition"): BODY_INPUTS,
-    ("Loop", "condition_output"): "the body's first output is the condition, a bool scalar",
-    ("Loop", "carried"): CARRIED,
-    ("Scan", "carried"): "a state has one element type at its initial value, body input and output",
-    ("Scan", "scan_input"): "a scan input's body input has the scan input's element type",
-    ("Scan", "sequence_lens"): "sequence_lens is an int64 tensor",
-}
 
 
 def type_name(elem_type: int) -> str:
@@ -50,40 +39,26 @@ def type_name(elem_type: int) -> str:
     return f"tensor({T.DataType.Name(elem_type).lower()})"
 
 
-def ill_typed(layout: LoopBody, port: str, found: str, rule: str) -> InputError:
+def ill_typed(layout: OnnxLoopLayout, port: str, found: str, rule: str) -> InputError:
     """The one-line error for `port` of `layout`'s node, which is `found`, against `rule`."""
-    return InputError(
-        f"{layout.path}: {port} {found}; ONNX {layout.op}: {TYPE_RULES[layout.op, rule]}"
-    )
+    return InputError(f"{layout.path}: {port} {found}; ONNX {layout.op}: {layout.type_rules[rule]}")
 
 
-def check_arriving(layout: LoopBody, values: PlaceholderValues) -> None:
+def check_arriving(layout: OnnxLoopLayout, values: PlaceholderValues) -> None:
     """The ports whose types are known before the body is converted: the loop's inputs as they
-    arrive, and the body inputs as the body declares them. Raise InputError at the first
-    breach (module docstring)."""
-    if layout.op == "Loop":
-        _check_flag(layout, values.trip_count, f"input M '{layout.trip_source}'", T.INT64, "M")
-        _check_flag(
-            layout, values.condition, f"input cond '{layout.condition_source}'", T.BOOL, "cond"
-        )
-        for position, name, elem_type, rule in (
-            (0, layout.iteration_input, T.INT64, "iteration"),
-            (1, layout.condition_input, T.BOOL, "condition"),
-        ):
-            declared = _declared(layout, name)
-            if declared not in (0, elem_type):
-                found = f"is declared {type_name(declared)}"
-                raise ill_typed(layout, f"body input {position} '{name}'", found, rule)
-    else:
-        lengths = values.sequence_lens
-        _check_flag(layout, lengths, "input sequence_lens", T.INT64, "sequence_lens", False)
+    arrive, and the body inputs as the body declares them (the op's own ports first). Raise
+    InputError at the first breach (module docstring)."""
+    layout.check_own_ports(values)
     for source, name, value in zip(layout.carried_sources, layout.carried_inputs, values.carried):
         _check_alike(layout, value, name, f"input '{source}'", "carried")
-    for entry, value in zip(layout.sliced if layout.op == "Scan" else (), values.sliced):
-        _check_alike(layout, value, entry.body_input, f"scan input '{entry.source}'", "scan_input")
+    rule = layout.sliced_rule
+    for entry, value in zip(layout.sliced if rule else (), values.sliced):
+        _check_alike(layout, value, entry.body_input, f"scan input '{entry.source}'", rule)
 
 
-def check_body_outputs(layout: LoopBody, carried_elem_types: list[int], body: ov.Model) -> None:
+def check_body_outputs(
+    layout: OnnxLoopLayout, carried_elem_types: list[int], body: ov.Model
+) -> None:
     """The converted body's condition output is bool, and each loop-carried output has the
     element type its value enters with (0: unknown)."""
     results, names = body.get_results(), [value.name for value in layout.body.output]
@@ -103,8 +78,8 @@ def check_body_outputs(layout: LoopBody, carried_elem_types: list[int], body: ov
             raise ill_typed(layout, port, text, "carried")
 
 
-def _check_flag(
-    layout: LoopBody, value, port: str, elem_type: int, rule: str, scalar: bool = True
+def check_flag(
+    layout: OnnxLoopLayout, value, port: str, elem_type: int, rule: str, scalar: bool = True
 ) -> None:
     """M, cond or sequence_lens (`value`, None when omitted) is of `elem_type`, and with
     `scalar` holds one element when its shape is static."""
@@ -118,9 +93,10 @@ def _check_flag(
         raise ill_typed(layout, port, f"has shape {list(shape.to_shape())}", rule)
 
 
-def _check_alike(layout: LoopBody, value: ov.Output, body_input: str, port: str, rule: str):
+def _check_alike(layout: OnnxLoopLayout, value: ov.Output, body_input: str, port: str, rule: str):
     """The value arriving at `port` has the element type its body input declares."""
-    declared, found = _declared(layout, body_input), onnx_elem_type(value.get_element_type())
+    declared = declared_elem_type(layout, body_input)
+    found = onnx_elem_type(value.get_element_type())
     if declared and found and declared != found:
         text = (
             f"is {type_name(found)} but body input '{body_input}' is declared {type_name(declared)}"
@@ -128,7 +104,7 @@ def _check_alike(layout: LoopBody, value: ov.Output, body_input: str, port: str,
         raise ill_typed(layout, port, text, rule)
 
 
-def _declared(layout: LoopBody, name: str | None) -> int:
+def declared_elem_type(layout: OnnxLoopLayout, name: str | None) -> int:
     """The element type the body declares for its input `name` (0: none)."""
     for value in layout.body.input:
         if value.name == name and value.type.HasField("tensor_type"):

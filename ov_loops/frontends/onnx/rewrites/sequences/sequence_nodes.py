@@ -10,10 +10,10 @@ from dataclasses import replace
 import numpy as np
 import onnx
 
-from ov_loops.frontends.onnx import sequence_concat, sequence_ops
-from ov_loops.frontends.onnx.sequence_emit import Emit
-from ov_loops.frontends.onnx.sequence_ops import EMPTY, Sequence, join_ranks
-from ov_loops.frontends.onnx.sequence_types import (
+from ov_loops.frontends.onnx.rewrites.sequences import sequence_concat, sequence_ops
+from ov_loops.frontends.onnx.rewrites.sequences.sequence_emit import Emit
+from ov_loops.frontends.onnx.rewrites.sequences.sequence_ops import EMPTY, Sequence, join_ranks
+from ov_loops.frontends.onnx.rewrites.sequences.sequence_types import (
     OPTIONAL,
     OPTIONAL_SEQUENCE,
     SEQUENCE,

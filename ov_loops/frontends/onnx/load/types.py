@@ -1,6 +1,9 @@
-"""ONNX types: element-type mapping to and from OpenVINO, and the types shape inference knows."""
+"""ONNX types: tensor types, element-type mapping to and from OpenVINO, and the types shape
+inference knows."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import onnx
 import openvino as ov
@@ -32,6 +35,32 @@ _ONNX_TO_OV = {
     T.STRING: ov.Type.string,
 }
 _OV_TO_ONNX = {element.get_type_name(): elem_type for elem_type, element in _ONNX_TO_OV.items()}
+
+
+@dataclass(frozen=True)
+class TensorType:
+    """An ONNX tensor type: elem_type 0 is unknown, `shape` None unknown rank, None dims dynamic."""
+
+    elem_type: int
+    shape: tuple[int | None, ...] | None
+
+    def without_axis(self, axis: int) -> TensorType:
+        """The type of one part of this tensor along `axis` (which is removed)."""
+        if self.shape is None:
+            return self
+        return TensorType(self.elem_type, self.shape[:axis] + self.shape[axis + 1 :])
+
+    def value_info(self, name: str) -> onnx.ValueInfoProto:
+        info = onnx.ValueInfoProto(name=name)
+        tensor = info.type.tensor_type
+        tensor.elem_type = self.elem_type
+        if self.shape is not None:
+            tensor.shape.SetInParent()
+            for length in self.shape:
+                dim = tensor.shape.dim.add()
+                if length is not None:
+                    dim.dim_value = length
+        return info
 
 
 def onnx_elem_type(element: ov.Type) -> int:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 
+from ov_loops.frontends.onnx.ops.loop import is_loop
 from ov_loops.frontends.onnx.scopes import all_graphs, subgraphs
 
 _ROUNDS = 16  # guesses settle in (loop depth) rounds; each later round generalises a dim
@@ -149,7 +150,7 @@ def _carried_values(model: onnx.ModelProto) -> list[tuple]:
     found = []
     for graph, _ in all_graphs(model.graph, "main"):
         for node in graph.node:
-            if node.op_type != "Loop" or node.domain not in ("", "ai.onnx"):
+            if not is_loop(node):
                 continue
             body = next(body for name, body in subgraphs(node) if name == "body")
             for index, initial in enumerate(node.input[2:]):

@@ -19,7 +19,7 @@ with no position that is a node of the body itself (so it runs exactly once per 
 inside an If); s_in is read by that SequenceInsert only; s_out by nothing but the Loop; s_final
 only by ConcatFromSequence and SequenceLength nodes of the Loop's graph (or by nothing). Then the
 sequence after iterations 1..n is [c_1, ..., c_k, x_1, ..., x_n], and the Loop gets a scan
-output X = stack(x_1, ..., x_n) on a new axis 0 (onnx.defs.get_schema("Loop").doc: "Scan_output
+output X = stack(x_1, ..., x_n) on a new axis 0 (the Loop schema's doc, onnx.defs: "Scan_output
 variables are used to implicitly concatenate values computed across all the iterations";
 onnxruntime and ov-loops stack them on a new axis 0) instead of carrying s, and its readers
 become, with r = rank(x) (quotes from onnx.defs.get_schema(op).doc and its attributes)::
@@ -65,8 +65,9 @@ from dataclasses import dataclass
 import numpy as np
 import onnx
 
-from ov_loops.frontends.onnx.carried_shapes import CarriedShapes
-from ov_loops.frontends.onnx.opsets import opset_version
+from ov_loops.frontends.onnx.load.opsets import opset_version
+from ov_loops.frontends.onnx.ops.loop import is_loop
+from ov_loops.frontends.onnx.rewrites.sequences.carried_shapes import CarriedShapes
 from ov_loops.frontends.onnx.scopes import (
     all_graphs,
     all_names,
@@ -127,7 +128,7 @@ def lists_appended_in_loops_become_scan_outputs(model: onnx.ModelProto) -> onnx.
     trues = _true_constants(model)
     # Innermost graphs first, so no graph changes while one nested in it is being rewritten.
     for graph, _ in reversed(list(all_graphs(model.graph, "main"))):
-        for loop in [node for node in graph.node if _is_standard(node, "Loop")]:
+        for loop in [node for node in graph.node if is_loop(node)]:
             for index in reversed(range(len(loop.input) - 2)):
                 found = appended_list(graph, loop, index, trues)
                 if found is None:
@@ -181,7 +182,7 @@ def _appending_chain(
             if producer.input[0] != body_input or len(producer.input) > 2 and producer.input[2]:
                 return None
             return threads, producer
-        if not _is_standard(producer, "Loop") or list(producer.input).count(body_input) != 1:
+        if not is_loop(producer) or list(producer.input).count(body_input) != 1:
             return None
         inner_index = list(producer.output).index(body_output)
         carried = producer.input[2:]

@@ -86,3 +86,15 @@ def _reorder(nodes, order: list[int]) -> None:
         copies.append(copy)
     del nodes[:]
     nodes.extend(copies)
+
+
+def sort_topologically(model: onnx.ModelProto) -> onnx.ModelProto:
+    """Put the nodes of every graph and function in topological order (stable).
+
+    Why: onnxruntime and OpenVINO accept unsorted graphs (they sort them), the ONNX checker
+    does not. A graph with a real cycle is an InputError naming a node on it.
+    """
+    sort_nodes(model.graph.node, "main")
+    for function in model.functions:
+        sort_nodes(function.node, f"function {function.name}")
+    return model

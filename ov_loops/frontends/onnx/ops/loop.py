@@ -1,4 +1,4 @@
-"""ONNX Loop (opsets 1-23) read as a LoopBody.
+"""ONNX Loop (opsets 1-23) read as an OnnxLoopLayout and registered for every opset.
 
 Semantics followed (ONNX Loop spec, "Operator semantics"; onnxruntime's behaviour where the
 spec's pseudo-code differs)::
@@ -26,25 +26,55 @@ from __future__ import annotations
 import onnx
 
 from ov_loops.errors import ConversionError
-from ov_loops.frontends.onnx.layout import (
-    LoopBody,
+from ov_loops.frontends.onnx.ops.body import loop_ir as translated_loop_ir
+from ov_loops.frontends.onnx.ops.layout import (
+    OnnxLoopLayout,
+    PlaceholderValues,
     StackedOutput,
     flag_shape,
     refuse_omitted_inputs,
 )
+from ov_loops.frontends.onnx.ops.port_types import (
+    check_flag,
+    declared_elem_type,
+    ill_typed,
+    type_name,
+)
+from ov_loops.frontends.onnx.ops.registry import is_loop_op, loop_op
+from ov_loops.frontends.onnx.ops.slicing import slice_iteration_gathers
+from ov_loops.frontends.onnx.rewrites.sequences.sequence_types import SequenceParts
 from ov_loops.frontends.onnx.scopes import captured_names
-from ov_loops.frontends.onnx.sequence_types import carried_groups
-from ov_loops.frontends.onnx.slicing import slice_iteration_gathers
+
+T = onnx.TensorProto
+BODY_INPUTS = "the body's inputs are (iteration_num int64, condition bool, loop-carried values...)"
 
 
-class OnnxLoop(LoopBody):
+def is_loop(node: onnx.NodeProto) -> bool:
+    """Whether `node` is an ONNX Loop (which the sequence rewrites look into)."""
+    return is_loop_op(node) and node.op_type == OnnxLoop.op
+
+
+@loop_op("Loop", opsets=(1, None))
+class OnnxLoop(OnnxLoopLayout):
     """One ONNX Loop node."""
 
-    op = "Loop"
+    type_rules = {
+        "M": "M is an int64 scalar",
+        "cond": "cond is a bool scalar",
+        "iteration": BODY_INPUTS,
+        "condition": BODY_INPUTS,
+        "condition_output": "the body's first output is the condition, a bool scalar",
+        "carried": "a loop-carried value has one element type at its initial value, body input "
+        "and output",
+    }
+    loop_ir = translated_loop_ir  # its body becomes the LoopIR (body.py)
 
     @classmethod
-    def read(cls, node: onnx.NodeProto, path: str, opset: int | None) -> OnnxLoop:
-        """Check the node's arity against its body; raise ConversionError naming the node."""
+    def read(
+        cls, node: onnx.NodeProto, path: str, opset: int | None, sequences: SequenceParts
+    ) -> OnnxLoop:
+        """Check the node's arity against its body; raise ConversionError naming the node.
+        `sequences` (the sequence rewrite's record) says which carried inputs are one value."""
         bodies = [a.g for a in node.attribute if a.name == "body" and a.type == a.GRAPH]
         if not bodies:
             raise ConversionError(f"{path}: Loop has no 'body' graph attribute")
@@ -92,5 +122,19 @@ class OnnxLoop(LoopBody):
             iteration_input=body.input[0].name,
             condition_input=body.input[1].name,
             condition_output=0,
-            carried_kinds=carried_groups(body.input[2:]),
+            carried_kinds=sequences.carried_kinds(carried_inputs),
         )
+
+    def check_own_ports(self, values: PlaceholderValues) -> None:
+        """M and cond as they arrive; the iteration number and condition as the body declares
+        them."""
+        check_flag(self, values.trip_count, f"input M '{self.trip_source}'", T.INT64, "M")
+        check_flag(self, values.condition, f"input cond '{self.condition_source}'", T.BOOL, "cond")
+        for position, name, elem_type, rule in (
+            (0, self.iteration_input, T.INT64, "iteration"),
+            (1, self.condition_input, T.BOOL, "condition"),
+        ):
+            declared = declared_elem_type(self, name)
+            if declared not in (0, elem_type):
+                found = f"is declared {type_name(declared)}"
+                raise ill_typed(self, f"body input {position} '{name}'", found, rule)

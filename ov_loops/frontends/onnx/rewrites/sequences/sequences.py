@@ -4,13 +4,14 @@ Every sequence becomes four tensors (buffer, sizes, ranks, shapes; see sequence_
 Optional of a tensor a sequence of zero or one element, an Optional of a sequence the sequence's
 four and a bool `present`. Sequence ops become tensor ops on them (sequence_nodes.py):
 
-    Loop     a carried sequence -> its parts carried (1-D, of any length), the body inputs
-             marked (sequence_types.MARKER) so the frontend makes them one CarriedValue
+    Loop     a carried sequence -> its parts carried (1-D, of any length), recorded (the body
+             inputs carrying them, sequence_types.SequenceParts) so that the frontend makes
+             them one CarriedValue
     If       a branch output sequence -> its parts output by both branches
     captures a body reading an outer sequence reads its parts
     model    a sequence input/output `x` -> inputs/outputs x, x.sizes, x.ranks, x.shapes
-             (x.present for an Optional of a sequence); ov_loops.sequence_values packs and
-             unpacks Python lists
+             (x.present for an Optional of a sequence), recorded for `check`;
+             ov_loops.sequence_values packs and unpacks Python lists
 
 A carried sequence's element rank is the fixpoint of its initial value's and the body's
 (ranks known before run time keep SequenceAt's result of static rank). What has no tensor form
@@ -26,25 +27,24 @@ import copy
 import onnx
 
 from ov_loops.errors import UnsupportedError, UnsupportedItem
-from ov_loops.frontends.onnx.carried_shapes import CarriedShapes
-from ov_loops.frontends.onnx.opsets import opset_version
-from ov_loops.frontends.onnx.scopes import all_graphs, all_names, fresh_name, node_label, subgraphs
-from ov_loops.frontends.onnx.sequence_emit import Emit
-from ov_loops.frontends.onnx.sequence_nodes import (
+from ov_loops.frontends.onnx.load.opsets import opset_version
+from ov_loops.frontends.onnx.ops.loop import is_loop
+from ov_loops.frontends.onnx.rewrites.sequences.carried_shapes import CarriedShapes
+from ov_loops.frontends.onnx.rewrites.sequences.sequence_emit import Emit
+from ov_loops.frontends.onnx.rewrites.sequences.sequence_nodes import (
     HANDLERS,
     Scope,
     as_kind,
     propagate_rank,
     widen,
 )
-from ov_loops.frontends.onnx.sequence_ops import Sequence, join_ranks
-from ov_loops.frontends.onnx.sequence_types import (
-    INPUT_MARKER,
-    MARKER,
+from ov_loops.frontends.onnx.rewrites.sequences.sequence_ops import Sequence, join_ranks
+from ov_loops.frontends.onnx.rewrites.sequences.sequence_types import (
     OPTIONAL,
     OPTIONAL_SEQUENCE,
     SEQUENCE,
     TENSOR,
+    SequenceParts,
     declared_rank,
     element_type,
     has_sequences,
@@ -52,13 +52,15 @@ from ov_loops.frontends.onnx.sequence_types import (
     part_infos,
     part_names,
 )
+from ov_loops.frontends.onnx.scopes import all_graphs, all_names, fresh_name, node_label, subgraphs
 
 STANDARD = ("", "ai.onnx")
 Plan = list  # per carried value: (kind, rank, element type), or None for a tensor
 
 
-def lower_sequences(model: onnx.ModelProto) -> onnx.ModelProto:
-    """Replace every Sequence/Optional value of every graph by tensors (the module docstring).
+def lower_sequences(model: onnx.ModelProto, record: SequenceParts | None = None) -> onnx.ModelProto:
+    """Replace every Sequence/Optional value of every graph by tensors (the module docstring);
+    `record` receives the parts of the sequences Loops carry and of the model's inputs.
 
     Why: OpenVINO's ONNX frontend converts only a few sequence patterns, and a Loop-5 port
     carries a tensor; tensors also let the LoopIR passes see every value.
@@ -66,7 +68,7 @@ def lower_sequences(model: onnx.ModelProto) -> onnx.ModelProto:
     if not has_sequences(model):
         return model
     _name_nodes(model)
-    lowering = SequenceLowering(model)
+    lowering = SequenceLowering(model, SequenceParts() if record is None else record)
     lowering.main(model.graph)
     if lowering.items:
         raise UnsupportedError(lowering.items)
@@ -123,19 +125,22 @@ def _proven_ranks(model: onnx.ModelProto, found: dict) -> dict[str, tuple[int, i
 
 
 class SequenceLowering:
-    """Rewrites graphs in place, collecting what it cannot rewrite in `items`."""
+    """Rewrites graphs in place, collecting what it cannot rewrite in `items` and the parts it
+    made in `record`."""
 
-    def __init__(self, model: onnx.ModelProto) -> None:
+    def __init__(self, model: onnx.ModelProto, record: SequenceParts) -> None:
         self.model = model
+        self.record = record
         self.opset = opset_version(model) or 11
         self.taken = all_names(model.graph)
         self.info = _tensor_info(model)
         self.items: list[UnsupportedItem] = []
 
     def _scratch(self) -> SequenceLowering:
-        """A lowering for a trial run: its own names, ranks and refusals."""
+        """A lowering for a trial run: its own names, ranks, refusals and record."""
         trial = copy.copy(self)
         trial.taken, trial.info, trial.items = set(self.taken), dict(self.info), []
+        trial.record = SequenceParts()
         return trial
 
     def _refuse(self, node: onnx.NodeProto, path: str, reason: str) -> None:
@@ -165,7 +170,8 @@ class SequenceLowering:
             elem_type = element_type(value.type).tensor_type.elem_type
             made = _sequence_of(kind, names, elem_type, declared_rank(value.type))
             scope[value.name] = made
-            inputs.extend(part_infos(made, f"{INPUT_MARKER} {kind}"))
+            self.record.inputs.append((kind, made.names()))
+            inputs.extend(part_infos(made))
         del graph.input[:]
         graph.input.extend(inputs)
         self.rewrite(graph, scope, "main")
@@ -212,7 +218,7 @@ class SequenceLowering:
             reason = HANDLERS[node.op_type](node, scope, e, self.info)
             if reason:
                 self._refuse(node, path, reason)
-        elif standard and node.op_type == "Loop":
+        elif is_loop(node):
             self._loop(node, scope, path, nodes)
         elif standard and node.op_type == "If":
             self._if(node, scope, path, nodes)
@@ -268,7 +274,8 @@ class SequenceLowering:
             elem_type = elem_type or element_type(value.type).tensor_type.elem_type
             made = _sequence_of(kind, part_names(value.name, kind, self.taken), elem_type, rank)
             inner[value.name] = made
-            inputs.extend(part_infos(made, f"{MARKER} {kind}"))
+            self.record.carried[made.names()] = kind
+            inputs.extend(part_infos(made))
         del body.input[:]
         body.input.extend(inputs)
         self.rewrite(body, inner, f"{path}/body")

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import onnx
 
-from ov_loops.frontends.onnx.sequence_emit import Emit
-from ov_loops.frontends.onnx.sequence_ops import Sequence, element_shape
+from ov_loops.frontends.onnx.rewrites.sequences.sequence_emit import Emit
+from ov_loops.frontends.onnx.rewrites.sequences.sequence_ops import Sequence, element_shape
 
 
 def concat_index(e: Emit, lengths: str, pre: str, post: str, offsets: str) -> str:

@@ -1,65 +1,18 @@
-"""The ONNX-level passes every loaded model goes through before conversion, in order.
+"""Rewrites: constants with no elements, which OpenVINO's ONNX frontend and CPU plugin mistake.
 
-Each pass takes the model and returns it (changed in place, or a new one). Those before the
-ONNX checker make valid models the checker would refuse checkable; those after it may assume
-a valid model.
+`expand_to_an_empty_shape_is_identity` drops an Expand to the empty shape;
+`keep_empty_constants_empty` computes every empty constant with ConstantOfShape.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 import onnx
 
-from ov_loops.errors import UnsupportedError, UnsupportedItem
-from ov_loops.frontends.onnx.checker import check_model
-from ov_loops.frontends.onnx.inline import inline_local_functions
-from ov_loops.frontends.onnx.opsets import opset_version
-from ov_loops.frontends.onnx.order import sort_nodes
-from ov_loops.frontends.onnx.placeholders import PLACEHOLDER_DOMAIN
-from ov_loops.frontends.onnx.scopes import all_graphs, all_names, fresh_name, node_label
-from ov_loops.frontends.onnx.sequence_appends import lists_appended_in_loops_become_scan_outputs
-from ov_loops.frontends.onnx.sequences import lower_sequences
+from ov_loops.frontends.onnx.load.opsets import opset_version
+from ov_loops.frontends.onnx.scopes import all_graphs, all_names, fresh_name
 
-Rewrite = Callable[[onnx.ModelProto], onnx.ModelProto]
 T = onnx.TensorProto
-
-
-def sort_topologically(model: onnx.ModelProto) -> onnx.ModelProto:
-    """Put the nodes of every graph and function in topological order (stable).
-
-    Why: onnxruntime and OpenVINO accept unsorted graphs (they sort them), the ONNX checker
-    does not. A graph with a real cycle is an InputError naming a node on it.
-    """
-    sort_nodes(model.graph.node, "main")
-    for function in model.functions:
-        sort_nodes(function.node, f"function {function.name}")
-    return model
-
-
-def refuse_placeholder_domain(model: onnx.ModelProto) -> onnx.ModelProto:
-    """Refuse nodes in the domain of ov-loops' own loop placeholders.
-
-    Why: the converter would take such a node for one of its placeholders (and skip it). The
-    model is valid ONNX that ov-loops cannot convert, so this is an UnsupportedError (exit 1)
-    like any op without a conversion.
-    """
-    items = [
-        UnsupportedItem(
-            node.op_type,
-            node.domain,
-            None,
-            f"{path}/{node_label(node, index)}",
-            "domain reserved for ov-loops' own placeholders",
-        )
-        for graph, path in all_graphs(model.graph, "main")
-        for index, node in enumerate(graph.node)
-        if node.domain == PLACEHOLDER_DOMAIN
-    ]
-    if items:
-        raise UnsupportedError(items)
-    return model
 
 
 # ConstantOfShape-9's value types; the others arrived in later opsets or never.
@@ -180,22 +133,3 @@ def _constant_of_shape(
     return shape, onnx.helper.make_node(
         "ConstantOfShape", [shape_name], [output], name=name, value=zero
     )
-
-
-REWRITES: tuple[Rewrite, ...] = (
-    sort_topologically,
-    check_model,  # not a rewrite: the ONNX checker, on the model as the user wrote it
-    inline_local_functions,
-    refuse_placeholder_domain,  # after inlining: functions may hold such nodes too
-    lists_appended_in_loops_become_scan_outputs,  # the fast path before the general rewrite
-    lower_sequences,  # before the two below: it writes empty constants
-    expand_to_an_empty_shape_is_identity,
-    keep_empty_constants_empty,
-)
-
-
-def prepare(model: onnx.ModelProto) -> onnx.ModelProto:
-    """Apply REWRITES in order."""
-    for rewrite in REWRITES:
-        model = rewrite(model)
-    return model

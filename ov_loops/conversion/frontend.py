@@ -1,0 +1,64 @@
+"""OpenVINO's ONNX frontend as the driver uses it: one FrontEnd per conversion, with an extension
+expanding the loop placeholders, that converts a graph partially (ops without a conversion stay
+as framework nodes, for the driver to report) and normalises the result."""
+
+from __future__ import annotations
+
+import io
+import weakref
+from collections.abc import Callable
+
+import onnx
+import openvino as ov
+from openvino.frontend import FrontEndManager
+from openvino.frontend.onnx import ConversionExtension
+
+from ov_loops.errors import ConversionError, message_line
+
+
+class Frontend:
+    """OpenVINO's ONNX FrontEnd whose extension calls `expand` for every placeholder of the
+    `ops` (op types) in the placeholders' `domain`."""
+
+    def __init__(self, expand: Callable, ops: list[str], domain: str) -> None:
+        self._frontend = FrontEndManager().load_by_framework("onnx")
+        callback = _weak_callback(expand)
+        for op in ops:
+            self._frontend.add_extension(ConversionExtension(op, domain, callback))
+
+    def convert(
+        self, model: onnx.ModelProto, path: str, input_shapes: dict[str, ov.PartialShape]
+    ) -> ov.Model:
+        """`model` converted as far as the frontend can (the graph at `path`, for errors), its
+        inputs given `input_shapes`; ConversionError when OpenVINO fails."""
+        try:
+            loaded = self._frontend.load(io.BytesIO(model.SerializeToString()))
+            _set_input_shapes(loaded, input_shapes)
+            return self._frontend.convert_partially(loaded)
+        except Exception as exc:  # OpenVINO raises plain RuntimeErrors with long messages
+            raise ConversionError(f"{path}: OpenVINO cannot convert: {message_line(exc)}") from None
+
+    def normalize(self, model: ov.Model) -> None:
+        self._frontend.normalize(model)
+
+
+def _set_input_shapes(loaded, shapes: dict[str, ov.PartialShape]) -> None:
+    """Give the frontend the main graph's input shapes, bounded dims (which the ONNX model
+    cannot state) included; an input nothing reads has no place (with_declared_inputs)."""
+    for name, shape in shapes.items():
+        place = loaded.get_place_by_tensor_name(name)
+        if place is not None:
+            loaded.set_partial_shape(place, shape)
+
+
+def _weak_callback(method):
+    """A callable for the frontend's ConversionExtension that does not keep the method's object
+    alive: the FrontEnd holds the extension in C++, so a bound method there would make a cycle
+    (object -> FrontEnd -> extension -> object) that Python's collector cannot see, and every
+    Converter would leak with its models and graphs."""
+    reference = weakref.WeakMethod(method)
+
+    def call(*args):
+        return reference()(*args)
+
+    return call

@@ -1,0 +1,62 @@
+"""The ONNX-level passes every loaded model goes through before conversion, in order.
+
+Each pass takes the model and returns it (changed in place, or a new one). Those before the
+ONNX checker make valid models the checker would refuse checkable; those after it may assume
+a valid model. The sequence rewrite also records the parts it made of each sequence
+(SequenceParts), which come with the model (PreparedModel).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+
+import onnx
+
+from ov_loops.frontends.onnx.load.checker import check_model
+from ov_loops.frontends.onnx.load.inline import inline_local_functions
+from ov_loops.frontends.onnx.load.order import sort_topologically
+from ov_loops.frontends.onnx.rewrites.empty_constants import (
+    expand_to_an_empty_shape_is_identity,
+    keep_empty_constants_empty,
+)
+from ov_loops.frontends.onnx.rewrites.placeholder_domain import refuse_placeholder_domain
+from ov_loops.frontends.onnx.rewrites.sequences.sequence_appends import (
+    lists_appended_in_loops_become_scan_outputs,
+)
+from ov_loops.frontends.onnx.rewrites.sequences.sequence_types import SequenceParts
+from ov_loops.frontends.onnx.rewrites.sequences.sequences import lower_sequences
+
+Rewrite = Callable[[onnx.ModelProto], onnx.ModelProto]
+
+
+@dataclass
+class PreparedModel:
+    """A model ready for conversion, and what its rewrites made that the model cannot say."""
+
+    model: onnx.ModelProto
+    sequences: SequenceParts = field(default_factory=SequenceParts)
+
+
+def rewrites(sequences: SequenceParts) -> tuple[Rewrite, ...]:
+    """The rewrites, in order; the sequence rewrite records its parts in `sequences`."""
+    return (
+        sort_topologically,
+        check_model,  # not a rewrite: the ONNX checker, on the model as the user wrote it
+        inline_local_functions,
+        refuse_placeholder_domain,  # after inlining: functions may hold such nodes too
+        lists_appended_in_loops_become_scan_outputs,  # the fast path before the general rewrite
+        partial(lower_sequences, record=sequences),  # before the two below: it writes empty
+        # constants
+        expand_to_an_empty_shape_is_identity,
+        keep_empty_constants_empty,
+    )
+
+
+def prepare(model: onnx.ModelProto) -> PreparedModel:
+    """Apply the rewrites in order."""
+    sequences = SequenceParts()
+    for rewrite in rewrites(sequences):
+        model = rewrite(model)
+    return PreparedModel(model, sequences)

@@ -1,0 +1,114 @@
+"""ONNX types of sequence and optional values, the tensor parts they become, and the record of
+which parts the rewrite made (`SequenceParts`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import onnx
+
+from ov_loops.contract.values import (
+    OPTIONAL,
+    OPTIONAL_SEQUENCE,
+    SEQUENCE,
+    TENSOR,
+    CarriedKind,
+    SequenceKind,
+)
+from ov_loops.frontends.onnx.rewrites.sequences.sequence_ops import Sequence
+from ov_loops.frontends.onnx.scopes import all_graphs, fresh_name
+
+T = onnx.TensorProto
+
+
+@dataclass
+class SequenceParts:
+    """What the sequence rewrite made of the values the converter and `check` must know as one:
+    the parts of each sequence a Loop carries (the names of the body inputs carrying it, in
+    order) and of each sequence input of the model, with their kinds. The rewritten model
+    cannot say it (its parts are plain tensors); this record comes with it (PreparedModel)."""
+
+    carried: dict[tuple[str, ...], SequenceKind] = field(default_factory=dict)
+    inputs: list[tuple[SequenceKind, tuple[str, ...]]] = field(default_factory=list)
+
+    def carried_kinds(self, body_inputs: list[str]) -> list[CarriedKind]:
+        """The kind of each value carried by the Loop body inputs named `body_inputs`, in order:
+        the parts of a recorded sequence are one value, any other input a tensor. (A sequence's
+        parts after the first have names unique in the model, so parts of one Loop's body are
+        never taken for another's.)"""
+        kinds, position = [], 0
+        while position < len(body_inputs):
+            kind = next(
+                (
+                    found
+                    for parts, found in self.carried.items()
+                    if tuple(body_inputs[position : position + len(parts)]) == parts
+                ),
+                TENSOR,
+            )
+            kinds.append(kind)
+            position += kind.ports
+        return kinds
+
+
+def kind_of(value_type: onnx.TypeProto) -> CarriedKind | str | None:
+    """TENSOR, SEQUENCE, OPTIONAL (of a tensor), OPTIONAL_SEQUENCE, None when not declared, or a
+    description of what has no tensor form (a map, a sequence of sequences, ...)."""
+    which = value_type.WhichOneof("value")
+    if which in (None, "tensor_type"):
+        return TENSOR if which else None
+    if which == "sequence_type":
+        inner = kind_of(value_type.sequence_type.elem_type)
+        return SEQUENCE if inner in (TENSOR, None) else f"sequence of {inner}s"
+    if which == "optional_type":
+        inner = kind_of(value_type.optional_type.elem_type)
+        if inner in (TENSOR, SEQUENCE, None):
+            return OPTIONAL_SEQUENCE if inner == SEQUENCE else OPTIONAL
+        return f"optional of a {inner}"
+    return which.replace("_type", "")
+
+
+def element_type(value_type: onnx.TypeProto) -> onnx.TypeProto:
+    """The tensor type of the elements of a sequence/optional type (itself for a tensor)."""
+    which = value_type.WhichOneof("value")
+    if which == "sequence_type":
+        return element_type(value_type.sequence_type.elem_type)
+    if which == "optional_type":
+        return element_type(value_type.optional_type.elem_type)
+    return value_type
+
+
+def declared_rank(value_type: onnx.TypeProto) -> int | None:
+    tensor = element_type(value_type).tensor_type
+    return len(tensor.shape.dim) if tensor.HasField("shape") else None
+
+
+def part_names(name: str, kind: CarriedKind, taken: set[str]) -> tuple[str, ...]:
+    """Names of the tensors a sequence value `name` becomes: itself for the buffer, then the
+    kind's other parts (`name.sizes`, ...; contract/values.py), each made unique. An empty name
+    (an omitted output) stays empty."""
+    if not name:
+        return ("",) * kind.ports
+    return (name,) + tuple(fresh_name(part, taken) for part in kind.part_names(name)[1:])
+
+
+def part_infos(value: Sequence) -> list[onnx.ValueInfoProto]:
+    """Typed value infos of a sequence's parts: 1-D buffer, 1-D int64 sizes, ranks and shapes,
+    a bool scalar `present`."""
+    types = [value.elem_type, T.INT64, T.INT64, T.INT64, T.BOOL]
+    return [
+        onnx.helper.make_tensor_value_info(name, elem_type, [] if index == 4 else [None])
+        for index, (name, elem_type) in enumerate(zip(value.names(), types))
+    ]
+
+
+def has_sequences(model: onnx.ModelProto) -> bool:
+    """Whether any graph of the model declares, or any node makes, a non-tensor value."""
+    for graph, _ in all_graphs(model.graph, "main"):
+        infos = [*graph.input, *graph.output, *graph.value_info]
+        if any(kind_of(info.type) not in (TENSOR, None) for info in infos):
+            return True
+        if any(node.op_type.startswith(("Sequence", "Optional")) or node.op_type in (
+            "ConcatFromSequence", "SplitToSequence") for node in graph.node):  # fmt: skip
+            return True
+    return False
