@@ -35,8 +35,8 @@ def available_devices() -> list[str]:
 
 def compile_model(model: ov.Model | str, device: str, precision: str) -> ov.CompiledModel:
     """Compile on `device`; with precision "f32", ask for f32 inference where the device takes
-    the hint (a CPU with bf16 units would otherwise compute in bf16). Absent devices are an InputError that
-    lists the devices present."""
+    the hint (a CPU with bf16 units would otherwise compute in bf16). Absent devices are an
+    InputError that lists the devices present."""
     present = available_devices()
     base = device.split(":")[0].split(".")[0]
     if base not in ("AUTO", "MULTI", "HETERO") and not any(
