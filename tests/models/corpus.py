@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,8 +48,8 @@ class Model:
     @property
     def exporter(self) -> str:
         """The exporter without its version ("tf2onnx", "torch.onnx dynamo", ...)."""
-        words = self.entry["exporter"].split()
-        return " ".join(w for w in words if not w[:1].isdigit()).replace(" (dynamo=False)", "")
+        words = re.sub(r"\s*\(.*?\)", "", self.entry["exporter"].split(",")[0]).split()
+        return " ".join(w for w in words if not w[:1].isdigit())
 
     def sets(self) -> list[tuple[dict, dict]]:
         """(inputs, expected outputs) of each committed input set: the framework's outputs,
