@@ -1,0 +1,207 @@
+"""The (model, feature) pairs of the exporter corpus that fail today: each an
+`xfail(strict=True)` in tests/models/test_exporter_corpus.py, so that a fix turns it into an
+XPASS (a failure): whoever fixes it deletes its line. One entry per line, sorted; the reason
+names the defect class and the item of issue 22.
+
+`REFUSED` lists pairs where a clear refusal (ConversionError) is the right answer: the test
+asserts the refusal.
+"""
+
+from __future__ import annotations
+
+# Defect classes (the reasons of KNOWN_FAILURES).
+STATEFUL_WRONG_STATE = (
+    "issue 22 item 1: --stateful chunked != whole (weights or inputs made Variables)"
+)
+STATEFUL_NO_VARIABLE = "issue 22 item 2: --stateful makes no Variable"
+STATEFUL_FAILS_AT_INFERENCE = (
+    "issue 22 item 2: the --stateful IR fails at inference (PowerStatic broadcast)"
+)
+SHAPES_LOSE_STATIC_DIMS = "issue 22 item 3: output shapes lose static dims with a dynamic batch"
+ML_ARRAY_FEATURE_EXTRACTOR = "issue 22 item 8: ai.onnx.ml ArrayFeatureExtractor has no conversion"
+F64_COMPUTED_AS_F32 = "issue 22 item 8: f64 computed as f32 by the CPU plugin"
+LOCAL_FUNCTIONS_NOT_INLINED = (
+    "issue 22 (no item): skl2onnx's local ONNX functions (KNNImputer) are not inlined"
+)
+NPU_TF2ONNX_WHILE = (
+    "issue 22 item 9: NPU refuses a tf2onnx while loop whose count static shapes fix"
+)
+NPU_WHILE_COUNT_FROM_SHAPES = (
+    "issue 22 item 9: NPU refuses a while loop whose count static shapes fix"
+)
+NPU_SEQUENCE_SHAPES_DYNAMIC = (
+    "issue 22 item 9: NPU: a sequence's shapes stay dynamic with static inputs"
+)
+ILL_CONDITIONED = (
+    "no item: GPcovstd cancels in f32 (k(x,x) - v.v); OpenVINO and onnxruntime differ by 6%"
+)
+
+# Why a refusal is right (the reasons of REFUSED).
+STOPS_ON_DATA = "the loop stops on its data"
+COUNT_IS_AN_INPUT = "the trip count is a run-time input value"
+
+KNOWN_FAILURES: dict[tuple[str, str], str] = {
+    ("jax_lax_scan_f64", "shapes"): SHAPES_LOSE_STATIC_DIMS,
+    ("jax_lax_scan_f64", "stateful"): STATEFUL_WRONG_STATE,
+    ("jax_lax_scan_gru_batch_major", "shapes"): SHAPES_LOSE_STATIC_DIMS,
+    ("jax_lax_scan_gru_batch_major", "stateful"): STATEFUL_WRONG_STATE,
+    ("jax_lax_scan_weights_as_inputs", "stateful"): STATEFUL_WRONG_STATE,
+    ("jax_linen_bidirectional_gru", "shapes"): SHAPES_LOSE_STATIC_DIMS,
+    ("jax_linen_gru_carry_in", "shapes"): SHAPES_LOSE_STATIC_DIMS,
+    ("jax_linen_gru_carry_in", "stateful"): STATEFUL_WRONG_STATE,
+    ("jax_linen_gru_carry_init", "shapes"): SHAPES_LOSE_STATIC_DIMS,
+    ("jax_linen_gru_carry_init", "stateful"): STATEFUL_WRONG_STATE,
+    ("jax_linen_lstm_carry_in", "shapes"): SHAPES_LOSE_STATIC_DIMS,
+    ("jax_linen_lstm_carry_in", "stateful"): STATEFUL_WRONG_STATE,
+    ("jax_linen_lstm_carry_init", "shapes"): SHAPES_LOSE_STATIC_DIMS,
+    ("jax_linen_lstm_carry_init", "stateful"): STATEFUL_WRONG_STATE,
+    ("jax_linen_mgu_carry_init", "shapes"): SHAPES_LOSE_STATIC_DIMS,
+    ("jax_linen_mgu_carry_init", "stateful"): STATEFUL_WRONG_STATE,
+    ("jax_linen_nn_scan_gru_time_major", "shapes"): SHAPES_LOSE_STATIC_DIMS,
+    ("jax_linen_nn_scan_gru_time_major", "stateful"): STATEFUL_WRONG_STATE,
+    ("jax_linen_optimized_lstm", "shapes"): SHAPES_LOSE_STATIC_DIMS,
+    ("jax_linen_optimized_lstm", "stateful"): STATEFUL_WRONG_STATE,
+    ("jax_linen_simple_carry_in", "shapes"): SHAPES_LOSE_STATIC_DIMS,
+    ("jax_linen_simple_carry_in", "stateful"): STATEFUL_WRONG_STATE,
+    ("jax_linen_simple_carry_init", "shapes"): SHAPES_LOSE_STATIC_DIMS,
+    ("jax_linen_simple_carry_init", "stateful"): STATEFUL_WRONG_STATE,
+    ("jax_linen_stacked_gru_lstm", "stateful"): STATEFUL_WRONG_STATE,
+    ("skl_gaussian_process_dot_product", "default"): F64_COMPUTED_AS_F32,
+    ("skl_gaussian_process_dot_product", "max"): F64_COMPUTED_AS_F32,
+    ("skl_gaussian_process_dot_product", "none"): F64_COMPUTED_AS_F32,
+    ("skl_gaussian_process_dot_product", "npu"): F64_COMPUTED_AS_F32,
+    ("skl_gaussian_process_dot_product", "static-default"): F64_COMPUTED_AS_F32,
+    ("skl_gaussian_process_dot_product", "static-max"): F64_COMPUTED_AS_F32,
+    ("skl_gaussian_process_f32", "default"): ILL_CONDITIONED,
+    ("skl_gaussian_process_f32", "max"): ILL_CONDITIONED,
+    ("skl_gaussian_process_f32", "none"): ILL_CONDITIONED,
+    ("skl_gaussian_process_f32", "npu"): ILL_CONDITIONED,
+    ("skl_gaussian_process_f32", "static-default"): ILL_CONDITIONED,
+    ("skl_gaussian_process_f32", "static-max"): ILL_CONDITIONED,
+    ("skl_gaussian_process_f64", "default"): F64_COMPUTED_AS_F32,
+    ("skl_gaussian_process_f64", "max"): F64_COMPUTED_AS_F32,
+    ("skl_gaussian_process_f64", "none"): F64_COMPUTED_AS_F32,
+    ("skl_gaussian_process_f64", "npu"): F64_COMPUTED_AS_F32,
+    ("skl_gaussian_process_f64", "static-default"): F64_COMPUTED_AS_F32,
+    ("skl_gaussian_process_f64", "static-max"): F64_COMPUTED_AS_F32,
+    ("skl_knn_classifier_cosine", "default"): ML_ARRAY_FEATURE_EXTRACTOR,
+    ("skl_knn_classifier_cosine", "max"): ML_ARRAY_FEATURE_EXTRACTOR,
+    ("skl_knn_classifier_cosine", "none"): ML_ARRAY_FEATURE_EXTRACTOR,
+    ("skl_knn_classifier_cosine", "npu"): ML_ARRAY_FEATURE_EXTRACTOR,
+    ("skl_knn_classifier_cosine", "static-default"): ML_ARRAY_FEATURE_EXTRACTOR,
+    ("skl_knn_classifier_cosine", "static-max"): ML_ARRAY_FEATURE_EXTRACTOR,
+    ("skl_knn_classifier_distance_weights", "default"): ML_ARRAY_FEATURE_EXTRACTOR,
+    ("skl_knn_classifier_distance_weights", "max"): ML_ARRAY_FEATURE_EXTRACTOR,
+    ("skl_knn_classifier_distance_weights", "none"): ML_ARRAY_FEATURE_EXTRACTOR,
+    ("skl_knn_classifier_distance_weights", "npu"): ML_ARRAY_FEATURE_EXTRACTOR,
+    ("skl_knn_classifier_distance_weights", "static-default"): ML_ARRAY_FEATURE_EXTRACTOR,
+    ("skl_knn_classifier_distance_weights", "static-max"): ML_ARRAY_FEATURE_EXTRACTOR,
+    ("skl_knn_classifier_euclidean", "default"): ML_ARRAY_FEATURE_EXTRACTOR,
+    ("skl_knn_classifier_euclidean", "max"): ML_ARRAY_FEATURE_EXTRACTOR,
+    ("skl_knn_classifier_euclidean", "none"): ML_ARRAY_FEATURE_EXTRACTOR,
+    ("skl_knn_classifier_euclidean", "npu"): ML_ARRAY_FEATURE_EXTRACTOR,
+    ("skl_knn_classifier_euclidean", "static-default"): ML_ARRAY_FEATURE_EXTRACTOR,
+    ("skl_knn_classifier_euclidean", "static-max"): ML_ARRAY_FEATURE_EXTRACTOR,
+    ("skl_knn_classifier_manhattan", "default"): ML_ARRAY_FEATURE_EXTRACTOR,
+    ("skl_knn_classifier_manhattan", "max"): ML_ARRAY_FEATURE_EXTRACTOR,
+    ("skl_knn_classifier_manhattan", "none"): ML_ARRAY_FEATURE_EXTRACTOR,
+    ("skl_knn_classifier_manhattan", "npu"): ML_ARRAY_FEATURE_EXTRACTOR,
+    ("skl_knn_classifier_manhattan", "static-default"): ML_ARRAY_FEATURE_EXTRACTOR,
+    ("skl_knn_classifier_manhattan", "static-max"): ML_ARRAY_FEATURE_EXTRACTOR,
+    ("skl_knn_classifier_minkowski_p3", "default"): ML_ARRAY_FEATURE_EXTRACTOR,
+    ("skl_knn_classifier_minkowski_p3", "max"): ML_ARRAY_FEATURE_EXTRACTOR,
+    ("skl_knn_classifier_minkowski_p3", "none"): ML_ARRAY_FEATURE_EXTRACTOR,
+    ("skl_knn_classifier_minkowski_p3", "npu"): ML_ARRAY_FEATURE_EXTRACTOR,
+    ("skl_knn_classifier_minkowski_p3", "static-default"): ML_ARRAY_FEATURE_EXTRACTOR,
+    ("skl_knn_classifier_minkowski_p3", "static-max"): ML_ARRAY_FEATURE_EXTRACTOR,
+    ("skl_knn_imputer", "default"): LOCAL_FUNCTIONS_NOT_INLINED,
+    ("skl_knn_imputer", "max"): LOCAL_FUNCTIONS_NOT_INLINED,
+    ("skl_knn_imputer", "none"): LOCAL_FUNCTIONS_NOT_INLINED,
+    ("skl_knn_imputer", "npu"): LOCAL_FUNCTIONS_NOT_INLINED,
+    ("skl_knn_imputer", "static-default"): LOCAL_FUNCTIONS_NOT_INLINED,
+    ("skl_knn_imputer", "static-max"): LOCAL_FUNCTIONS_NOT_INLINED,
+    ("skl_knn_regressor_euclidean", "default"): ML_ARRAY_FEATURE_EXTRACTOR,
+    ("skl_knn_regressor_euclidean", "max"): ML_ARRAY_FEATURE_EXTRACTOR,
+    ("skl_knn_regressor_euclidean", "none"): ML_ARRAY_FEATURE_EXTRACTOR,
+    ("skl_knn_regressor_euclidean", "npu"): ML_ARRAY_FEATURE_EXTRACTOR,
+    ("skl_knn_regressor_euclidean", "static-default"): ML_ARRAY_FEATURE_EXTRACTOR,
+    ("skl_knn_regressor_euclidean", "static-max"): ML_ARRAY_FEATURE_EXTRACTOR,
+    ("skl_knn_regressor_multi_target_distance", "default"): ML_ARRAY_FEATURE_EXTRACTOR,
+    ("skl_knn_regressor_multi_target_distance", "max"): ML_ARRAY_FEATURE_EXTRACTOR,
+    ("skl_knn_regressor_multi_target_distance", "none"): ML_ARRAY_FEATURE_EXTRACTOR,
+    ("skl_knn_regressor_multi_target_distance", "npu"): ML_ARRAY_FEATURE_EXTRACTOR,
+    ("skl_knn_regressor_multi_target_distance", "static-default"): ML_ARRAY_FEATURE_EXTRACTOR,
+    ("skl_knn_regressor_multi_target_distance", "static-max"): ML_ARRAY_FEATURE_EXTRACTOR,
+    ("skl_radius_neighbors_regressor", "default"): ML_ARRAY_FEATURE_EXTRACTOR,
+    ("skl_radius_neighbors_regressor", "max"): ML_ARRAY_FEATURE_EXTRACTOR,
+    ("skl_radius_neighbors_regressor", "none"): ML_ARRAY_FEATURE_EXTRACTOR,
+    ("skl_radius_neighbors_regressor", "npu"): ML_ARRAY_FEATURE_EXTRACTOR,
+    ("skl_radius_neighbors_regressor", "static-default"): ML_ARRAY_FEATURE_EXTRACTOR,
+    ("skl_radius_neighbors_regressor", "static-max"): ML_ARRAY_FEATURE_EXTRACTOR,
+    ("tf_keras_bidirectional_gru", "npu"): NPU_TF2ONNX_WHILE,
+    ("tf_keras_conv1d_gru_classifier", "npu"): NPU_TF2ONNX_WHILE,
+    ("tf_keras_custom_cell_rnn", "npu"): NPU_TF2ONNX_WHILE,
+    ("tf_keras_custom_cell_rnn", "stateful"): STATEFUL_NO_VARIABLE,
+    ("tf_keras_gru_go_backwards", "npu"): NPU_TF2ONNX_WHILE,
+    ("tf_keras_gru_opset13", "npu"): NPU_TF2ONNX_WHILE,
+    ("tf_keras_gru_opset13", "stateful"): STATEFUL_NO_VARIABLE,
+    ("tf_keras_gru_reset_after", "npu"): NPU_TF2ONNX_WHILE,
+    ("tf_keras_gru_reset_after", "stateful"): STATEFUL_NO_VARIABLE,
+    ("tf_keras_gru_reset_before", "npu"): NPU_TF2ONNX_WHILE,
+    ("tf_keras_gru_reset_before", "stateful"): STATEFUL_NO_VARIABLE,
+    ("tf_keras_gru_state_in_out", "npu"): NPU_TF2ONNX_WHILE,
+    ("tf_keras_gru_state_in_out", "stateful"): STATEFUL_NO_VARIABLE,
+    ("tf_keras_gru_stateful_batch2", "npu"): NPU_TF2ONNX_WHILE,
+    ("tf_keras_gru_stateful_batch2", "stateful"): STATEFUL_NO_VARIABLE,
+    ("tf_keras_masking_gru_sequences", "npu"): NPU_TF2ONNX_WHILE,
+    ("tf_keras_masking_gru_sequences", "stateful"): STATEFUL_NO_VARIABLE,
+    ("tf_keras_masking_lstm", "npu"): NPU_TF2ONNX_WHILE,
+    ("tf_keras_simple_rnn_last", "npu"): NPU_TF2ONNX_WHILE,
+    ("tf_keras_simple_rnn_last", "stateful"): STATEFUL_NO_VARIABLE,
+    ("tf_keras_simple_rnn_sequences", "npu"): NPU_TF2ONNX_WHILE,
+    ("tf_keras_simple_rnn_sequences", "stateful"): STATEFUL_NO_VARIABLE,
+    ("tf_keras_stacked_lstm_gru_dense", "npu"): NPU_TF2ONNX_WHILE,
+    ("tf_keras_stacked_lstm_gru_dense", "stateful"): STATEFUL_NO_VARIABLE,
+    ("tf_keras_stacked_rnn_cells", "npu"): NPU_TF2ONNX_WHILE,
+    ("tf_keras_stacked_rnn_cells", "stateful"): STATEFUL_NO_VARIABLE,
+    ("tf_scan_cumulative", "npu"): NPU_TF2ONNX_WHILE,
+    ("tf_scan_cumulative", "stateful"): STATEFUL_NO_VARIABLE,
+    ("tf_scan_reverse_tuple", "npu"): NPU_TF2ONNX_WHILE,
+    ("tf_while_tensor_array", "npu"): NPU_WHILE_COUNT_FROM_SHAPES,
+    ("tf_while_tensor_array", "stateful"): STATEFUL_FAILS_AT_INFERENCE,
+    ("torch_dynamo_scan_rnn", "shapes"): SHAPES_LOSE_STATIC_DIMS,
+    ("torch_ts_concat_state_loop", "shapes"): SHAPES_LOSE_STATIC_DIMS,
+    ("torch_ts_concat_state_loop", "stateful"): STATEFUL_NO_VARIABLE,
+    ("torch_ts_elman_stack", "shapes"): SHAPES_LOSE_STATIC_DIMS,
+    ("torch_ts_elman_stack", "stateful"): STATEFUL_NO_VARIABLE,
+    ("torch_ts_gru_by_hand_cat", "npu"): NPU_SEQUENCE_SHAPES_DYNAMIC,
+    ("torch_ts_gru_by_hand_cat", "shapes"): SHAPES_LOSE_STATIC_DIMS,
+    ("torch_ts_gru_by_hand_cat", "stateful"): STATEFUL_NO_VARIABLE,
+    ("torch_ts_if_in_loop", "stateful"): STATEFUL_NO_VARIABLE,
+    ("torch_ts_two_layer_gru_by_hand", "shapes"): SHAPES_LOSE_STATIC_DIMS,
+    ("torch_ts_two_layer_gru_by_hand", "stateful"): STATEFUL_NO_VARIABLE,
+    ("torch_ts_weights_as_inputs", "stateful"): STATEFUL_NO_VARIABLE,
+}
+
+REFUSED: dict[tuple[str, str], str] = {
+    ("jax_while_greedy_decode", "npu"): STOPS_ON_DATA,
+    ("jax_while_loop_count_input", "npu"): COUNT_IS_AN_INPUT,
+    ("jax_while_loop_newton_sqrt", "npu"): STOPS_ON_DATA,
+    ("onnxscript_for_range_count", "npu"): COUNT_IS_AN_INPUT,
+    ("onnxscript_nested_for", "npu"): COUNT_IS_AN_INPUT,
+    ("onnxscript_while_collatz", "npu"): STOPS_ON_DATA,
+    ("onnxscript_while_newton", "npu"): STOPS_ON_DATA,
+    ("tf_nested_while", "npu"): COUNT_IS_AN_INPUT,
+    ("tf_while_loop_count_input", "npu"): COUNT_IS_AN_INPUT,
+    ("tf_while_loop_f64", "npu"): COUNT_IS_AN_INPUT,
+    ("tf_while_loop_newton", "npu"): STOPS_ON_DATA,
+    ("torch_dynamo_while_converge", "npu"): STOPS_ON_DATA,
+    ("torch_dynamo_while_count", "npu"): COUNT_IS_AN_INPUT,
+    ("torch_ts_beam_search_topk", "npu"): COUNT_IS_AN_INPUT,
+    ("torch_ts_count_input", "npu"): COUNT_IS_AN_INPUT,
+    ("torch_ts_greedy_topk_growing", "npu"): COUNT_IS_AN_INPUT,
+    ("torch_ts_kv_cache_list", "npu"): COUNT_IS_AN_INPUT,
+    ("torch_ts_nested_runtime_inner", "npu"): COUNT_IS_AN_INPUT,
+    ("torch_ts_while_break_append", "npu"): STOPS_ON_DATA,
+    ("torch_ts_while_converge", "npu"): STOPS_ON_DATA,
+}
