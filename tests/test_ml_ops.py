@@ -4,6 +4,8 @@ put beside their Scan (issue 22 item 8). Each case is compared with onnxruntime.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import onnx
 import pytest
@@ -157,3 +159,26 @@ def test_array_feature_extractor_refusals(data, reason):
     )
     with pytest.raises(UnsupportedError, match=reason):
         ov_loops.convert(made)
+
+
+CORPUS = Path(__file__).parent / "models" / "exporters"
+SKL2ONNX_EXTRACTORS = [  # the corpus's skl2onnx exports holding an ArrayFeatureExtractor
+    "skl_knn_classifier_cosine",
+    "skl_knn_classifier_distance_weights",
+    "skl_knn_classifier_euclidean",
+    "skl_knn_classifier_manhattan",
+    "skl_knn_classifier_minkowski_p3",
+    "skl_knn_regressor_euclidean",
+    "skl_knn_regressor_multi_target_distance",
+    "skl_radius_neighbors_regressor",
+]
+
+
+@pytest.mark.parametrize("name", SKL2ONNX_EXTRACTORS)
+def test_skl2onnx_nearest_neighbours_match_onnxruntime(tmp_path, name):
+    """The real exports (tests/models/exporters), both input sets, against onnxruntime (two
+    of them differ from sklearn as onnxruntime does: skl2onnx exports weights='distance' as
+    uniform weights)."""
+    made = onnx.load(CORPUS / f"{name}.onnx")
+    runs = [dict(np.load(CORPUS / f"{name}.{which}.npz")) for which in ("inputs", "inputs2")]
+    assert_matches_onnxruntime(made, runs, tmp_path, rtol=1e-5, atol=1e-6)
