@@ -244,6 +244,38 @@ def test_local_function_at_an_older_opset_is_inlined():
     np.testing.assert_allclose(got, [4.5], rtol=1e-6)
 
 
+def test_local_function_with_an_op_changed_in_a_branch_is_refused(tmp_path):
+    """A function at opset 16 in a model at 18 whose If branch holds a ReduceMax (its axes
+    became an input at 18): the ONNX checker lets it be, and given the model's opset the
+    branch would mean something else. Not inlined: its call is refused in one line naming it
+    and the op."""
+    branches = {
+        name: graph(
+            [node(op, ["a"], [name], axes=[0], keepdims=1)], [], [typed(name, T.FLOAT, [1])]
+        )
+        for name, op in (("then_branch", "ReduceMax"), ("else_branch", "ReduceMin"))
+    }
+    function = onnx.helper.make_function(
+        "local",
+        "Extreme",
+        ["a", "c"],
+        ["b"],
+        [node("If", ["c"], ["b"], **branches)],
+        [onnx.helper.make_opsetid("", 16)],
+    )
+    main = graph(
+        [node("Extreme", ["x", "c"], ["y"], domain="local")],
+        [typed("x", T.FLOAT, [3]), typed("c", T.BOOL, [])],
+        [typed("y", T.FLOAT, [1])],
+    )
+    made = model(main, 18)
+    made.functions.append(function)
+    made.opset_import.append(onnx.helper.make_opsetid("local", 1))
+    source = write(tmp_path, made)
+    fragments = ("local.Extreme at main/Extreme_0", "opset 16", "ReduceMax, ReduceMin changed")
+    assert_refused(tmp_path, source, 1, *fragments)
+
+
 def test_unsorted_graph_given_as_model_proto_is_left_as_it_was():
     main = graph(
         [node("Neg", ["a"], ["y"]), node("Relu", ["x"], ["a"])],
