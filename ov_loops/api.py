@@ -14,6 +14,7 @@ import onnx
 import openvino as ov
 
 from ov_loops.conversion.driver import convert_model
+from ov_loops.conversion.precision import f64_warning, keeps_f64_weights
 from ov_loops.conversion.report import Conversion
 from ov_loops.errors import ConversionError, InputError
 from ov_loops.frontends.onnx.load.input_specs import input_shapes, output_names
@@ -64,6 +65,8 @@ def translate(
     conversion = convert_model(loaded, profile, optimize=optimize, input_shapes=edits.shapes)
     edits.retype(conversion.model)
     log.info("converted %d loop(s) in %s", len(conversion.loops), _since(started))
+    if (warning := f64_warning(conversion.model)) is not None:
+        log.warning(warning)
     return conversion
 
 
@@ -90,7 +93,9 @@ def save(model: ov.Model, path: str | os.PathLike, compress_to_fp16: bool = True
     nothing is left half-written (nor a directory made for it).
 
     `compress_to_fp16` (on by default, as in `openvino.save_model` and `ovc`) stores f32
-    constants, those in loop bodies too, as f16 that the model converts back to f32.
+    constants, those in loop bodies too, as f16 that the model converts back to f32. Unlike
+    `ovc`, a model with f64 constants is stored without f16 weights: OpenVINO would round its
+    f64 constants to f16 too (conversion/precision.py).
 
     The IR is validated (`ov_loops.validate`) before it is moved into place: one the validator
     rejects is never written (ConversionError naming the loop and the rule; warnings do not
@@ -99,6 +104,9 @@ def save(model: ov.Model, path: str | os.PathLike, compress_to_fp16: bool = True
     target = Path(path)
     if target.suffix != ".xml":
         raise InputError(f"{target}: the output path must end in .xml")
+    if compress_to_fp16 and keeps_f64_weights(model):
+        log.info("the model has f64 constants: no weights stored as f16 (f64 kept)")
+        compress_to_fp16 = False
     made = make_directories(target.parent)
     started = time.perf_counter()
     try:

@@ -338,3 +338,28 @@ def test_nested_loops_with_runtime_counts_run_zero_times_each(optimize, tmp_path
         for n, k, rows in [(3, 2, 2), (2, 0, 3), (0, 3, 1), (4, 1, 2)]
     ]  # fmt: skip
     assert_matches_onnxruntime(_nested_runtime_count_loops(), runs, tmp_path, optimize=optimize)
+
+
+def test_if_whose_branches_return_different_ranks_is_refused():
+    """skl2onnx's KNNImputer (after inlining): an If returning [2] from one branch and [1, 2]
+    from the other, read by a ReduceSum to a scalar. onnxruntime runs it; OpenVINO's If has an
+    output of dynamic rank, which the CPU plugin refused at compile ("CPU plug-in doesn't
+    support If operation with dynamic rank"): refused at convert time, in one line naming the
+    If and its output. (In a Loop body the Loop's port of dynamic rank is refused first.)"""
+    branches = {
+        "then_branch": graph([node("Neg", ["w"], ["flat"])], [], [typed("flat", T.FLOAT, [2])]),
+        "else_branch": graph(
+            [node("Unsqueeze", ["w", "zero"], ["row"])], [], [typed("row", T.FLOAT, [1, 2])]
+        ),
+    }
+    nodes = [
+        node("If", ["flag"], ["picked"], name="choose", **branches),
+        node("ReduceSum", ["picked"], ["total"], keepdims=0),
+    ]
+    initializers = [const("zero", [0], np.int64)]
+    inputs = [typed("flag", T.BOOL, []), typed("w", T.FLOAT, [2])]
+    made = model(graph(nodes, inputs, [typed("total", T.FLOAT, None)], initializers))
+    with pytest.raises(ConversionError) as raised:
+        ov_loops.translate(made)
+    assert "\n" not in str(raised.value)
+    assert str(raised.value).startswith("If 'choose': output 0 ('picked') has a dynamic rank")

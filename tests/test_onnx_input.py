@@ -203,6 +203,79 @@ def test_unsorted_local_function_is_sorted_before_inlining():
     np.testing.assert_allclose(got, np.maximum(x, 0) * 2)
 
 
+def summing_function_model(function_opset: int, model_opset: int = 18) -> onnx.ModelProto:
+    """y = f(x), f a local function at `function_opset` running a Loop that adds x to a sum
+    3 times, then a ReduceSum of it."""
+    body = loop_body(
+        [node("Add", ["s_in", "a"], ["s_out"]), node("Identity", ["cond_in"], ["go"])],
+        [typed("s_in", T.FLOAT, [3])],
+        [typed("go", T.BOOL, []), typed("s_out", T.FLOAT, [3])],
+    )
+    function = onnx.helper.make_function(
+        "local",
+        "Sum3",
+        ["a"],
+        ["b"],
+        [
+            node("Constant", [], ["n"], value=onnx.numpy_helper.from_array(np.array(3))),
+            node("Constant", [], ["go0"], value=onnx.numpy_helper.from_array(np.array(True))),
+            node("Sub", ["a", "a"], ["zero"]),
+            node("Loop", ["n", "go0", "zero"], ["s"], body=body),
+            node("ReduceSum", ["s"], ["b"], keepdims=1),
+        ],
+        [onnx.helper.make_opsetid("", function_opset)],
+    )
+    main = graph(
+        [node("Sum3", ["x"], ["y"], domain="local")],
+        [typed("x", T.FLOAT, [3])],
+        [typed("y", T.FLOAT, [1])],
+    )
+    made = model(main, model_opset)
+    made.functions.append(function)
+    made.opset_import.append(onnx.helper.make_opsetid("local", 1))
+    return made
+
+
+def test_local_function_at_an_older_opset_is_inlined():
+    """skl2onnx's KNNImputer: functions at opsets 14 and 16 in a model at 18 (the ONNX checker
+    lets them be when every op means the same at both): inlined, and the Loop converted."""
+    x = np.array([-1.0, 0.5, 2.0], np.float32)
+    got = compile_f32(ov_loops.convert(summing_function_model(16)))({"x": x})[0]
+    np.testing.assert_allclose(got, [4.5], rtol=1e-6)
+
+
+def test_local_function_with_an_op_changed_in_a_branch_is_refused(tmp_path):
+    """A function at opset 16 in a model at 18 whose If branch holds a ReduceMax (its axes
+    became an input at 18): the ONNX checker lets it be, and given the model's opset the
+    branch would mean something else. Not inlined: its call is refused in one line naming it
+    and the op."""
+    branches = {
+        name: graph(
+            [node(op, ["a"], [name], axes=[0], keepdims=1)], [], [typed(name, T.FLOAT, [1])]
+        )
+        for name, op in (("then_branch", "ReduceMax"), ("else_branch", "ReduceMin"))
+    }
+    function = onnx.helper.make_function(
+        "local",
+        "Extreme",
+        ["a", "c"],
+        ["b"],
+        [node("If", ["c"], ["b"], **branches)],
+        [onnx.helper.make_opsetid("", 16)],
+    )
+    main = graph(
+        [node("Extreme", ["x", "c"], ["y"], domain="local")],
+        [typed("x", T.FLOAT, [3]), typed("c", T.BOOL, [])],
+        [typed("y", T.FLOAT, [1])],
+    )
+    made = model(main, 18)
+    made.functions.append(function)
+    made.opset_import.append(onnx.helper.make_opsetid("local", 1))
+    source = write(tmp_path, made)
+    fragments = ("local.Extreme at main/Extreme_0", "opset 16", "ReduceMax, ReduceMin changed")
+    assert_refused(tmp_path, source, 1, *fragments)
+
+
 def test_unsorted_graph_given_as_model_proto_is_left_as_it_was():
     main = graph(
         [node("Neg", ["a"], ["y"]), node("Relu", ["x"], ["a"])],

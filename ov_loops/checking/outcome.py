@@ -158,7 +158,32 @@ def report_of(outcome: Outcome, request: Request) -> CheckReport:
         report.opinions.append(judged)
     report.warnings.extend(empty_outputs(device.outputs))
     _explain_f16_weights(report, request.conversion is not None)
+    _explain_f64(report)
     return report
+
+
+def _explain_f64(report: CheckReport) -> None:
+    """A note naming the f64 outputs the device computed in a narrower precision, judged at
+    that precision's tolerance; when one mismatches, a hint at models that cancel."""
+    narrowed = [
+        (row, at)
+        for row, at in zip(report.rows, report.tolerances)
+        if row.dtype == "float64" and at.precision != "f64"
+    ]
+    if not narrowed:
+        return
+    precision = narrowed[0][1].precision
+    report.notes.append(
+        f"{', '.join(row.name for row, _ in narrowed)}: f64 computed in {precision} (OpenVINO's "
+        f"{report.device} plugin computes f64 as f32), so compared at {precision}'s tolerance, "
+        "not f64's"
+    )
+    if not all(row.ok for row, _ in narrowed):
+        report.hints.append(
+            "an output that cancels (a variance k(x,x) - v.v) loses more than that in any f32 "
+            "computation (onnxruntime's on an f32 export too): give --rtol/--atol NAME= where "
+            "the error is f32's, not a defect"
+        )
 
 
 def _explain_f16_weights(report: CheckReport, converted: bool) -> None:

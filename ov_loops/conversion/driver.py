@@ -23,6 +23,7 @@ import onnx
 import openvino as ov
 
 from ov_loops.conversion.frontend import Frontend
+from ov_loops.conversion.if_ranks import refuse_ifs_of_dynamic_rank
 from ov_loops.conversion.report import Conversion, ConvertedLoop, rederived
 from ov_loops.conversion.unsupported import unsupported_ops
 from ov_loops.errors import (
@@ -112,6 +113,7 @@ class Converter:
             loops = rederived(model, loops)
         copy_loop_outputs_into_concats(model)
         copy_concats_before_abs(model)  # the main graph and If bodies; Loop bodies have theirs
+        refuse_ifs_of_dynamic_rank(model)
         declared = with_declared_inputs(model, self._model.graph, self._input_shapes)
         declared.add_sinks([sink for loop in loops for sink in loop.states])
         return Conversion(declared, loops)

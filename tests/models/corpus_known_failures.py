@@ -18,11 +18,7 @@ STATEFUL_FAILS_AT_INFERENCE = (
     "issue 22 item 2: the --stateful IR fails at inference (PowerStatic broadcast)"
 )
 SHAPES_LOSE_STATIC_DIMS = "issue 22 item 3: output shapes lose static dims with a dynamic batch"
-ML_ARRAY_FEATURE_EXTRACTOR = "issue 22 item 8: ai.onnx.ml ArrayFeatureExtractor has no conversion"
 F64_COMPUTED_AS_F32 = "issue 22 item 8: f64 computed as f32 by the CPU plugin"
-LOCAL_FUNCTIONS_NOT_INLINED = (
-    "issue 22 (no item): skl2onnx's local ONNX functions (KNNImputer) are not inlined"
-)
 NPU_TF2ONNX_WHILE = (
     "issue 22 item 9: NPU refuses a tf2onnx while loop whose count static shapes fix"
 )
@@ -39,6 +35,9 @@ ILL_CONDITIONED = (
 # Why a refusal is right (the reasons of REFUSED).
 STOPS_ON_DATA = "the loop stops on its data"
 COUNT_IS_AN_INPUT = "the trip count is a run-time input value"
+IF_OF_DYNAMIC_RANK = (
+    "an If's branches return different ranks, which OpenVINO's CPU plugin cannot compile"
+)
 
 KNOWN_FAILURES: dict[tuple[str, str], str] = {
     ("jax_lax_scan_f64", "shapes"): SHAPES_LOSE_STATIC_DIMS,
@@ -84,60 +83,6 @@ KNOWN_FAILURES: dict[tuple[str, str], str] = {
     ("skl_gaussian_process_f64", "npu"): F64_COMPUTED_AS_F32,
     ("skl_gaussian_process_f64", "static-default"): F64_COMPUTED_AS_F32,
     ("skl_gaussian_process_f64", "static-max"): F64_COMPUTED_AS_F32,
-    ("skl_knn_classifier_cosine", "default"): ML_ARRAY_FEATURE_EXTRACTOR,
-    ("skl_knn_classifier_cosine", "max"): ML_ARRAY_FEATURE_EXTRACTOR,
-    ("skl_knn_classifier_cosine", "none"): ML_ARRAY_FEATURE_EXTRACTOR,
-    ("skl_knn_classifier_cosine", "npu"): ML_ARRAY_FEATURE_EXTRACTOR,
-    ("skl_knn_classifier_cosine", "static-default"): ML_ARRAY_FEATURE_EXTRACTOR,
-    ("skl_knn_classifier_cosine", "static-max"): ML_ARRAY_FEATURE_EXTRACTOR,
-    ("skl_knn_classifier_distance_weights", "default"): ML_ARRAY_FEATURE_EXTRACTOR,
-    ("skl_knn_classifier_distance_weights", "max"): ML_ARRAY_FEATURE_EXTRACTOR,
-    ("skl_knn_classifier_distance_weights", "none"): ML_ARRAY_FEATURE_EXTRACTOR,
-    ("skl_knn_classifier_distance_weights", "npu"): ML_ARRAY_FEATURE_EXTRACTOR,
-    ("skl_knn_classifier_distance_weights", "static-default"): ML_ARRAY_FEATURE_EXTRACTOR,
-    ("skl_knn_classifier_distance_weights", "static-max"): ML_ARRAY_FEATURE_EXTRACTOR,
-    ("skl_knn_classifier_euclidean", "default"): ML_ARRAY_FEATURE_EXTRACTOR,
-    ("skl_knn_classifier_euclidean", "max"): ML_ARRAY_FEATURE_EXTRACTOR,
-    ("skl_knn_classifier_euclidean", "none"): ML_ARRAY_FEATURE_EXTRACTOR,
-    ("skl_knn_classifier_euclidean", "npu"): ML_ARRAY_FEATURE_EXTRACTOR,
-    ("skl_knn_classifier_euclidean", "static-default"): ML_ARRAY_FEATURE_EXTRACTOR,
-    ("skl_knn_classifier_euclidean", "static-max"): ML_ARRAY_FEATURE_EXTRACTOR,
-    ("skl_knn_classifier_manhattan", "default"): ML_ARRAY_FEATURE_EXTRACTOR,
-    ("skl_knn_classifier_manhattan", "max"): ML_ARRAY_FEATURE_EXTRACTOR,
-    ("skl_knn_classifier_manhattan", "none"): ML_ARRAY_FEATURE_EXTRACTOR,
-    ("skl_knn_classifier_manhattan", "npu"): ML_ARRAY_FEATURE_EXTRACTOR,
-    ("skl_knn_classifier_manhattan", "static-default"): ML_ARRAY_FEATURE_EXTRACTOR,
-    ("skl_knn_classifier_manhattan", "static-max"): ML_ARRAY_FEATURE_EXTRACTOR,
-    ("skl_knn_classifier_minkowski_p3", "default"): ML_ARRAY_FEATURE_EXTRACTOR,
-    ("skl_knn_classifier_minkowski_p3", "max"): ML_ARRAY_FEATURE_EXTRACTOR,
-    ("skl_knn_classifier_minkowski_p3", "none"): ML_ARRAY_FEATURE_EXTRACTOR,
-    ("skl_knn_classifier_minkowski_p3", "npu"): ML_ARRAY_FEATURE_EXTRACTOR,
-    ("skl_knn_classifier_minkowski_p3", "static-default"): ML_ARRAY_FEATURE_EXTRACTOR,
-    ("skl_knn_classifier_minkowski_p3", "static-max"): ML_ARRAY_FEATURE_EXTRACTOR,
-    ("skl_knn_imputer", "default"): LOCAL_FUNCTIONS_NOT_INLINED,
-    ("skl_knn_imputer", "max"): LOCAL_FUNCTIONS_NOT_INLINED,
-    ("skl_knn_imputer", "none"): LOCAL_FUNCTIONS_NOT_INLINED,
-    ("skl_knn_imputer", "npu"): LOCAL_FUNCTIONS_NOT_INLINED,
-    ("skl_knn_imputer", "static-default"): LOCAL_FUNCTIONS_NOT_INLINED,
-    ("skl_knn_imputer", "static-max"): LOCAL_FUNCTIONS_NOT_INLINED,
-    ("skl_knn_regressor_euclidean", "default"): ML_ARRAY_FEATURE_EXTRACTOR,
-    ("skl_knn_regressor_euclidean", "max"): ML_ARRAY_FEATURE_EXTRACTOR,
-    ("skl_knn_regressor_euclidean", "none"): ML_ARRAY_FEATURE_EXTRACTOR,
-    ("skl_knn_regressor_euclidean", "npu"): ML_ARRAY_FEATURE_EXTRACTOR,
-    ("skl_knn_regressor_euclidean", "static-default"): ML_ARRAY_FEATURE_EXTRACTOR,
-    ("skl_knn_regressor_euclidean", "static-max"): ML_ARRAY_FEATURE_EXTRACTOR,
-    ("skl_knn_regressor_multi_target_distance", "default"): ML_ARRAY_FEATURE_EXTRACTOR,
-    ("skl_knn_regressor_multi_target_distance", "max"): ML_ARRAY_FEATURE_EXTRACTOR,
-    ("skl_knn_regressor_multi_target_distance", "none"): ML_ARRAY_FEATURE_EXTRACTOR,
-    ("skl_knn_regressor_multi_target_distance", "npu"): ML_ARRAY_FEATURE_EXTRACTOR,
-    ("skl_knn_regressor_multi_target_distance", "static-default"): ML_ARRAY_FEATURE_EXTRACTOR,
-    ("skl_knn_regressor_multi_target_distance", "static-max"): ML_ARRAY_FEATURE_EXTRACTOR,
-    ("skl_radius_neighbors_regressor", "default"): ML_ARRAY_FEATURE_EXTRACTOR,
-    ("skl_radius_neighbors_regressor", "max"): ML_ARRAY_FEATURE_EXTRACTOR,
-    ("skl_radius_neighbors_regressor", "none"): ML_ARRAY_FEATURE_EXTRACTOR,
-    ("skl_radius_neighbors_regressor", "npu"): ML_ARRAY_FEATURE_EXTRACTOR,
-    ("skl_radius_neighbors_regressor", "static-default"): ML_ARRAY_FEATURE_EXTRACTOR,
-    ("skl_radius_neighbors_regressor", "static-max"): ML_ARRAY_FEATURE_EXTRACTOR,
     ("tf_keras_bidirectional_gru", "npu"): NPU_TF2ONNX_WHILE,
     ("tf_keras_conv1d_gru_classifier", "npu"): NPU_TF2ONNX_WHILE,
     ("tf_keras_custom_cell_rnn", "npu"): NPU_TF2ONNX_WHILE,
@@ -191,6 +136,12 @@ REFUSED: dict[tuple[str, str], str] = {
     ("onnxscript_nested_for", "npu"): COUNT_IS_AN_INPUT,
     ("onnxscript_while_collatz", "npu"): STOPS_ON_DATA,
     ("onnxscript_while_newton", "npu"): STOPS_ON_DATA,
+    ("skl_knn_imputer", "default"): IF_OF_DYNAMIC_RANK,
+    ("skl_knn_imputer", "max"): IF_OF_DYNAMIC_RANK,
+    ("skl_knn_imputer", "none"): IF_OF_DYNAMIC_RANK,
+    ("skl_knn_imputer", "npu"): IF_OF_DYNAMIC_RANK,
+    ("skl_knn_imputer", "static-default"): IF_OF_DYNAMIC_RANK,
+    ("skl_knn_imputer", "static-max"): IF_OF_DYNAMIC_RANK,
     ("tf_nested_while", "npu"): COUNT_IS_AN_INPUT,
     ("tf_while_loop_count_input", "npu"): COUNT_IS_AN_INPUT,
     ("tf_while_loop_f64", "npu"): COUNT_IS_AN_INPUT,

@@ -17,6 +17,9 @@ import onnx
 from ov_loops.frontends.onnx.load.checker import check_model
 from ov_loops.frontends.onnx.load.inline import inline_local_functions
 from ov_loops.frontends.onnx.load.order import sort_topologically
+from ov_loops.frontends.onnx.rewrites.array_feature_extractor import (
+    array_feature_extractor_as_gather,
+)
 from ov_loops.frontends.onnx.rewrites.empty_constants import (
     expand_to_an_empty_shape_is_identity,
     keep_empty_constants_empty,
@@ -46,6 +49,8 @@ def rewrites(sequences: SequenceParts) -> tuple[Rewrite, ...]:
         check_model,  # not a rewrite: the ONNX checker, on the model as the user wrote it
         inline_local_functions,
         refuse_placeholder_domain,  # after inlining: functions may hold such nodes too
+        array_feature_extractor_as_gather,  # ai.onnx.ml ops OpenVINO cannot convert; after
+        # inlining too
         lists_appended_in_loops_become_scan_outputs,  # the fast path before the general rewrite
         partial(lower_sequences, record=sequences),  # before the two below: it writes empty
         # constants
