@@ -110,8 +110,9 @@ def _inputs(layout: OnnxLoopLayout, index: dict[str, int], values: PlaceholderVa
 def _one_flag(result: ov.Node, what: str) -> ov.Node:
     """The condition Result as Loop-5 takes it (a scalar or [1]). A condition of several
     elements (a Less of two vectors where the body declares a scalar) is read as onnxruntime's
-    Loop kernel reads it, by its first element (`*cond.Data<bool>()`), with a warning; one of
-    no element is false (onnxruntime reads past its end)::
+    Loop kernel reads it, by its first element (`*cond.Data<bool>()`), with a warning when it
+    surely has another number of elements than one; one of no element is false (onnxruntime
+    reads past its end)::
 
         shape [] or [1]   -> as is
         otherwise         -> concat(flatten(cond), [false])[0]
@@ -120,7 +121,7 @@ def _one_flag(result: ov.Node, what: str) -> ov.Node:
     shape = value.get_partial_shape()
     if shape.is_static and shape.to_shape() in (ov.Shape([]), ov.Shape([1])):
         return result
-    if not (shape.rank.is_static and shape.rank.get_length() <= 1 and shape.is_dynamic):
+    if shape.rank.is_static and any(dim.is_static and dim.get_length() != 1 for dim in shape):
         log.warning(
             "%s (the condition) has shape %s, not one element: its first element decides "
             "whether the loop goes on, as onnxruntime reads it",
