@@ -122,7 +122,8 @@ def guard_zero_iterations(
         cut = ops.variadic_split(output, ops.constant(np.int64(axis)), split_lengths).output(0)
         if empty_shape is not None and dynamic_besides(output, axis):
             shape = ops.select(zero, empty_shape, ops.shape_of(cut, ov.Type.i64))
-            cut = ops.reshape(cut, shape, False).output(0)
+            reshaped = ops.reshape(cut, shape, False).output(0)
+            cut = _keep_static_dims(reshaped, cut.get_partial_shape(), _dims_of(empty_shape))
         guarded.append(cut)
     return guarded
 
@@ -162,18 +163,30 @@ def _pick_by_shape(zero: ov.Output, start: ov.Output, output: ov.Output) -> ov.O
     end = ops.select(zero, first_length, ops.shape_of(both, ov.Type.i64))
     picked = ops.slice(both, begin, end, ops.constant(np.array([1], np.int64)), none)
     shape = ops.select(zero, ops.shape_of(start, ov.Type.i64), ops.shape_of(output, ov.Type.i64))
-    return _keep_common_dims(ops.reshape(picked, shape, False).output(0), start, output)
+    reshaped = ops.reshape(picked, shape, False).output(0)
+    return _keep_static_dims(reshaped, start.get_partial_shape(), output.get_partial_shape())
 
 
-def _keep_common_dims(value: ov.Output, start: ov.Output, output: ov.Output) -> ov.Output:
-    """`value` (a reshape to a run-time shape, all its dims dynamic) declared with the static
-    dims `start` and `output` share: a Reshape with special_zero copies every other dim.
-    Without it a carried value [?,8] guarded in an inner loop returns [?,?], and the outer
-    loop's carried type relaxes to [?,?] (then RefuseZeroRunReshapedCarry refuses the inner
-    loop)."""
+def _dims_of(shape: ov.Output) -> ov.PartialShape | None:
+    """The shape a shape vector states, when it is known before run time."""
+    known = ovgraph.folded_value(shape)
+    return None if known is None else ov.PartialShape([int(d) for d in known.reshape(-1)])
+
+
+def _keep_static_dims(
+    value: ov.Output, first: ov.PartialShape, second: ov.PartialShape | None
+) -> ov.Output:
+    """`value` (a reshape to a run-time shape that is `first` or `second`, so all its dims
+    are dynamic to OpenVINO) declared with the static dims both share: a Reshape with
+    special_zero copies every other dim, and at run time changes nothing. Without it a carried
+    value [?,8] guarded in an inner loop returns [?,?], and the outer loop's carried type
+    relaxes to [?,?] (then RefuseZeroRunReshapedCarry refuses the inner loop); a stacked
+    output [?,?,8] of a loop that may run zero times came out [?,?,?]."""
+    if second is None or first.rank.is_dynamic or first.rank != second.rank:
+        return value
     common = [
         mine.get_length() if mine.is_static and mine == theirs else 0
-        for mine, theirs in zip(start.get_partial_shape(), output.get_partial_shape())
+        for mine, theirs in zip(first, second)
     ]
     if not any(common):
         return value

@@ -5,12 +5,15 @@ The body keeps the frontend's Parameters and Results; this adds what Loop-5 need
     sliced body input        -> Parameter with a length-1 axis at the slicing axis, squeezed
     stacked body output      -> Result of the value with a length-1 axis at its stacking axis
     no condition output      -> a Result of constant true (the execution condition)
+    condition of several elements -> its first element, with a warning (as onnxruntime)
     port_map inputs          -> merged (carried) | invariant (captures read) | sliced (read)
     port_map outputs         -> last value (carried) | concatenated (stacked, axis)
     iteration number, if read -> current_iteration; condition output -> execution_condition
 """
 
 from __future__ import annotations
+
+import logging
 
 import numpy as np
 import openvino as ov
@@ -28,6 +31,8 @@ from ov_loops.frontends.onnx.ops.layout import OnnxLoopLayout, PlaceholderValues
 from ov_loops.loopir.loop import LoopIR, LoopResult
 from ov_loops.loopir.steps import Reverse
 from ov_loops.loopir.trip_count import InitialCondition, TripCount
+
+log = logging.getLogger(__name__)
 
 
 def onnx_loop_ir(
@@ -52,6 +57,8 @@ def onnx_loop_ir(
     if condition is None:
         results.append(ops.result(ops.constant(True)))
         condition = len(results) - 1
+    else:
+        results[condition] = _one_flag(results[condition], f"{layout.path}: body output 0")
 
     inputs, outer = _inputs(layout, index, values, slice_axes)
     outputs = [LastValueOutput(UNNUMBERED, out) for out in layout.carried_outputs]
@@ -98,6 +105,33 @@ def _inputs(layout: OnnxLoopLayout, index: dict[str, int], values: PlaceholderVa
             inputs.append(SlicedInput(UNNUMBERED, index[entry.body_input], axis, **direction))
             outer.append(value)
     return inputs, outer
+
+
+def _one_flag(result: ov.Node, what: str) -> ov.Node:
+    """The condition Result as Loop-5 takes it (a scalar or [1]). A condition of several
+    elements (a Less of two vectors where the body declares a scalar) is read as onnxruntime's
+    Loop kernel reads it, by its first element (`*cond.Data<bool>()`), with a warning when it
+    surely has another number of elements than one; one of no element is false (onnxruntime
+    reads past its end)::
+
+        shape [] or [1]   -> as is
+        otherwise         -> concat(flatten(cond), [false])[0]
+    """
+    value = result.input_value(0)
+    shape = value.get_partial_shape()
+    if shape.is_static and shape.to_shape() in (ov.Shape([]), ov.Shape([1])):
+        return result
+    if shape.rank.is_static and any(dim.is_static and dim.get_length() != 1 for dim in shape):
+        log.warning(
+            "%s (the condition) has shape %s, not one element: its first element decides "
+            "whether the loop goes on, as onnxruntime reads it",
+            what,
+            shape,
+        )
+    flat = ops.reshape(value, _i64(-1), False)
+    padded = ops.concat([flat, ops.constant(np.array([False]))], 0)
+    first = ops.gather(padded, _i64(0), _i64(0))
+    return ops.result(first)
 
 
 def _i64(*values: int) -> ov.Output:

@@ -30,6 +30,9 @@ from ov_loops.frontends.onnx.rewrites.sequences.sequence_appends import (
 )
 from ov_loops.frontends.onnx.rewrites.sequences.sequence_types import SequenceParts
 from ov_loops.frontends.onnx.rewrites.sequences.sequences import lower_sequences
+from ov_loops.frontends.onnx.rewrites.shapeless_inputs import (
+    shapeless_inputs_take_declared_shapes,
+)
 
 Rewrite = Callable[[onnx.ModelProto], onnx.ModelProto]
 
@@ -51,6 +54,7 @@ def rewrites(sequences: SequenceParts) -> tuple[Rewrite, ...]:
         refuse_placeholder_domain,  # after inlining: functions may hold such nodes too
         array_feature_extractor_as_gather,  # ai.onnx.ml ops OpenVINO cannot convert; after
         # inlining too
+        shapeless_inputs_take_declared_shapes,  # after inlining: a function's loop may take one
         lists_appended_in_loops_become_scan_outputs,  # the fast path before the general rewrite
         partial(lower_sequences, record=sequences),  # before the two below: it writes empty
         # constants

@@ -29,7 +29,7 @@ import numpy as np
 import onnx
 
 from ov_loops.frontends.onnx.ops.loop import is_loop
-from ov_loops.frontends.onnx.scopes import all_graphs, subgraphs
+from ov_loops.frontends.onnx.scopes import all_graphs, captured_names, defined_names, subgraphs
 
 _ROUNDS = 16  # guesses settle in (loop depth) rounds; each later round generalises a dim
 _KEPT = 64  # initializers up to this many elements keep their values for inference
@@ -51,6 +51,7 @@ class CarriedShapes:
         copy = onnx.ModelProto()
         copy.CopyFrom(model)
         _weights_as_inputs(copy.graph)
+        outer_constants_inside(copy.graph)
         loops = _carried_values(copy)
         assumed: list[Shape] = [None] * len(loops)
         guessing = True  # first assume the initial values' shapes, until they settle
@@ -141,6 +142,37 @@ def _weights_as_inputs(graph: onnx.GraphProto) -> None:
             )
     del graph.initializer[:]
     graph.initializer.extend(kept)
+
+
+def outer_constants_inside(graph: onnx.GraphProto, outer: dict | None = None) -> None:
+    """Give every subgraph of `graph` (in place; a copy for inference) an initializer of each
+    small constant it reads from an enclosing graph (a Constant node's tensor or an
+    initializer of at most _KEPT elements). ONNX shape inference reads a constant input's value
+    (a ReduceSum's axes, a Reshape's shape) only from the graph that holds the node: a body's
+    `ReduceSum(x, axes)` with `axes` a Constant of the main graph (as TorchScript exports
+    write them) left its output of unknown rank, and a list appending it was refused."""
+    visible = dict(outer or {})
+    visible.update((tensor.name, tensor) for tensor in graph.initializer if _small(tensor))
+    for node in graph.node:
+        value = next(
+            (a.t for a in node.attribute if a.name == "value" and a.type == a.TENSOR), None
+        )
+        constant = node.op_type == "Constant" and node.domain in ("", "ai.onnx")
+        if constant and value is not None and _small(value):
+            visible[node.output[0]] = value
+    for node in graph.node:
+        for _, body in subgraphs(node):
+            own = defined_names(body)
+            for name in captured_names(body):
+                if name in visible and name not in own:
+                    tensor = body.initializer.add()
+                    tensor.CopyFrom(visible[name])
+                    tensor.name = name
+            outer_constants_inside(body, visible)
+
+
+def _small(tensor: onnx.TensorProto) -> bool:
+    return int(np.prod(tensor.dims)) <= _KEPT
 
 
 def _carried_values(model: onnx.ModelProto) -> list[tuple]:

@@ -29,9 +29,9 @@ TensorInfo = dict[str, tuple[int, object]]
 Handler = Callable[[onnx.NodeProto, Scope, Emit, TensorInfo], "str | None"]
 HANDLERS: dict[str, Handler] = {}
 UNKNOWN_RANK = (
-    "the rank of the sequence's elements is not known before run time (it differs between "
-    "elements, or nothing declares it) and OpenVINO's CPU plugin needs it: declare the element "
-    "shape of the sequence input"
+    "the rank of the sequence's elements is not known before run time (the tensors put in it "
+    "differ in rank, or neither the model's types nor ONNX shape inference give theirs) and "
+    "OpenVINO's CPU plugin needs it"
 )
 
 

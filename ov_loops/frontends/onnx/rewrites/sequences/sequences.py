@@ -29,7 +29,10 @@ import onnx
 from ov_loops.errors import UnsupportedError, UnsupportedItem
 from ov_loops.frontends.onnx.load.opsets import opset_version
 from ov_loops.frontends.onnx.ops.loop import is_loop
-from ov_loops.frontends.onnx.rewrites.sequences.carried_shapes import CarriedShapes
+from ov_loops.frontends.onnx.rewrites.sequences.carried_shapes import (
+    CarriedShapes,
+    outer_constants_inside,
+)
 from ov_loops.frontends.onnx.rewrites.sequences.sequence_emit import Emit
 from ov_loops.frontends.onnx.rewrites.sequences.sequence_nodes import (
     HANDLERS,
@@ -95,6 +98,7 @@ def _tensor_info(model: onnx.ModelProto) -> dict[str, tuple[int, int | None]]:
         for info in [*graph.input, *graph.output, *graph.value_info]:
             if kind_of(info.type) not in (TENSOR, None):
                 element_type(info.type).tensor_type.ClearField("shape")
+    outer_constants_inside(stripped.graph)
     with contextlib.suppress(Exception):  # inference is a help, not a requirement
         stripped = onnx.shape_inference.infer_shapes(stripped)
     found = {}

@@ -1,0 +1,90 @@
+"""Rewrite: a graph input typed without a shape takes the shape the loop body it enters declares.
+
+onnxruntime's test harness (and some hand-written models) types graph inputs with an element
+type and no shape, and the Loop or Scan body with shapes. onnxruntime runs them: it feeds the
+values and the body reads them as its types say. OpenVINO makes such an input a Parameter of
+dynamic rank, which a Loop-5 port (and the CPU plugin's Parameter) cannot have::
+
+    x: float (no shape)  -> Loop(M, cond, x) whose body input 2 is float[2]
+        => x: float[2]
+    M: int64, cond: bool (no shapes) -> Loop(M, cond, ...) whose body inputs 0 and 1 (the
+        iteration number and condition) are declared [] (or [1])
+        => M: int64[], cond: bool[]   (or [1]: onnxruntime takes either, OpenVINO one of them)
+    x: float (no shape)  -> Scan-9+ (..., x) scanning x, whose body reads float[3, ?] parts
+        => x: float[?, ?, ?]   (the parts' rank and one more; the dims are left unknown)
+
+Only main-graph inputs without any shape change, and only when every loop that takes one
+declares the same shape for it (else it is left as it is). The dims a loop-carried value
+gets are the body's numbers (symbols become unknown dims): a value fed with other dims is then
+refused by OpenVINO when the request is made, as for any input of a declared shape.
+"""
+
+from __future__ import annotations
+
+import onnx
+
+from ov_loops.frontends.onnx.load.opsets import opset_version
+from ov_loops.frontends.onnx.scopes import all_graphs
+
+Dims = tuple[int | None, ...]
+
+
+def shapeless_inputs_take_declared_shapes(model: onnx.ModelProto) -> onnx.ModelProto:
+    """Give each shapeless tensor input of the main graph the shape the loop bodies that take
+    it declare (module docstring); the model, changed in place."""
+    shapeless = {
+        value.name: value
+        for value in model.graph.input
+        if value.type.HasField("tensor_type") and not value.type.tensor_type.HasField("shape")
+    }
+    if not shapeless:
+        return model
+    wanted: dict[str, set[Dims | None]] = {}
+    opset = opset_version(model)
+    scan_9 = opset is None or opset >= 9
+    for graph, _ in all_graphs(model.graph, "main"):
+        for node in graph.node:
+            for name, dims in _declared_feeds(node, scan_9):
+                if name in shapeless:
+                    wanted.setdefault(name, set()).add(dims)
+    for name, shapes in wanted.items():
+        if len(shapes) == 1 and None not in shapes:
+            _declare(shapeless[name], next(iter(shapes)))
+    return model
+
+
+def _declared_feeds(node: onnx.NodeProto, scan_9: bool) -> list[tuple[str, Dims | None]]:
+    """(input name, the shape the node's body declares for it, or None) for each input of a
+    Loop (M and cond as its iteration number and condition, its initial loop-carried values)
+    or of a Scan-9+ (states and scanned inputs)."""
+    bodies = [a.g for a in node.attribute if a.name == "body" and a.type == a.GRAPH]
+    if node.domain not in ("", "ai.onnx") or not bodies:
+        return []
+    body = bodies[0]
+    if node.op_type == "Loop":
+        return [(name, _dims(value)) for name, value in zip(node.input, body.input) if name]
+    if node.op_type != "Scan" or not scan_9:
+        return []
+    scanned = next((a.i for a in node.attribute if a.name == "num_scan_inputs"), 0)
+    states = len(node.input) - scanned
+    feeds = [(name, _dims(value)) for name, value in zip(node.input[:states], body.input)]
+    for name, value in zip(node.input[states:], body.input[states:]):
+        part = _dims(value)
+        feeds.append((name, None if part is None else (None,) * (len(part) + 1)))
+    return feeds
+
+
+def _dims(value: onnx.ValueInfoProto) -> Dims | None:
+    tensor = value.type.tensor_type
+    if not (value.type.HasField("tensor_type") and tensor.HasField("shape")):
+        return None
+    return tuple(d.dim_value if d.HasField("dim_value") else None for d in tensor.shape.dim)
+
+
+def _declare(value: onnx.ValueInfoProto, dims: Dims) -> None:
+    shape = value.type.tensor_type.shape
+    shape.SetInParent()
+    for length in dims:
+        dim = shape.dim.add()
+        if length is not None:
+            dim.dim_value = length
