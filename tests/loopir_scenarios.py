@@ -225,11 +225,13 @@ def rank13_stack_dynamic_runtime_trip_count_zero() -> Scenario:
     return _rank13(-1, 0, runtime=True)
 
 
-def accumulating_loop(count: int, runtime: bool = True, carried_shape=(2,)) -> Scenario:
+def accumulating_loop(
+    count: int, runtime: bool = True, carried_shape=(2,), entering=(2,)
+) -> Scenario:
     """y = y + x (x captured), stacked, `count` times: a runtime trip count fed as M, or a
     constant one. `carried_shape` is the body's declared shape of y (a dynamic one is
-    tightened by the body to [2])."""
-    x, y0 = _parameter("x", [2]), _parameter("y0", [2])
+    tightened by the body to [2]); `entering` the declared shape of its initial value y0."""
+    x, y0 = _parameter("x", [2]), _parameter("y0", list(entering))
     y, x_in = _parameter("y", list(carried_shape)), _parameter("x_in", [2])
     y_next = ops.add(y, x_in)
     results = [ops.result(y_next), _stacked(y_next), _always()]
@@ -257,6 +259,13 @@ def _runtime_trip_count_zero() -> Scenario:
 @scenario_as("runtime_trip_count_three")
 def _runtime_trip_count_three() -> Scenario:
     return accumulating_loop(3)
+
+
+@scenario_as("runtime_trip_count_carried_value_entering_unknown")
+def _entering_unknown() -> Scenario:
+    """y enters as [?] and leaves as [2]: its zero runs go to an If around the Loop-5
+    (passes/zero_run_carry.py)."""
+    return accumulating_loop(2, carried_shape=(-1,), entering=(-1,))
 
 
 @scenario

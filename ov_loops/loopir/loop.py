@@ -48,7 +48,9 @@ class LoopIR:
     """A loop: node path, op, LoopSpec, body, the outer value of every port_map input (by
     external port), trip count and initial condition, logical carried values, and the values it
     gives its graph (in the frontend's output order); `applied` says what optimisations did
-    to it, one phrase each ("hoisted 2 MatMul")."""
+    to it, one phrase each ("hoisted 2 MatMul"); `zero_run_branch`: its run of no iteration is
+    taken outside the Loop-5, by an If around it (passes/zero_run_carry.py), so the Loop-5
+    itself runs at least once."""
 
     path: str
     op: str
@@ -60,6 +62,7 @@ class LoopIR:
     carried: tuple[CarriedValue, ...]
     results: tuple[LoopResult, ...]
     applied: tuple[str, ...] = ()
+    zero_run_branch: bool = False
 
     @property
     def may_run_zero(self) -> bool:

@@ -3,11 +3,12 @@
 Order: constants are inlined first (the copies below must not see their Parameters); the
 copies before an Abs of a shared Concat next, before the simplification, whose MOC would
 otherwise rewrite such a Concat wrongly itself (abs_concats.py); other copies inside the body
-after the optimisations; then the refusal, which reads the body's final shapes; the zero-iteration
-guards read each concatenated output's per-iteration part, so they come before the parts of
-rank above 12 are flattened; a loop computed from constants alone gets its run-time input
-after the passes that read or rewrite the body. The iteration's Parameter moves first last of
-all, once no pass adds Parameters any more.
+after the optimisations; then the zero-run branch, which reads the body's final shapes and
+spares its loops the zero-iteration guards; those guards read each concatenated output's
+per-iteration part, so they come before the parts of rank above 12 are flattened; a loop
+computed from constants alone gets its run-time input after the passes that read or rewrite
+the body. The iteration's Parameter moves first last of all, once no pass adds Parameters any
+more.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from ov_loops.loopir.passes.port_rank import FlattenHighRankStacks
 from ov_loops.loopir.passes.simplify import SimplifyBody
 from ov_loops.loopir.passes.unbounded_carries import UnboundedCarryLengths
 from ov_loops.loopir.passes.unroll import UnrollIterations
-from ov_loops.loopir.passes.zero_run_carry import RefuseZeroRunReshapedCarry
+from ov_loops.loopir.passes.zero_run_carry import BranchZeroRunsOfReshapedCarries
 
 PIPELINE: tuple[type[LoopPass], ...] = (
     InlineConstantCaptures,
@@ -45,7 +46,7 @@ PIPELINE: tuple[type[LoopPass], ...] = (
     UnrollIterations,
     CopyCapturesIntoConcats,
     CopyBackEdges,
-    RefuseZeroRunReshapedCarry,
+    BranchZeroRunsOfReshapedCarries,
     GuardZeroIterationRuns,
     FlattenHighRankStacks,
     KeepConstantLoopsAtRunTime,
