@@ -18,9 +18,10 @@ def target_profile(
     target: str = "CPU", unroll: int | None = None, stateful: bool = False
 ) -> TargetProfile:
     """The profile of `target` (CPU, GPU or NPU); with `unroll`, loops of at most that many
-    iterations are unrolled whatever the target's own threshold; `stateful` keeps top-level
+    iterations are unrolled whatever the target's own threshold (and trip counts are proven
+    from execution conditions, as for the targets that unroll); `stateful` keeps top-level
     loops' carried values in Variables. InputError otherwise."""
-    from ov_loops.loopir.passes.pipeline import TARGETS
+    from ov_loops.loopir.passes.pipeline import TARGETS, UNROLLING
 
     profile = TARGETS.get(str(target).upper())
     if profile is None:
@@ -31,4 +32,5 @@ def target_profile(
         return profile
     if isinstance(unroll, bool) or not isinstance(unroll, int) or unroll < 0:
         raise InputError(f"unroll must be a non-negative integer, got {unroll!r}")
-    return dataclasses.replace(profile, unroll=max(profile.unroll, unroll))
+    passes = profile.passes | UNROLLING if unroll else profile.passes
+    return dataclasses.replace(profile, unroll=max(profile.unroll, unroll), passes=passes)

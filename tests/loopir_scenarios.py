@@ -292,6 +292,51 @@ def condition_stops_early() -> Scenario:
     return loop, [s0, go], {"s0": np.array([1.5], np.float32), "go": np.array(True)}
 
 
+def counted_while_loop(trip: int | None, bound: int) -> Scenario:
+    """A while loop as tf2onnx writes a counted one: s = s * 2 stacked, a counter t from 0 by
+    1, cond = t + 1 < bound and i < 5 (i the iteration number, 5 a capture); the trip count
+    `trip` (None: unbounded)."""
+    s0, five = _parameter("s0", [1]), ops.constant(np.int64(5)).output(0)
+    i, s = _parameter("i", [], ov.Type.i64), _parameter("s", [1])
+    t, limit = _parameter("t", [], ov.Type.i64), _parameter("limit", [], ov.Type.i64)
+    s_next = ops.multiply(s, ops.constant(np.float32(2.0)))
+    t_next = ops.add(t, ops.constant(np.int64(1)))
+    going = ops.logical_and(ops.less(t_next, ops.constant(np.int64(bound))), ops.less(i, limit))
+    results = [ops.result(s_next), ops.result(t_next), _stacked(s_next), ops.result(going)]
+    count = None if trip is None else ops.constant(np.int64(trip)).output(0)
+    loop = _loop(
+        "counted_while",
+        results,
+        [s, t, limit, i],
+        [
+            MergedInput(UNNUMBERED, 0, 0),
+            MergedInput(UNNUMBERED, 1, 1),
+            InvariantInput(UNNUMBERED, 2),
+        ],
+        [
+            LastValueOutput(UNNUMBERED, 0),
+            LastValueOutput(UNNUMBERED, 1),
+            ConcatenatedOutput(UNNUMBERED, 2, 0),
+        ],
+        [s0.output(0), ops.constant(np.int64(0)).output(0), five],
+        trip_count(count),
+        initial_condition(None),
+        current_iteration=3,
+        execution_condition=3,
+    )
+    return loop, [s0], {"s0": np.array([1.5], np.float32)}
+
+
+@scenario_as("counted_while_loop_stopped_by_its_condition")
+def _counted_by_condition() -> Scenario:
+    return counted_while_loop(None, 4)
+
+
+@scenario_as("counted_while_loop_stopped_by_its_trip_count")
+def _counted_by_trip_count() -> Scenario:
+    return counted_while_loop(3, 7)
+
+
 def _branch(factor: float, s: ov.Output, x: ov.Output) -> tuple[ov.Model, list[ov.Node]]:
     """An If branch (s, x) -> (s * factor, -x), its Parameters' shapes those of s and x."""
     s_in, x_in = ops.parameter(s.get_partial_shape()), ops.parameter(x.get_partial_shape())

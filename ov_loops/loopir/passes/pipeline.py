@@ -30,6 +30,7 @@ from ov_loops.loopir.passes.iteration_first import IterationParameterFirst
 from ov_loops.loopir.passes.levels import OPTIMIZE_LEVELS
 from ov_loops.loopir.passes.licm import HoistInvariantComputation
 from ov_loops.loopir.passes.port_rank import FlattenHighRankStacks
+from ov_loops.loopir.passes.proven_trip_count import ProveTripCount
 from ov_loops.loopir.passes.simplify import SimplifyBody
 from ov_loops.loopir.passes.unbounded_carries import UnboundedCarryLengths
 from ov_loops.loopir.passes.unroll import UnrollIterations
@@ -42,6 +43,7 @@ PIPELINE: tuple[type[LoopPass], ...] = (
     RemoveDeadValues,
     HoistInvariantComputation,
     StackAccumulators,
+    ProveTripCount,
     HoistSlicedComputation,
     UnrollIterations,
     CopyCapturesIntoConcats,
@@ -87,8 +89,12 @@ class TargetProfile:
         return loop
 
 
+# Passes for targets that unroll: a trip count proven from the execution condition.
+UNROLLING = frozenset({ProveTripCount.name})
 # OpenVINO's CPU plugin (2026.4.1): every workaround on.
-CPU = TargetProfile("CPU", frozenset(kind.name for kind in PIPELINE if kind.level is None))
+CPU = TargetProfile(
+    "CPU", frozenset(kind.name for kind in PIPELINE if kind.level is None) - UNROLLING
+)
 # Loop-5 as its spec states it, no workaround: for tests and for plugins without these faults.
 PLAIN = TargetProfile("plain", frozenset())
 
@@ -100,11 +106,11 @@ PLAIN = TargetProfile("plain", frozenset())
 # refuse: openvinotoolkit/openvino#34777; validator rule GP001). The CPU workarounds stay on:
 # they keep Loop-5's semantics.
 GPU_UNROLL_BELOW = 16
-GPU = TargetProfile("GPU", CPU.passes, unroll=GPU_UNROLL_BELOW - 1)
+GPU = TargetProfile("GPU", CPU.passes | UNROLLING, unroll=GPU_UNROLL_BELOW - 1)
 # The NPU compiler needs static shapes (openvinotoolkit/openvino#26357: "NPU does not support
 # dynamic shapes") and unrolls every Loop by its constant trip count itself (the NPU compiler's
 # IE UnrollTensorIterator pass, LoopRewriter: `for currentIter < numIterations`), and not a
 # Loop that may stop early with concatenated outputs ("Concat cases for ParamExecConds are not
 # supported yet", E#124554). So: unroll every loop that qualifies, refuse the others.
-NPU = TargetProfile("NPU", CPU.passes, unroll=2**31 - 1, static=True)
+NPU = TargetProfile("NPU", CPU.passes | UNROLLING, unroll=2**31 - 1, static=True)
 TARGETS = {profile.name: profile for profile in (CPU, GPU, NPU)}

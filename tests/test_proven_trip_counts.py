@@ -1,0 +1,49 @@
+"""Trip counts proven from execution conditions (loopir/passes/proven_trip_count.py): the
+while loops tf2onnx writes for Keras RNNs and tf.scan count to a length that static input
+shapes fix; for NPU (static loops, all unrolled) they became refusals ("it may stop early",
+issue 22 item 9). Real exports of the corpus, converted with static `--input` shapes for NPU,
+run on the CPU against the framework's outputs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ov_loops
+from ov_loops.checking.device import run
+from ov_loops.errors import UnsupportedError
+from tests.harness import assert_close, compile_f32
+
+CORPUS = Path(__file__).resolve().parent / "models" / "exporters"
+
+
+def _static(name: str) -> tuple[dict[str, np.ndarray], dict[str, list[int]]]:
+    feeds = dict(np.load(CORPUS / f"{name}.inputs.npz"))
+    return feeds, {key: list(value.shape) for key, value in feeds.items()}
+
+
+@pytest.mark.parametrize(
+    "name", ["tf_keras_simple_rnn_last", "tf_keras_gru_reset_after", "tf_scan_cumulative"]
+)
+def test_a_tf2onnx_while_loop_with_static_shapes_is_unrolled_for_npu(name):
+    feeds, shapes = _static(name)
+    conversion = ov_loops.translate(CORPUS / f"{name}.onnx", input=shapes, target="NPU")
+    assert [loop.becomes for loop in conversion.loops] == ["straight-line graph"]
+    expected = dict(np.load(CORPUS / f"{name}.expected.npz"))
+    compiled = compile_f32(conversion.model)
+    got = run(compiled, feeds)
+    names = [next(iter(output.get_names())) for output in compiled.outputs]
+    for index, output in enumerate(names):
+        assert_close(expected[output], got[index], f"{name}: {output}", 1e-4, 1e-5)
+
+
+def test_a_loop_whose_condition_reads_data_is_still_refused_for_npu():
+    """Newton's iteration stops when it converges: its count depends on the input's value."""
+    _, shapes = _static("tf_while_loop_newton")
+    with pytest.raises(UnsupportedError) as raised:
+        ov_loops.translate(CORPUS / "tf_while_loop_newton.onnx", input=shapes, target="NPU")
+    message = str(raised.value)
+    assert "\n" not in message and "main/while_loop" in message
+    assert "NPU needs static loops" in message and "until its condition is false" in message
