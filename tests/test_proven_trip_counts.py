@@ -47,3 +47,14 @@ def test_a_loop_whose_condition_reads_data_is_still_refused_for_npu():
     message = str(raised.value)
     assert "\n" not in message and "main/while_loop" in message
     assert "NPU needs static loops" in message and "until its condition is false" in message
+
+
+def test_a_torchscript_loop_counted_by_an_input_is_refused_naming_the_input():
+    """TorchScript names nodes `/Loop` (the path `main//Loop`): the loop was taken for a
+    nested one, and the refusal said its count "depends on run-time values of the enclosing
+    graph"; it names the input now."""
+    with pytest.raises(UnsupportedError) as raised:
+        ov_loops.translate(
+            CORPUS / "torch_ts_count_input.onnx", input={"x": [2, 3], "n": []}, target="NPU"
+        )
+    assert "depends on the run-time value of input 'n'" in str(raised.value)
