@@ -145,6 +145,40 @@ def test_carried_value_reshaped_statically_runs_zero_times_in_an_if(level, tmp_p
     assert _ifs(conversion) == 1
 
 
+def _reshaped_in_an_outer_loop() -> onnx.ModelProto:
+    """The loop of `_reshaped_statically` (K times, from w) in the body of a Loop over N that
+    adds the sum of its result to x."""
+    inner = _reshaped_statically().graph.node[0].attribute[0].g
+    outer = loop_body(
+        [node("Loop", ["K", "", "w"], ["inner_acc"], body=inner),
+         node("ReduceSum", ["inner_acc"], ["s"], keepdims=1),
+         node("Add", ["x_in", "s"], ["x_out"]),
+         node("Identity", ["cond_in"], ["keep"])],
+        [typed("x_in", T.FLOAT, [1])],
+        [typed("keep", T.BOOL, []), typed("x_out", T.FLOAT, [1])],
+        iteration="j",
+    )  # fmt: skip
+    inputs = [typed("N", T.INT64, []), typed("K", T.INT64, []), typed("x0", T.FLOAT, [1])]
+    inputs.append(typed("w", T.FLOAT, [2]))
+    main = graph(
+        [node("Loop", ["N", "", "x0"], ["x"], body=outer)], inputs, [typed("x", T.FLOAT, [1])]
+    )
+    return model(main)
+
+
+@pytest.mark.parametrize("level", ["none", "default", "max"])
+def test_a_reshaping_loop_in_a_loop_body_runs_zero_times_in_an_if(level, tmp_path):
+    """The If around the inner Loop sits in the outer Loop's body; each count may be 0."""
+    runs = [
+        {"N": np.array(n, np.int64), "K": np.array(k, np.int64),
+         "x0": np.array([0.5], np.float32), "w": np.array([1.0, -2.0], np.float32)}
+        for n, k in [(2, 3), (3, 0), (0, 2), (2, 1), (1, 0)]
+    ]  # fmt: skip
+    made = _reshaped_in_an_outer_loop()
+    conversion = assert_matches_onnxruntime(made, runs, tmp_path, optimize=level)
+    assert _ifs(conversion) == 1
+
+
 def test_carried_value_reshaped_statically_runs_when_the_trip_count_is_constant(tmp_path):
     """The same body with a constant trip count (at least one iteration) converts and runs, no
     If."""

@@ -14,7 +14,7 @@ import pytest
 import ov_loops
 from ov_loops.checking.device import run
 from ov_loops.errors import UnsupportedError
-from tests.harness import assert_close, compile_f32
+from tests.harness import assert_close, assert_one_line_error, compile_f32, run_cli
 
 CORPUS = Path(__file__).resolve().parent / "models" / "exporters"
 
@@ -58,3 +58,45 @@ def test_a_torchscript_loop_counted_by_an_input_is_refused_naming_the_input():
             CORPUS / "torch_ts_count_input.onnx", input={"x": [2, 3], "n": []}, target="NPU"
         )
     assert "depends on the run-time value of input 'n'" in str(raised.value)
+
+
+def _runs(name: str, conversion: ov_loops.Conversion) -> dict[str, np.ndarray]:
+    compiled = compile_f32(conversion.model)
+    got = run(compiled, dict(np.load(CORPUS / f"{name}.inputs.npz")))
+    return {next(iter(output.get_names())): value for output, value in zip(compiled.outputs, got)}
+
+
+def test_a_while_loop_bounded_by_max_trip_count_is_unrolled_for_npu():
+    """onnxscript's Newton iteration (no trip count, runs until it converges): refused for NPU;
+    with `max_trip_count=32` it is a loop of at most 32 iterations, unrolled with each copy
+    masked by the condition, and it converges within them."""
+    name = "onnxscript_while_newton"
+    _, shapes = _static(name)
+    conversion = ov_loops.translate(
+        CORPUS / f"{name}.onnx", input=shapes, target="NPU", max_trip_count=32
+    )
+    assert [loop.becomes for loop in conversion.loops] == ["straight-line graph"]
+    expected = dict(np.load(CORPUS / f"{name}.expected.npz"))
+    got = _runs(name, conversion)
+    for output, want in expected.items():
+        assert_close(want, got[output], f"{name}: {output}", 1e-4, 1e-5)
+
+
+@pytest.mark.parametrize("most, steps", [(64, 13), (5, 5)])
+def test_max_trip_count_stops_a_while_loop_after_that_many_iterations(most, steps):
+    """A TorchScript loop to convergence (13 iterations on these inputs) counts its steps (k):
+    a bound above them changes nothing, a bound below stops it there (the user vouches for the
+    bound; the model then computes something else)."""
+    name = "torch_ts_while_converge"
+    conversion = ov_loops.translate(CORPUS / f"{name}.onnx", max_trip_count=most)
+    assert int(_runs(name, conversion)["k"]) == steps
+    assert f"trip count constant {most}" in conversion.loops[0].summary()
+
+
+def test_max_trip_count_must_be_a_count(tmp_path):
+    result = run_cli(
+        "convert", str(CORPUS / "torch_ts_while_converge.onnx"), "-o", str(tmp_path / "m.xml"),
+        "--max_trip_count", "-1",
+    )  # fmt: skip
+    assert_one_line_error(result, 2, "max_trip_count must be a non-negative integer, got -1")
+    assert not list(tmp_path.iterdir())

@@ -16,7 +16,9 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+import numpy as np
 import openvino as ov
+import openvino.opset15 as ops
 
 from ov_loops.contract import ports
 from ov_loops.contract.spec import TRIP_COUNT_CONSTANT, LoopSpec, SpecError
@@ -100,6 +102,15 @@ class LoopIR:
             problems.append(f"spec trip count {spec.trip_count}, trip count {self.trip.constant}")
         if problems:
             raise SpecError(f"{self.path}: LoopIR: " + "; ".join(problems))
+
+    def with_trip_count(self, count: int) -> LoopIR:
+        """This loop with the constant trip count `count` (its spec's too)."""
+        value = ops.constant(np.int64(count)).output(0)
+        trip = TripCount(value, TRIP_COUNT_CONSTANT, count, False)
+        spec = dataclasses.replace(
+            self.spec, trip_count_source=TRIP_COUNT_CONSTANT, trip_count=count
+        )
+        return self.replace(trip=trip, spec=spec)
 
     def noting(self, what: str) -> LoopIR:
         """This loop with `what` (an optimisation that changed it) among `applied`."""

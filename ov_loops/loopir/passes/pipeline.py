@@ -70,6 +70,7 @@ class TargetProfile:
     unroll: int = 0
     static: bool = False
     stateful: bool = False  # top-level loops keep carried values in Variables (lower/stateful.py)
+    max_trip_count: int | None = None  # the trip count of loops without one (lower/select.py)
 
     def runs(self, kind: type[LoopPass], optimize: str) -> bool:
         """Whether pass `kind` runs for this target at optimisation level `optimize`."""

@@ -7,17 +7,13 @@ are static. Targets that unroll (GPU, NPU) need the count as a constant.
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import openvino as ov
 import openvino.opset15 as ops
 
 from ov_loops import ovgraph
-from ov_loops.contract.spec import TRIP_COUNT_CONSTANT
 from ov_loops.loopir.loop import LoopIR
 from ov_loops.loopir.passes.base import LoopPass
-from ov_loops.loopir.trip_count import TripCount
 
 # The most iterations whose condition is evaluated (a longer loop is not unrolled anyway).
 MAX_PROVEN = 4096
@@ -60,11 +56,7 @@ class ProveTripCount(LoopPass):
         loop.body.get_results()[condition].input(0).replace_source_output(
             ops.constant(True).output(0)
         )
-        trip = TripCount(ops.constant(np.int64(runs)).output(0), TRIP_COUNT_CONSTANT, runs, False)
-        spec = dataclasses.replace(
-            loop.spec, trip_count_source=TRIP_COUNT_CONSTANT, trip_count=runs
-        )
-        return loop.replace(trip=trip, spec=spec)
+        return loop.with_trip_count(runs)
 
 
 def _runs(
