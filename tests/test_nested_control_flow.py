@@ -13,6 +13,7 @@ import onnx
 import pytest
 
 import ov_loops
+from ov_loops.errors import ConversionError
 from ov_loops.ovgraph import all_ops
 from tests.harness import assert_matches_onnxruntime, compile_f32, save_and_reload
 from tests.onnx_builders import T, const, graph, loop_body, model, node, typed
