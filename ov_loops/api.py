@@ -37,6 +37,7 @@ def translate(
     target: str = "CPU",
     unroll: int | None = None,
     stateful: bool = False,
+    max_trip_count: int | None = None,
 ) -> Conversion:
     """Convert an ONNX model and report what became of each loop.
 
@@ -51,12 +52,14 @@ def translate(
     or a list). `target` ("CPU", "GPU", "NPU") chooses lowerings and workarounds per loop; `unroll`
     unrolls loops of at most that many iterations into straight-line graph on any target; `stateful`
     keeps the carried values of the main graph's loops in OpenVINO Variables, to feed a long
-    sequence in chunks (reset_state() starts a new one; lower/stateful.py). Raises `InputError` when
+    sequence in chunks (reset_state() starts a new one; lower/stateful.py); `max_trip_count` is
+    the trip count of loops without one (they stop at their condition, or after that many
+    iterations: a bound the user vouches for). Raises `InputError` when
     it cannot be read (or an argument is wrong), `ConversionError` (or `UnsupportedError`, listing
     every unsupported op with its node path) when it cannot be converted.
     """
     check_optimize_level(optimize)
-    profile = target_profile(target, unroll, stateful)
+    profile = target_profile(target, unroll, stateful, max_trip_count)
     edits = InputOutputEdits(input_shapes(input), output_names(output))
     started = time.perf_counter()
     loaded = load_model(model, edits.apply, weights_in_files=True)
@@ -82,10 +85,12 @@ def convert(
     target: str = "CPU",
     unroll: int | None = None,
     stateful: bool = False,
+    max_trip_count: int | None = None,
 ) -> ov.Model:
     """Convert an ONNX model to an `openvino.Model` whose loops are all Loop-5 (or straight-line
     graph where unrolled; the arguments are translate's)."""
-    return translate(model, optimize, input, output, target, unroll, stateful).model
+    conversion = translate(model, optimize, input, output, target, unroll, stateful, max_trip_count)
+    return conversion.model
 
 
 def save(model: ov.Model, path: str | os.PathLike, compress_to_fp16: bool = True) -> None:

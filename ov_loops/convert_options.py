@@ -17,13 +17,14 @@ from ov_loops.errors import InputError
 @dataclass(frozen=True)
 class ConvertOptions:
     """How a model is converted: `translate`'s `optimize`, `input`, `target`, `unroll`,
-    `stateful` and `save`'s `compress_to_fp16`, with their defaults."""
+    `stateful`, `max_trip_count` and `save`'s `compress_to_fp16`, with their defaults."""
 
     optimize: str = "default"
     input: object = None
     target: str = "CPU"
     unroll: int | None = None
     stateful: bool = False
+    max_trip_count: int | None = None
     compress_to_fp16: bool = True
 
     @classmethod
@@ -43,8 +44,8 @@ class ConvertOptions:
         return keywords
 
     def spelled(self) -> str:
-        """The options as `ov-loops convert` takes them; --input, --unroll and --stateful only
-        when set: `--optimize max --target CPU --compress_to_fp16=True`."""
+        """The options as `ov-loops convert` takes them; --input, --unroll, --stateful and
+        --max_trip_count only when set: `--optimize max --target CPU --compress_to_fp16=True`."""
         words = [f"--optimize {self.optimize}"]
         if self.input is not None:
             words.append(f"--input {_input_text(self.input)}")
@@ -53,6 +54,8 @@ class ConvertOptions:
             words.append(f"--unroll {self.unroll}")
         if self.stateful:
             words.append("--stateful")
+        if self.max_trip_count is not None:
+            words.append(f"--max_trip_count {self.max_trip_count}")
         words.append(f"--compress_to_fp16={self.compress_to_fp16}")
         return " ".join(words)
 

@@ -3,7 +3,7 @@ empty stacks, reversal, copies the CPU plugin keeps."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
 import numpy as np
 import openvino as ov
@@ -28,16 +28,24 @@ MAX_FOLDED_ELEMENTS = 64
 MAX_FOLDED_DEPTH = 24
 
 
-def folded_value(value: ov.Output) -> np.ndarray | None:
-    """The value of `value` when the graph computes it from Constants and static shapes alone
-    (a trip count of `Shape(x)[0]` once x's shape is static), else None. Only small values
-    (at most MAX_FOLDED_ELEMENTS elements, MAX_FOLDED_DEPTH ops deep) are folded::
+def folded_value(
+    value: ov.Output, given: Mapping[ov.Output, np.ndarray] | None = None
+) -> np.ndarray | None:
+    """The value of `value` when the graph computes it from Constants, static shapes and the
+    values `given` for some outputs (a body's Parameters) alone (a trip count of `Shape(x)[0]`
+    once x's shape is static), else None. Only small values (at most MAX_FOLDED_ELEMENTS
+    elements, MAX_FOLDED_DEPTH ops deep) are folded::
 
         Constant c         -> c
+        given output v     -> given[v]
         ShapeOf(x)         -> x.shape          when x's shape is static
         op(a, b, ...)      -> op.evaluate(folded a, folded b, ...)   when all fold
     """
-    return _fold(value, MAX_FOLDED_DEPTH, {})
+    known = {
+        (output.get_node().get_instance_id(), output.get_index()): np.asarray(data)
+        for output, data in (given or {}).items()
+    }
+    return _fold(value, MAX_FOLDED_DEPTH, known)
 
 
 def _fold(value: ov.Output, depth: int, known: dict) -> np.ndarray | None:

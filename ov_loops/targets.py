@@ -15,20 +15,34 @@ TARGET_NAMES = ("CPU", "GPU", "NPU")  # pipeline.TARGETS; named here so the CLI 
 
 
 def target_profile(
-    target: str = "CPU", unroll: int | None = None, stateful: bool = False
+    target: str = "CPU",
+    unroll: int | None = None,
+    stateful: bool = False,
+    max_trip_count: int | None = None,
 ) -> TargetProfile:
     """The profile of `target` (CPU, GPU or NPU); with `unroll`, loops of at most that many
-    iterations are unrolled whatever the target's own threshold; `stateful` keeps top-level
-    loops' carried values in Variables. InputError otherwise."""
-    from ov_loops.loopir.passes.pipeline import TARGETS
+    iterations are unrolled whatever the target's own threshold (and trip counts are proven
+    from execution conditions, as for the targets that unroll); `stateful` keeps top-level
+    loops' carried values in Variables; `max_trip_count` is the trip count of loops that have
+    none (they stop at their condition, or after that many iterations). InputError
+    otherwise."""
+    from ov_loops.loopir.passes.pipeline import TARGETS, UNROLLING
 
     profile = TARGETS.get(str(target).upper())
     if profile is None:
         raise InputError(f"unknown target {target!r}: choose one of {', '.join(TARGET_NAMES)}")
     if stateful:
         profile = dataclasses.replace(profile, stateful=True)
+    if max_trip_count is not None:
+        _count("max_trip_count", max_trip_count)
+        profile = dataclasses.replace(profile, max_trip_count=max_trip_count)
     if unroll is None:
         return profile
-    if isinstance(unroll, bool) or not isinstance(unroll, int) or unroll < 0:
-        raise InputError(f"unroll must be a non-negative integer, got {unroll!r}")
-    return dataclasses.replace(profile, unroll=max(profile.unroll, unroll))
+    _count("unroll", unroll)
+    passes = profile.passes | UNROLLING if unroll else profile.passes
+    return dataclasses.replace(profile, unroll=max(profile.unroll, unroll), passes=passes)
+
+
+def _count(name: str, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InputError(f"{name} must be a non-negative integer, got {value!r}")

@@ -332,9 +332,9 @@ def loop_carried_values_grown_by_parts_of_several_rows():
     part a Concat of two, which the frontend joins into the appending Concat), three columns
     on axis 1. At `default` they become stacked outputs; OpenVINO refused them ("Invalid
     start, stride, part_size, or end attribute values in Loop op": Loop-5 takes part_size 1
-    only), issue 20. Initial values have at least as many rows as a part (fewer cannot run
-    zero times on the CPU at `none`: RefuseZeroRunReshapedCarry); zero-iteration runs after
-    runs with some."""
+    only), issue 20. Initial values have at least as many rows as a part (fewer need the If
+    of BranchZeroRunsOfReshapedCarries to run zero times on the CPU at `none`); zero-iteration
+    runs after runs with some."""
     body = loop_body(
         [
             node("Cast", ["i"], ["fi"], to=T.FLOAT),

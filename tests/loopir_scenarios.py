@@ -225,11 +225,13 @@ def rank13_stack_dynamic_runtime_trip_count_zero() -> Scenario:
     return _rank13(-1, 0, runtime=True)
 
 
-def accumulating_loop(count: int, runtime: bool = True, carried_shape=(2,)) -> Scenario:
+def accumulating_loop(
+    count: int, runtime: bool = True, carried_shape=(2,), entering=(2,)
+) -> Scenario:
     """y = y + x (x captured), stacked, `count` times: a runtime trip count fed as M, or a
     constant one. `carried_shape` is the body's declared shape of y (a dynamic one is
-    tightened by the body to [2])."""
-    x, y0 = _parameter("x", [2]), _parameter("y0", [2])
+    tightened by the body to [2]); `entering` the declared shape of its initial value y0."""
+    x, y0 = _parameter("x", [2]), _parameter("y0", list(entering))
     y, x_in = _parameter("y", list(carried_shape)), _parameter("x_in", [2])
     y_next = ops.add(y, x_in)
     results = [ops.result(y_next), _stacked(y_next), _always()]
@@ -259,6 +261,13 @@ def _runtime_trip_count_three() -> Scenario:
     return accumulating_loop(3)
 
 
+@scenario_as("runtime_trip_count_carried_value_entering_unknown")
+def _entering_unknown() -> Scenario:
+    """y enters as [?] and leaves as [2]: its zero runs go to an If around the Loop-5
+    (passes/zero_run_carry.py)."""
+    return accumulating_loop(2, carried_shape=(-1,), entering=(-1,))
+
+
 @scenario
 def condition_stops_early() -> Scenario:
     """s = s * 2 without a trip count, the execution condition i < 2 computed in the body from
@@ -281,6 +290,51 @@ def condition_stops_early() -> Scenario:
         execution_condition=2,
     )
     return loop, [s0, go], {"s0": np.array([1.5], np.float32), "go": np.array(True)}
+
+
+def counted_while_loop(trip: int | None, bound: int) -> Scenario:
+    """A while loop as tf2onnx writes a counted one: s = s * 2 stacked, a counter t from 0 by
+    1, cond = t + 1 < bound and i < 5 (i the iteration number, 5 a capture); the trip count
+    `trip` (None: unbounded)."""
+    s0, five = _parameter("s0", [1]), ops.constant(np.int64(5)).output(0)
+    i, s = _parameter("i", [], ov.Type.i64), _parameter("s", [1])
+    t, limit = _parameter("t", [], ov.Type.i64), _parameter("limit", [], ov.Type.i64)
+    s_next = ops.multiply(s, ops.constant(np.float32(2.0)))
+    t_next = ops.add(t, ops.constant(np.int64(1)))
+    going = ops.logical_and(ops.less(t_next, ops.constant(np.int64(bound))), ops.less(i, limit))
+    results = [ops.result(s_next), ops.result(t_next), _stacked(s_next), ops.result(going)]
+    count = None if trip is None else ops.constant(np.int64(trip)).output(0)
+    loop = _loop(
+        "counted_while",
+        results,
+        [s, t, limit, i],
+        [
+            MergedInput(UNNUMBERED, 0, 0),
+            MergedInput(UNNUMBERED, 1, 1),
+            InvariantInput(UNNUMBERED, 2),
+        ],
+        [
+            LastValueOutput(UNNUMBERED, 0),
+            LastValueOutput(UNNUMBERED, 1),
+            ConcatenatedOutput(UNNUMBERED, 2, 0),
+        ],
+        [s0.output(0), ops.constant(np.int64(0)).output(0), five],
+        trip_count(count),
+        initial_condition(None),
+        current_iteration=3,
+        execution_condition=3,
+    )
+    return loop, [s0], {"s0": np.array([1.5], np.float32)}
+
+
+@scenario_as("counted_while_loop_stopped_by_its_condition")
+def _counted_by_condition() -> Scenario:
+    return counted_while_loop(None, 4)
+
+
+@scenario_as("counted_while_loop_stopped_by_its_trip_count")
+def _counted_by_trip_count() -> Scenario:
+    return counted_while_loop(3, 7)
 
 
 def _branch(factor: float, s: ov.Output, x: ov.Output) -> tuple[ov.Model, list[ov.Node]]:

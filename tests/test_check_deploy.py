@@ -93,10 +93,12 @@ def test_check_converts_with_convert_s_options_and_says_which(capsys, tmp_path, 
         "target": "CPU",
         "unroll": 4,
         "stateful": False,
+        "max_trip_count": None,
         "compress_to_fp16": False,
     }
     assert calls[-1] == {
         "optimize": "max", "input": None, "target": "CPU", "unroll": 4, "stateful": False,
+        "max_trip_count": None,
     }  # fmt: skip
     assert report["f16_weights"] == 0
 

@@ -3,6 +3,7 @@ written, and every unsupported item listed before OpenVINO's frontend can crash 
 
 from __future__ import annotations
 
+import numpy as np
 import onnx
 import pytest
 
@@ -11,7 +12,7 @@ from ov_loops.errors import ConversionError, UnsupportedError, UnsupportedItem
 from ov_loops.frontends.onnx.rewrites.pipeline import PreparedModel
 from ov_loops.targets import target_profile
 from tests.harness import assert_one_line_error, run_cli, write
-from tests.onnx_builders import T, graph, loop_body, model, node, typed
+from tests.onnx_builders import T, const, graph, loop_body, model, node, typed
 
 
 def _assert_refused(tmp_path, made: onnx.ModelProto, *fragments: str) -> None:
@@ -147,21 +148,23 @@ def test_a_refused_loop_is_listed_with_the_unsupported_ops_elsewhere():
 
 
 def test_a_refused_loop_is_named_not_the_reduce_sum_reading_it(tmp_path):
-    """A Loop refused in one line (its carried value enters as [1], the body returns [2], and
-    it may run zero times) read by a ReduceSum: the frontend leaves the ReduceSum unconverted
+    """A Loop refused in one line (its carried value gains a dim every iteration: a Loop-5
+    port of dynamic rank) read by a ReduceSum: the frontend leaves the ReduceSum unconverted
     too (the failed loop gives it no typed input), and it was reported as an unsupported
-    ReduceSum instead of the loop's refusal (differential fuzzing, issue 20)."""
+    ReduceSum instead of the loop's refusal (differential fuzzing, issue 20; the fuzz case, a
+    value entering as [1] and returned as [2], now converts: its zero runs go to an If)."""
     body = loop_body(
-        [node("Add", ["c_in", "a"], ["c_out"]), node("Identity", ["cond_in"], ["keep"])],
-        [typed("c_in", T.FLOAT, [None])],
-        [typed("keep", T.BOOL, []), typed("c_out", T.FLOAT, [None])],
+        [node("Unsqueeze", ["c_in", "zero"], ["c_out"]), node("Identity", ["cond_in"], ["keep"])],
+        [typed("c_in", T.FLOAT, None)],
+        [typed("keep", T.BOOL, []), typed("c_out", T.FLOAT, None)],
+        initializers=[const("zero", [0], np.int64)],
     )
     main = graph(
         [
             node("Loop", ["M", "", "c0"], ["c"], body=body, name="grows"),
             node("ReduceSum", ["c"], ["total"], keepdims=0),
         ],
-        [typed("M", T.INT64, []), typed("a", T.FLOAT, [2]), typed("c0", T.FLOAT, [1])],
+        [typed("M", T.INT64, []), typed("c0", T.FLOAT, [1])],
         [typed("total", T.FLOAT, [])],
     )
-    _assert_refused(tmp_path, model(main), "main/grows: loop-carried value", "may run zero times")
+    _assert_refused(tmp_path, model(main), "main/grows: Loop-5", "dynamic rank")

@@ -14,7 +14,8 @@ import pytest
 
 import ov_loops
 from ov_loops.errors import ConversionError
-from tests.harness import assert_matches_onnxruntime
+from ov_loops.ovgraph import all_ops
+from tests.harness import assert_matches_onnxruntime, compile_f32, save_and_reload
 from tests.onnx_builders import T, const, graph, loop_body, model, node, typed
 
 CORPUS = Path(__file__).resolve().parent / "models" / "exporters"
@@ -101,38 +102,9 @@ def test_concat_of_captures_updated_in_place_is_recomputed_every_iteration(tmp_p
     assert_matches_onnxruntime(made, runs, tmp_path)
 
 
-def test_carried_value_read_and_reshaped_statically_in_a_loop_that_may_not_run_is_refused():
+def _reshaped_statically(trip_count: str = "M") -> onnx.ModelProto:
     """A carried value entering as [2] that the body reads (ReduceSum) and returns as a static
-    [4], in a Loop whose trip count is a runtime input: on a zero-iteration run the CPU plugin
-    fails ("Can not clone with new dims. Descriptor's shape: {4} is incompatible with provided
-    dimensions: {2}"), with OpenVINO's own frontend too. Refused at convert time, one line."""
-    body_nodes = [
-        node("ReduceSum", ["acc_in"], ["total"], keepdims=0),
-        node("Concat", ["w", "w"], ["both"], axis=0),
-        node("Add", ["both", "total"], ["acc_out"]),
-    ]
-    body = loop_body(
-        [*body_nodes, node("Identity", ["cond_in"], ["keep"])],
-        [typed("acc_in", T.FLOAT, [None])],
-        [typed("keep", T.BOOL, []), typed("acc_out", T.FLOAT, [4])],
-    )
-    made = model(
-        graph(
-            [node("Loop", ["M", "", "acc0"], ["acc"], body=body)],
-            [typed("M", T.INT64, []), typed("acc0", T.FLOAT, [2]), typed("w", T.FLOAT, [2])],
-            [typed("acc", T.FLOAT, [None])],
-        )
-    )
-    with pytest.raises(ConversionError) as raised:
-        ov_loops.translate(made)
-    message = str(raised.value)
-    assert "\n" not in message and raised.value.exit_code == 1
-    assert message.startswith("main/Loop_0: loop-carried value 'acc_in'")
-    assert "may run zero times" in message
-
-
-def test_carried_value_reshaped_statically_runs_when_the_trip_count_is_constant(tmp_path):
-    """The same body with a constant trip count (at least one iteration) converts and runs."""
+    [4]."""
     body = loop_body(
         [
             node("ReduceSum", ["acc_in"], ["total"], keepdims=0),
@@ -143,16 +115,77 @@ def test_carried_value_reshaped_statically_runs_when_the_trip_count_is_constant(
         [typed("acc_in", T.FLOAT, [None])],
         [typed("keep", T.BOOL, []), typed("acc_out", T.FLOAT, [4])],
     )
-    made = model(
+    inputs = [typed("acc0", T.FLOAT, [2]), typed("w", T.FLOAT, [2])]
+    constants = [const("three", 3, np.int64)] if trip_count == "three" else []
+    if trip_count == "M":
+        inputs.insert(0, typed("M", T.INT64, []))
+    return model(
         graph(
-            [node("Loop", ["three", "", "acc0"], ["acc"], body=body)],
-            [typed("acc0", T.FLOAT, [2]), typed("w", T.FLOAT, [2])],
+            [node("Loop", [trip_count, "", "acc0"], ["acc"], body=body)],
+            inputs,
             [typed("acc", T.FLOAT, [None])],
-            [const("three", 3, np.int64)],
+            constants,
         )
     )
+
+
+def _ifs(conversion: ov_loops.Conversion) -> int:
+    return sum(op.get_type_name() == "If" for op in all_ops(conversion.model))
+
+
+@pytest.mark.parametrize("level", ["none", "default", "max"])
+def test_carried_value_reshaped_statically_runs_zero_times_in_an_if(level, tmp_path):
+    """The carried value enters as [2] and the body returns a static [4], in a Loop whose trip
+    count is a runtime input: on a zero-iteration run the CPU plugin failed ("Can not clone with
+    new dims. Descriptor's shape: {4} is incompatible with provided dimensions: {2}"), with
+    OpenVINO's own frontend too; refused before (issue 22 item 6). The Loop now sits in an
+    If's then branch, the else branch returns the initial value; zero runs after some."""
+    runs = [_feeds(trips) for trips in (3, 0, 1, 0, 2)]
+    made = _reshaped_statically()
+    conversion = assert_matches_onnxruntime(made, runs, tmp_path, optimize=level)
+    assert _ifs(conversion) == 1
+
+
+def _reshaped_in_an_outer_loop() -> onnx.ModelProto:
+    """The loop of `_reshaped_statically` (K times, from w) in the body of a Loop over N that
+    adds the sum of its result to x."""
+    inner = _reshaped_statically().graph.node[0].attribute[0].g
+    outer = loop_body(
+        [node("Loop", ["K", "", "w"], ["inner_acc"], body=inner),
+         node("ReduceSum", ["inner_acc"], ["s"], keepdims=1),
+         node("Add", ["x_in", "s"], ["x_out"]),
+         node("Identity", ["cond_in"], ["keep"])],
+        [typed("x_in", T.FLOAT, [1])],
+        [typed("keep", T.BOOL, []), typed("x_out", T.FLOAT, [1])],
+        iteration="j",
+    )  # fmt: skip
+    inputs = [typed("N", T.INT64, []), typed("K", T.INT64, []), typed("x0", T.FLOAT, [1])]
+    inputs.append(typed("w", T.FLOAT, [2]))
+    main = graph(
+        [node("Loop", ["N", "", "x0"], ["x"], body=outer)], inputs, [typed("x", T.FLOAT, [1])]
+    )
+    return model(main)
+
+
+@pytest.mark.parametrize("level", ["none", "default", "max"])
+def test_a_reshaping_loop_in_a_loop_body_runs_zero_times_in_an_if(level, tmp_path):
+    """The If around the inner Loop sits in the outer Loop's body; each count may be 0."""
+    runs = [
+        {"N": np.array(n, np.int64), "K": np.array(k, np.int64),
+         "x0": np.array([0.5], np.float32), "w": np.array([1.0, -2.0], np.float32)}
+        for n, k in [(2, 3), (3, 0), (0, 2), (2, 1), (1, 0)]
+    ]  # fmt: skip
+    made = _reshaped_in_an_outer_loop()
+    conversion = assert_matches_onnxruntime(made, runs, tmp_path, optimize=level)
+    assert _ifs(conversion) == 1
+
+
+def test_carried_value_reshaped_statically_runs_when_the_trip_count_is_constant(tmp_path):
+    """The same body with a constant trip count (at least one iteration) converts and runs, no
+    If."""
     feeds = {k: v for k, v in _feeds(0).items() if k in ("acc0", "w")}
-    assert_matches_onnxruntime(made, [feeds], tmp_path)
+    conversion = assert_matches_onnxruntime(_reshaped_statically("three"), [feeds], tmp_path)
+    assert _ifs(conversion) == 0
 
 
 def _grown_by_two(initial: list) -> onnx.ModelProto:
@@ -177,20 +210,28 @@ def _grown_runs(rows: int) -> list[dict[str, np.ndarray]]:
     return [{"M": np.array(m, np.int64), "c0": start} for m in (3, 0, 1, 0)]
 
 
-@pytest.mark.parametrize("stateful", [False, True], ids=["plain", "stateful"])
-def test_carried_value_entering_shorter_than_what_the_body_appends_is_refused_at_none(stateful):
+def test_carried_value_entering_shorter_than_what_the_body_appends_runs_at_none(tmp_path):
     """c enters as [1] and grows by two rows: the body returns [2..], and on a zero-iteration
     run the CPU plugin failed ("Can not clone with new dims. Descriptor's shape: {2 - ?} is
-    incompatible with provided dimensions: {1}", issue 20). Refused at `none`, one line; with
-    --stateful too (its state, read from a Variable, enters as [?], [1] on the first call)."""
-    with pytest.raises(ConversionError) as raised:
-        ov_loops.translate(_grown_by_two([1]), optimize="none", stateful=stateful)
-    message = str(raised.value)
-    assert "\n" not in message and raised.value.exit_code == 1
-    assert message.startswith(
-        "main/Loop_0: loop-carried value 'c_in' enters as [1], shorter than the [2..] the body "
-        "returns, and the loop may run zero times"
-    )
+    incompatible with provided dimensions: {1}", issue 20); refused before. Its zero runs are
+    an If's else branch now."""
+    made = _grown_by_two([1])
+    conversion = assert_matches_onnxruntime(made, _grown_runs(1), tmp_path, optimize="none")
+    assert _ifs(conversion) == 1
+
+
+def test_a_stateful_carried_value_entering_shorter_runs_zero_times(tmp_path):
+    """The same with --stateful: its state, read from a Variable, enters as [?] ([1] on the
+    first call); a call of zero iterations leaves it as it was."""
+    conversion = ov_loops.translate(_grown_by_two([1]), optimize="none", stateful=True)
+    reloaded, _ = save_and_reload(conversion.model, tmp_path, conversion)
+    request = compile_f32(reloaded).create_infer_request()
+    c0 = np.array([5.0], np.float32)
+    expected = c0
+    for trips in (0, 2, 0, 1):
+        request.infer({"M": np.array(trips, np.int64), "c0": c0})
+        expected = np.concatenate([expected, np.ones(2 * trips, np.float32)])
+        np.testing.assert_array_equal(request.get_output_tensor(0).data, expected)
 
 
 @pytest.mark.parametrize("level", ["default", "max"])
@@ -221,11 +262,13 @@ def test_carried_value_entering_static_within_the_returned_bounds_runs_zero_time
     assert_matches_onnxruntime(made, runs, tmp_path, optimize=level)
 
 
-def test_carried_if_output_of_differing_branch_shapes_in_a_loop_that_may_not_run_is_refused():
+@pytest.mark.parametrize("level", ["none", "default"])
+def test_carried_if_output_of_differing_branch_shapes_runs_zero_times(level, tmp_path):
     """The carried value enters as [1]; the body returns an If's output whose branches return [2]
     and [4] (OpenVINO types it [2..4]); the Loop's condition is a runtime input. After a
     zero-iteration run the CPU plugin failed in the guard after the Loop ("Can not clone with
-    new dims. Descriptor's shape: {3 - 5} is incompatible with provided dimensions: {1}")."""
+    new dims. Descriptor's shape: {3 - 5} is incompatible with provided dimensions: {1}");
+    refused before, an If around the Loop now."""
     branches = {
         "then_branch": graph(
             [node("Concat", ["w", "w"], ["long"], axis=0)], [], [typed("long", T.FLOAT, [4])]
@@ -250,10 +293,24 @@ def test_carried_if_output_of_differing_branch_shapes_in_a_loop_that_may_not_run
             [typed("acc", T.FLOAT, [None])],
         )
     )
-    with pytest.raises(ConversionError) as raised:
-        ov_loops.translate(made)
-    assert "\n" not in str(raised.value)
-    assert "main/Loop_0: loop-carried value 'acc_in'" in str(raised.value)
+    rng = np.random.default_rng(1)
+    runs = [
+        {
+            "M": np.array(trips, np.int64),
+            "go": np.array(go),
+            "flag": np.array(flag),
+            "acc0": rng.standard_normal(1).astype(np.float32),
+            "w": rng.standard_normal(2).astype(np.float32),
+        }
+        for trips, go, flag in [
+            (2, True, True),
+            (0, True, False),
+            (3, True, False),
+            (2, False, True),
+        ]
+    ]
+    conversion = assert_matches_onnxruntime(made, runs, tmp_path, optimize=level)
+    assert _ifs(conversion) == 2  # the body's If and the one around the Loop
 
 
 def test_concat_of_a_loop_output_is_right_after_input_shapes_change(tmp_path):

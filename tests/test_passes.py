@@ -30,9 +30,9 @@ from ov_loops.loopir.passes.cpu_guards import (
     InitialWhenZeroRuns,
 )
 from ov_loops.loopir.passes.levels import OPTIMIZE_LEVELS
-from ov_loops.loopir.passes.pipeline import CPU, PIPELINE, PLAIN
+from ov_loops.loopir.passes.pipeline import CPU, GPU, NPU, PIPELINE, PLAIN, UNROLLING
 from ov_loops.loopir.passes.port_rank import MAX_PORT_RANK, FlattenHighRankStacks, Unflatten
-from ov_loops.loopir.passes.zero_run_carry import RefuseZeroRunReshapedCarry
+from ov_loops.loopir.passes.zero_run_carry import BranchZeroRunsOfReshapedCarries
 from ov_loops.loopir.trip_count import initial_condition
 from ov_loops.lower import loop5
 from ov_loops.lower.fold import fold
@@ -127,10 +127,10 @@ def _fingerprint(loop: LoopIR) -> tuple:
     ops_ = [(op.get_type_name(), op.get_output_size()) for op in loop.body.get_ordered_ops()]
     controls = [value.get_node().get_type_name() for value in (loop.trip.value, loop.start.value)]
     outer = [loop.outer[port].get_node().get_type_name() for port in sorted(loop.outer)]
-    return loop.spec, loop.results, ops_, controls, outer
+    return loop.spec, loop.results, ops_, controls, outer, loop.zero_run_branch
 
 
-REWRITING = [kind for kind in PIPELINE if kind is not RefuseZeroRunReshapedCarry]  # it refuses
+REWRITING = list(PIPELINE)
 
 
 @pytest.mark.parametrize("kind", REWRITING, ids=[kind.name for kind in REWRITING])
@@ -289,13 +289,10 @@ def test_keep_constant_loops_at_run_time_leaves_other_loops(builder):
     assert KeepConstantLoopsAtRunTime()(loop) is loop
 
 
-def test_refuse_zero_run_reshaped_carry_names_the_value():
-    """y declared [?], returned [2], entering [?] (it may be [3]): refused."""
-    loop, _, _ = accumulating_loop(3, carried_shape=(-1,))
-    port = loop.spec.merged_inputs[0].external_port
-    loop = loop.replace(outer={**loop.outer, port: ops.parameter([-1], ov.Type.f32).output(0)})
-    with pytest.raises(ConversionError, match="accumulate: loop-carried value 'y' enters"):
-        RefuseZeroRunReshapedCarry()(loop)
+def test_branch_zero_runs_marks_a_loop_whose_carried_value_may_enter_reshaped():
+    """y declared [?], returned [2], entering [?] (it may be [3]): its zero runs go to an If."""
+    loop, _, _ = accumulating_loop(3, carried_shape=(-1,), entering=(-1,))
+    assert BranchZeroRunsOfReshapedCarries()(loop).zero_run_branch
 
 
 @pytest.mark.parametrize(
@@ -311,9 +308,9 @@ def test_refuse_zero_run_reshaped_carry_names_the_value():
         ),
     ],
 )
-def test_refuse_zero_run_reshaped_carry_leaves_loops_it_can_run(builder):
+def test_branch_zero_runs_leaves_loops_the_cpu_runs_zero_times(builder):
     loop, _, _ = builder()
-    assert RefuseZeroRunReshapedCarry()(loop) is loop
+    assert BranchZeroRunsOfReshapedCarries()(loop) is loop
 
 
 @pytest.mark.parametrize(
@@ -380,7 +377,9 @@ def test_flatten_high_rank_stacks_leaves_low_rank_stacks():
 
 # -- the pipeline ---------------------------------------------------------------------------------
 def test_profiles_switch_the_passes_on():
-    assert CPU.passes == {kind.name for kind in PIPELINE if kind.level is None}
+    """The CPU runs every workaround; the targets that unroll also prove trip counts."""
+    assert CPU.passes == {kind.name for kind in PIPELINE if kind.level is None} - UNROLLING
+    assert GPU.passes == NPU.passes == CPU.passes | UNROLLING
     assert PLAIN.passes == frozenset()
     assert len({kind.name for kind in PIPELINE}) == len(PIPELINE)
 

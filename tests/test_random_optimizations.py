@@ -54,4 +54,5 @@ def test_a_skipped_optimization_does_not_run():
     target = TargetProfile("CPU", CPU.passes, frozenset(OPTIMIZATIONS))
     assert not any(target.runs(kind, "max") for kind in PIPELINE if kind.level is not None)
     assert not target.runs(CellLowering, "max")
-    assert all(target.runs(kind, "none") for kind in PIPELINE if kind.level is None)
+    workarounds = [kind for kind in PIPELINE if kind.level is None and kind.name in CPU.passes]
+    assert all(target.runs(kind, "none") for kind in workarounds)

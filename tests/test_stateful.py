@@ -7,6 +7,7 @@ import errno
 import json
 import shutil
 import subprocess
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -221,3 +222,12 @@ def test_the_ir_runs_under_benchmark_app(tmp_path):
     )  # fmt: skip
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     assert "Throughput:" in result.stdout
+
+
+def test_a_torchscript_loop_whose_node_name_has_a_slash_keeps_its_state():
+    """TorchScript names nodes `/Loop` (the path `main//Loop`): the loop was taken for a nested
+    one and `--stateful` made no Variable at all, silently (exit 0)."""
+    corpus = Path(__file__).resolve().parent / "models" / "exporters"
+    conversion = ov_loops.translate(corpus / "torch_ts_elman_stack.onnx", stateful=True)
+    kinds = [op.get_type_name() for op in conversion.model.get_ordered_ops()]
+    assert kinds.count("ReadValue") == 1 and kinds.count("Assign") == 1

@@ -78,14 +78,15 @@ def check(
     target: str | None = None,
     unroll: int | None = None,
     stateful: bool | None = None,
+    max_trip_count: int | None = None,
     compress_to_fp16: bool | None = None,
 ) -> CheckReport:
     """Run `model` (.onnx or .xml) on `device` and compare it with the numpy reference.
 
     An .onnx is converted as `ov_loops.convert` and `save` would convert it with the same
-    `optimize`, `input`, `target`, `unroll`, `stateful` and `compress_to_fp16` (None: their
-    defaults; `input` shapes the inputs generated and the reference's model too); an .xml is
-    converted already: any of them given is an InputError.
+    `optimize`, `input`, `target`, `unroll`, `stateful`, `max_trip_count` and `compress_to_fp16`
+    (None: their defaults; `input` shapes the inputs generated and the reference's model too);
+    an .xml is converted already: any of them given is an InputError.
     Tolerances go by the precision each output was computed in (`ov_loops.checking.tolerance`),
     loosened (`F16_WEIGHTS`) where weights stored as f16 meet results of f32 weights;
     `rtol`/`atol` replace the float defaults, `tolerances` (`parse_tolerances`) also per output.
@@ -106,7 +107,7 @@ def check(
     path = Path(model)
     require_against(tuple(against), path.suffix != ".xml")
     chunks = _chunk_spec(chunks, tuple(against))
-    converting = (optimize, input, target, unroll, stateful, compress_to_fp16)
+    converting = (optimize, input, target, unroll, stateful, max_trip_count, compress_to_fp16)
     conversion = _conversion(path, chunks, *converting)
     tolerances = tolerances or parse_tolerances(rtol, atol)
     start_device_worker()  # it imports OpenVINO while we convert and run the reference

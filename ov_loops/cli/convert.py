@@ -72,8 +72,8 @@ def flag(value: str) -> bool:
 
 def add_convert_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     """The conversion options `convert` and `check` share: --input, --compress_to_fp16 (spelled
-    as `ovc` spells them, hyphens accepted too), --optimize; --target, --stateful, --unroll:
-    what the IR is for."""
+    as `ovc` spells them, hyphens accepted too), --optimize; --target, --stateful, --unroll,
+    --max_trip_count: what the IR is for."""
     parser.add_argument(
         "--input",
         metavar="INPUTS",
@@ -118,6 +118,15 @@ def add_convert_options(parser: argparse.ArgumentParser | argparse._ArgumentGrou
         metavar="N",
         help="unroll loops of at most N iterations into straight-line graph (any target); "
         "each loop left a loop says why ('not unrolled: ...')",
+    )
+    parser.add_argument(
+        "--max_trip_count",
+        "--max-trip-count",
+        dest="max_trip_count",
+        type=int,
+        metavar="N",
+        help="loops without a trip count (while loops: they run until their condition is "
+        "false) stop after N iterations at most; with static shapes NPU can then unroll them",
     )
 
 

@@ -16,7 +16,9 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+import numpy as np
 import openvino as ov
+import openvino.opset15 as ops
 
 from ov_loops.contract import ports
 from ov_loops.contract.spec import TRIP_COUNT_CONSTANT, LoopSpec, SpecError
@@ -48,7 +50,9 @@ class LoopIR:
     """A loop: node path, op, LoopSpec, body, the outer value of every port_map input (by
     external port), trip count and initial condition, logical carried values, and the values it
     gives its graph (in the frontend's output order); `applied` says what optimisations did
-    to it, one phrase each ("hoisted 2 MatMul")."""
+    to it, one phrase each ("hoisted 2 MatMul"); `zero_run_branch`: its run of no iteration is
+    taken outside the Loop-5, by an If around it (passes/zero_run_carry.py), so the Loop-5
+    itself runs at least once."""
 
     path: str
     op: str
@@ -60,6 +64,7 @@ class LoopIR:
     carried: tuple[CarriedValue, ...]
     results: tuple[LoopResult, ...]
     applied: tuple[str, ...] = ()
+    zero_run_branch: bool = False
 
     @property
     def may_run_zero(self) -> bool:
@@ -97,6 +102,15 @@ class LoopIR:
             problems.append(f"spec trip count {spec.trip_count}, trip count {self.trip.constant}")
         if problems:
             raise SpecError(f"{self.path}: LoopIR: " + "; ".join(problems))
+
+    def with_trip_count(self, count: int) -> LoopIR:
+        """This loop with the constant trip count `count` (its spec's too)."""
+        value = ops.constant(np.int64(count)).output(0)
+        trip = TripCount(value, TRIP_COUNT_CONSTANT, count, False)
+        spec = dataclasses.replace(
+            self.spec, trip_count_source=TRIP_COUNT_CONSTANT, trip_count=count
+        )
+        return self.replace(trip=trip, spec=spec)
 
     def noting(self, what: str) -> LoopIR:
         """This loop with `what` (an optimisation that changed it) among `applied`."""

@@ -36,14 +36,14 @@ def fold(loop: LoopIR) -> list[ov.Output]:
             if result.empty_shape is None:
                 values.append(ovgraph.empty_stack(value, entry.axis))
             else:
-                values.append(_empty_of_shape(value.get_element_type(), result.empty_shape))
+                values.append(empty_of_shape(value.get_element_type(), result.empty_shape))
         else:
             value = loop.body_value(last_values[result.port].body_result)
             values.append(ovgraph.empty_stack(value, 0, stacked=False))
     return values
 
 
-def _empty_of_shape(element: ov.Type, shape: ov.Output) -> ov.Output:
+def empty_of_shape(element: ov.Type, shape: ov.Output) -> ov.Output:
     """An empty tensor of `shape` (a frontend's zero-iteration shape, which may read outer
     dims: Scan-8's [0, T, ...] of an empty batch): a Constant when the shape folds."""
     dims = ovgraph.folded_value(shape)

@@ -19,14 +19,20 @@ from ov_loops.errors import ConversionError
 from ov_loops.loopir.loop import LoopIR
 from ov_loops.loopir.passes.port_rank import MAX_PORT_RANK
 from ov_loops.loopir.steps import AfterLoop, apply_steps
+from ov_loops.lower.zero_run_branch import build_loop_in_if
 
 
 def lower_to_loop5(loop: LoopIR) -> list[ov.Output]:
-    """The Loop-5 for `loop`, then each result's post-loop steps; the values in result order."""
+    """The Loop-5 for `loop` (in an If that takes its runs of no iteration when
+    `loop.zero_run_branch`: zero_run_branch.py), then each result's post-loop steps; the values
+    in result order."""
     loop.check()
-    outputs = build_loop(
-        loop.spec, loop.body, loop.trip.value, loop.start.value, loop.outer, loop.path
-    )
+    if loop.zero_run_branch:
+        outputs = build_loop_in_if(loop, build_loop)
+    else:
+        outputs = build_loop(
+            loop.spec, loop.body, loop.trip.value, loop.start.value, loop.outer, loop.path
+        )
     mark_carried_kinds(loop)
     return apply_steps(loop.results, AfterLoop(outputs, loop.trip, loop.start))
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import openvino as ov
 
-from ov_loops.contract.spec import LoopSpec
+from ov_loops.contract.spec import TRIP_COUNT_UNBOUNDED, LoopSpec
 from ov_loops.loopir.loop import LoopIR
 from ov_loops.loopir.passes.hoist_sliced import HoistSlicedComputation
 from ov_loops.loopir.passes.pipeline import PIPELINE, TargetProfile
@@ -65,11 +65,14 @@ def _lowered(loop: LoopIR, target: TargetProfile, optimize: str) -> Lowered:
     """Fold a loop that provably runs no iteration; otherwise run the passes of the target at
     the optimisation level `optimize` up to cell recognition; a recognised cell step becomes its
     *Sequence-5 op when the cost model (lower/cell_cost.py) says it is faster; otherwise the
-    remaining passes run and a Loop-5 is emitted. Before cells: a target needing static loops
-    refuses the others (lower/static.py), and a loop of at most `target.unroll` iterations
-    becomes straight-line graph when it can (lower/unroll.py); where the target unrolls, a
-    loop left a loop says why (`not_unrolled`)."""
+    remaining passes run and a Loop-5 is emitted. A loop without a trip count gets the target's
+    `max_trip_count`, when it has one (`--max_trip_count N`). Before cells: a target needing
+    static loops refuses the others (lower/static.py), and a loop of at most `target.unroll`
+    iterations becomes straight-line graph when it can (lower/unroll.py); where the target
+    unrolls, a loop left a loop says why (`not_unrolled`)."""
     names = tuple(value.name for value in loop.carried)
+    if target.max_trip_count is not None and loop.trip.source == TRIP_COUNT_UNBOUNDED:
+        loop = loop.with_trip_count(target.max_trip_count)
     if loop.runs_zero_times:
         return Lowered(fold(loop), None, f"runs zero times: {fold_reason(loop)}", (), names)
     loop = target.run(loop, optimize, BEFORE_CELLS)

@@ -34,6 +34,7 @@ or gives a state the fixed shape of its first value (`_init_guard`).
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -80,10 +81,15 @@ class State:
     loop_path: str
 
 
+# A subgraph's part of a node path (frontends/onnx/placeholders.py): `/body/`, `/then_branch/`.
+_SUBGRAPH = re.compile(r"/(body|then_branch|else_branch)(_\d+)?/")
+
+
 def is_top_level(path: str) -> bool:
     """Whether the loop at node path `path` sits in the main graph (`main/Loop_0`, not
-    `main/Loop_0/body/...`)."""
-    return "/" not in path.removeprefix("main/")
+    `main/Loop_0/body/...`). Node names may hold slashes (TorchScript's `/Loop`: the path
+    `main//Loop`), so the path's subgraph parts decide, not its slashes."""
+    return _SUBGRAPH.search(path) is None
 
 
 def refuse_unless_streamable(loop: LoopIR) -> None:

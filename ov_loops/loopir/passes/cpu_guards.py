@@ -22,12 +22,13 @@ from ov_loops.ovgraph import dynamic_besides, length
 
 
 class GuardZeroIterationRuns(LoopPass):
-    """When a runtime trip count or condition may stop the loop before iteration 0, each
+    """When a runtime trip count or condition may stop the loop before iteration 0 (and no If
+    around the Loop-5 takes such runs: `zero_run_branch`, zero_run_carry.py), each
     concatenated output becomes empty on such a run, unless a step already empties it
     (unrolling's count of the copies that ran), and each last-value result with an initial
     value becomes that value (`EmptyWhenZeroRuns`, `InitialWhenZeroRuns`)::
 
-        if loop.may_run_zero:
+        if loop.may_run_zero and not loop.zero_run_branch:
             concatenated result -> value if ran else empty along its axis
             last-value result with an initial value -> value if ran else initial
 
@@ -39,7 +40,7 @@ class GuardZeroIterationRuns(LoopPass):
     name = "guard-zero-iteration-runs"
 
     def run(self, loop: LoopIR) -> LoopIR:
-        if not loop.may_run_zero:
+        if not loop.may_run_zero or loop.zero_run_branch:
             return loop
         concatenated = {entry.external_port: entry for entry in loop.spec.concatenated_outputs}
         guarded = []
@@ -180,7 +181,7 @@ def _keep_static_dims(
     are dynamic to OpenVINO) declared with the static dims both share: a Reshape with
     special_zero copies every other dim, and at run time changes nothing. Without it a carried
     value [?,8] guarded in an inner loop returns [?,?], and the outer loop's carried type
-    relaxes to [?,?] (then RefuseZeroRunReshapedCarry refuses the inner loop); a stacked
+    relaxes to [?,?] (then BranchZeroRunsOfReshapedCarries puts the inner loop in an If); a stacked
     output [?,?,8] of a loop that may run zero times came out [?,?,?]."""
     if second is None or first.rank.is_dynamic or first.rank != second.rank:
         return value

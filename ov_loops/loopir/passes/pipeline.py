@@ -3,11 +3,12 @@
 Order: constants are inlined first (the copies below must not see their Parameters); the
 copies before an Abs of a shared Concat next, before the simplification, whose MOC would
 otherwise rewrite such a Concat wrongly itself (abs_concats.py); other copies inside the body
-after the optimisations; then the refusal, which reads the body's final shapes; the zero-iteration
-guards read each concatenated output's per-iteration part, so they come before the parts of
-rank above 12 are flattened; a loop computed from constants alone gets its run-time input
-after the passes that read or rewrite the body. The iteration's Parameter moves first last of
-all, once no pass adds Parameters any more.
+after the optimisations; then the zero-run branch, which reads the body's final shapes and
+spares its loops the zero-iteration guards; those guards read each concatenated output's
+per-iteration part, so they come before the parts of rank above 12 are flattened; a loop
+computed from constants alone gets its run-time input after the passes that read or rewrite
+the body. The iteration's Parameter moves first last of all, once no pass adds Parameters any
+more.
 """
 
 from __future__ import annotations
@@ -29,10 +30,11 @@ from ov_loops.loopir.passes.iteration_first import IterationParameterFirst
 from ov_loops.loopir.passes.levels import OPTIMIZE_LEVELS
 from ov_loops.loopir.passes.licm import HoistInvariantComputation
 from ov_loops.loopir.passes.port_rank import FlattenHighRankStacks
+from ov_loops.loopir.passes.proven_trip_count import ProveTripCount
 from ov_loops.loopir.passes.simplify import SimplifyBody
 from ov_loops.loopir.passes.unbounded_carries import UnboundedCarryLengths
 from ov_loops.loopir.passes.unroll import UnrollIterations
-from ov_loops.loopir.passes.zero_run_carry import RefuseZeroRunReshapedCarry
+from ov_loops.loopir.passes.zero_run_carry import BranchZeroRunsOfReshapedCarries
 
 PIPELINE: tuple[type[LoopPass], ...] = (
     InlineConstantCaptures,
@@ -41,11 +43,12 @@ PIPELINE: tuple[type[LoopPass], ...] = (
     RemoveDeadValues,
     HoistInvariantComputation,
     StackAccumulators,
+    ProveTripCount,
     HoistSlicedComputation,
     UnrollIterations,
     CopyCapturesIntoConcats,
     CopyBackEdges,
-    RefuseZeroRunReshapedCarry,
+    BranchZeroRunsOfReshapedCarries,
     GuardZeroIterationRuns,
     FlattenHighRankStacks,
     KeepConstantLoopsAtRunTime,
@@ -67,6 +70,7 @@ class TargetProfile:
     unroll: int = 0
     static: bool = False
     stateful: bool = False  # top-level loops keep carried values in Variables (lower/stateful.py)
+    max_trip_count: int | None = None  # the trip count of loops without one (lower/select.py)
 
     def runs(self, kind: type[LoopPass], optimize: str) -> bool:
         """Whether pass `kind` runs for this target at optimisation level `optimize`."""
@@ -86,8 +90,12 @@ class TargetProfile:
         return loop
 
 
+# Passes for targets that unroll: a trip count proven from the execution condition.
+UNROLLING = frozenset({ProveTripCount.name})
 # OpenVINO's CPU plugin (2026.4.1): every workaround on.
-CPU = TargetProfile("CPU", frozenset(kind.name for kind in PIPELINE if kind.level is None))
+CPU = TargetProfile(
+    "CPU", frozenset(kind.name for kind in PIPELINE if kind.level is None) - UNROLLING
+)
 # Loop-5 as its spec states it, no workaround: for tests and for plugins without these faults.
 PLAIN = TargetProfile("plain", frozenset())
 
@@ -99,11 +107,11 @@ PLAIN = TargetProfile("plain", frozenset())
 # refuse: openvinotoolkit/openvino#34777; validator rule GP001). The CPU workarounds stay on:
 # they keep Loop-5's semantics.
 GPU_UNROLL_BELOW = 16
-GPU = TargetProfile("GPU", CPU.passes, unroll=GPU_UNROLL_BELOW - 1)
+GPU = TargetProfile("GPU", CPU.passes | UNROLLING, unroll=GPU_UNROLL_BELOW - 1)
 # The NPU compiler needs static shapes (openvinotoolkit/openvino#26357: "NPU does not support
 # dynamic shapes") and unrolls every Loop by its constant trip count itself (the NPU compiler's
 # IE UnrollTensorIterator pass, LoopRewriter: `for currentIter < numIterations`), and not a
 # Loop that may stop early with concatenated outputs ("Concat cases for ParamExecConds are not
 # supported yet", E#124554). So: unroll every loop that qualifies, refuse the others.
-NPU = TargetProfile("NPU", CPU.passes, unroll=2**31 - 1, static=True)
+NPU = TargetProfile("NPU", CPU.passes | UNROLLING, unroll=2**31 - 1, static=True)
 TARGETS = {profile.name: profile for profile in (CPU, GPU, NPU)}
