@@ -9,7 +9,7 @@ import onnx
 import pytest
 
 import ov_loops
-from ov_loops.contract.values import pack_sequence
+from ov_loops.contract.kinds import pack_sequence
 from ov_loops.errors import InputError
 from tests.harness import assert_one_line_error, run_cli
 from tests.onnx_builders import T, graph, model, node, typed

@@ -10,6 +10,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ov_loops.contract.kinds import (
+    OPTIONAL,
+    OPTIONAL_SEQUENCE,
+    SEQUENCE,
+    TENSOR,
+    CarriedValue,
+    kinds_by_suffix,
+    kinds_of_parts,
+    mark,
+    read_mark,
+    tensors,
+)
 from ov_loops.contract.ports import UNNUMBERED, number_ports, with_outputs, without_parameters
 from ov_loops.contract.spec import (
     TRIP_COUNT_CONSTANT,
@@ -22,18 +34,6 @@ from ov_loops.contract.spec import (
     MergedInput,
     SlicedInput,
     SpecError,
-)
-from ov_loops.contract.values import (
-    OPTIONAL,
-    OPTIONAL_SEQUENCE,
-    SEQUENCE,
-    TENSOR,
-    CarriedValue,
-    kinds_by_suffix,
-    kinds_of_parts,
-    mark,
-    read_mark,
-    tensors,
 )
 from ov_loops.ir.reader import loop_spec, loops, read_ir
 

@@ -19,7 +19,7 @@ from ov_loops.checking.device import core
 from ov_loops.checking.inputs import generate_inputs, onnx_input_specs
 from ov_loops.checking.probes import LOOP_TYPES
 from ov_loops.checking.settings import Settings
-from ov_loops.contract.values import OPTIONAL_SEQUENCE, SEQUENCE, pack_sequence
+from ov_loops.contract.kinds import OPTIONAL_SEQUENCE, SEQUENCE, pack_sequence
 from ov_loops.frontends.onnx.load.load import load_model
 from ov_loops.reference.ir import kernels
 from ov_loops.reference.ir.executor import run_ir

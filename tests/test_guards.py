@@ -6,14 +6,14 @@ import numpy as np
 import openvino as ov
 import openvino.opset15 as ops
 
-from ov_loops.loopir.passes import cpu_guards
+from ov_loops.loopir.passes import zero_run_guards
 from tests.harness import compile_f32
 
 
 def _guarded(zero_shape: ov.PartialShape) -> ov.Model:
     stacked = ops.parameter(ov.PartialShape([-1, 2]), ov.Type.f32, name="stacked")
     zero = ops.parameter(zero_shape, ov.Type.boolean, name="zero")
-    (cut,) = cpu_guards.guard_zero_iterations([stacked.output(0)], [0], [None], zero.output(0))
+    (cut,) = zero_run_guards.guard_zero_iterations([stacked.output(0)], [0], [None], zero.output(0))
     return ov.Model([ops.result(cut)], [stacked, zero])
 
 

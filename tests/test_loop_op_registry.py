@@ -13,7 +13,7 @@ import pytest
 import ov_loops
 from ov_loops.checking.carried import ir_layout
 from ov_loops.checking.device import core
-from ov_loops.contract.values import OPTIONAL, OPTIONAL_SEQUENCE, SEQUENCE, TENSOR
+from ov_loops.contract.kinds import OPTIONAL, OPTIONAL_SEQUENCE, SEQUENCE, TENSOR
 from ov_loops.errors import ConversionError
 from ov_loops.frontends.onnx.ops import registry
 from ov_loops.frontends.onnx.ops.loop import OnnxLoop

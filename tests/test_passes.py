@@ -24,15 +24,16 @@ from ov_loops.loopir.passes.base import LoopPass
 from ov_loops.loopir.passes.concat_copies import CopyCapturesIntoConcats
 from ov_loops.loopir.passes.constant_loops import KeepConstantLoopsAtRunTime
 from ov_loops.loopir.passes.constants import InlineConstantCaptures
-from ov_loops.loopir.passes.cpu_guards import (
+from ov_loops.loopir.passes.levels import OPTIMIZE_LEVELS
+from ov_loops.loopir.passes.pipeline import CPU, PIPELINE, PLAIN
+from ov_loops.loopir.passes.port_rank import FlattenHighRankStacks, Unflatten
+from ov_loops.loopir.passes.zero_run_carry import RefuseZeroRunReshapedCarry
+from ov_loops.loopir.passes.zero_run_guards import (
     EmptyWhenZeroRuns,
     GuardZeroIterationRuns,
     InitialWhenZeroRuns,
 )
-from ov_loops.loopir.passes.levels import OPTIMIZE_LEVELS
-from ov_loops.loopir.passes.pipeline import CPU, PIPELINE, PLAIN
-from ov_loops.loopir.passes.port_rank import MAX_PORT_RANK, FlattenHighRankStacks, Unflatten
-from ov_loops.loopir.passes.zero_run_carry import RefuseZeroRunReshapedCarry
+from ov_loops.loopir.plugin_limits import MAX_PORT_RANK
 from ov_loops.loopir.trip_count import initial_condition
 from ov_loops.lower import loop5
 from ov_loops.lower.fold import fold

@@ -7,7 +7,7 @@ import onnx
 import pytest
 
 import ov_loops
-from ov_loops.contract.values import SEQUENCE, TENSOR
+from ov_loops.contract.kinds import SEQUENCE, TENSOR
 from ov_loops.frontends.onnx.ops.loop import OnnxLoop
 from ov_loops.frontends.onnx.rewrites.sequences.sequence_types import SequenceParts
 from ov_loops.frontends.onnx.rewrites.sequences.sequences import lower_sequences

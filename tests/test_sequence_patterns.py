@@ -8,7 +8,7 @@ import numpy as np
 import onnx
 
 import ov_loops
-from ov_loops.sequence_values import from_ir_outputs, to_ir_inputs
+from ov_loops.frontends.onnx.sequence_io import from_ir_outputs, to_ir_inputs
 from tests.harness import compile_f32, onnxruntime_oracle, run, save_and_reload
 from tests.onnx_builders import T, graph, loop_body, model, node, typed
 from tests.test_conformance import assert_outputs_close

@@ -10,7 +10,7 @@ import onnx
 import pytest
 
 from ov_loops.frontends.onnx.rewrites.sequences.sequences import lower_sequences
-from ov_loops.sequence_values import from_ir_outputs, has_sequence_io, to_ir_inputs
+from ov_loops.frontends.onnx.sequence_io import from_ir_outputs, has_sequence_io, to_ir_inputs
 from tests.harness import onnxruntime_oracle
 from tests.onnx_builders import T, graph, model, node, typed
 

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 import openvino as ov
 
 from ov_loops.contract import ports
+from ov_loops.contract.kinds import CarriedValue
 from ov_loops.contract.spec import TRIP_COUNT_CONSTANT, LoopSpec, SpecError
-from ov_loops.contract.values import CarriedValue
 from ov_loops.loopir.steps import Step
 from ov_loops.loopir.trip_count import InitialCondition, TripCount
 

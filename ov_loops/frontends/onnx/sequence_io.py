@@ -10,7 +10,7 @@ A converted model has, for an ONNX sequence input or output `x`, four in its pla
 
 An Optional of a tensor is a sequence of zero (absent) or one element; an Optional of a sequence
 is the sequence's four and `x.present`, a bool scalar (the sequence is empty when absent): the
-kinds of contract/values.py, which pack and unpack them. `to_ir_inputs` and `from_ir_outputs`
+kinds of contract/kinds.py, which pack and unpack them. `to_ir_inputs` and `from_ir_outputs`
 apply them to all of a model's inputs and outputs, from the ONNX types the model declares.
 """
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 
-from ov_loops.contract.values import TENSOR, CarriedKind
+from ov_loops.contract.kinds import TENSOR, CarriedKind
 from ov_loops.frontends.onnx.rewrites.sequences.sequence_types import element_type, kind_of
 
 

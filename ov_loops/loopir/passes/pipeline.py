@@ -22,7 +22,6 @@ from ov_loops.loopir.passes.base import LoopPass
 from ov_loops.loopir.passes.concat_copies import CopyCapturesIntoConcats
 from ov_loops.loopir.passes.constant_loops import KeepConstantLoopsAtRunTime
 from ov_loops.loopir.passes.constants import InlineConstantCaptures
-from ov_loops.loopir.passes.cpu_guards import GuardZeroIterationRuns
 from ov_loops.loopir.passes.dead_values import RemoveDeadValues
 from ov_loops.loopir.passes.hoist_sliced import HoistSlicedComputation
 from ov_loops.loopir.passes.iteration_first import IterationParameterFirst
@@ -31,8 +30,9 @@ from ov_loops.loopir.passes.licm import HoistInvariantComputation
 from ov_loops.loopir.passes.port_rank import FlattenHighRankStacks
 from ov_loops.loopir.passes.simplify import SimplifyBody
 from ov_loops.loopir.passes.unbounded_carries import UnboundedCarryLengths
-from ov_loops.loopir.passes.unroll import UnrollIterations
+from ov_loops.loopir.passes.unroll_iterations import UnrollIterations
 from ov_loops.loopir.passes.zero_run_carry import RefuseZeroRunReshapedCarry
+from ov_loops.loopir.passes.zero_run_guards import GuardZeroIterationRuns
 
 PIPELINE: tuple[type[LoopPass], ...] = (
     InlineConstantCaptures,

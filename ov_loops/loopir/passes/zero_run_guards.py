@@ -16,8 +16,8 @@ import openvino.opset15 as ops
 from ov_loops import ovgraph
 from ov_loops.loopir.loop import LoopIR
 from ov_loops.loopir.passes.base import LoopPass
-from ov_loops.loopir.passes.unroll import Unchunk
 from ov_loops.loopir.steps import AfterLoop
+from ov_loops.loopir.unrolling import Unchunk
 from ov_loops.ovgraph import dynamic_besides, length
 
 
