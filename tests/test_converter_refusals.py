@@ -9,6 +9,7 @@ import pytest
 from ov_loops.conversion.driver import convert_model
 from ov_loops.errors import ConversionError, UnsupportedError, UnsupportedItem
 from ov_loops.frontends.onnx.rewrites.pipeline import PreparedModel
+from ov_loops.loopir.passes.pipeline import LoweringOptions
 from ov_loops.targets import target_profile
 from tests.harness import assert_one_line_error, run_cli, write
 from tests.onnx_builders import T, graph, loop_body, model, node, typed
@@ -114,7 +115,7 @@ def test_a_refused_nested_loop_is_named_not_the_ops_after_it():
 
     made, _ = SCENARIOS["loop_nested_three_deep_with_captures"]()
     with pytest.raises(UnsupportedError) as raised:
-        convert_model(PreparedModel(made), target_profile("NPU"))
+        convert_model(PreparedModel(made), LoweringOptions(target_profile("NPU")))
     [item] = raised.value.items
     assert item.path == "main/Loop_0/body/Loop_0/body/Loop_1" and "NPU needs" in item.reason
 
@@ -139,7 +140,7 @@ def test_a_refused_loop_is_listed_with_the_unsupported_ops_elsewhere():
         main, opset_imports=[onnx.helper.make_opsetid("", 17), onnx.helper.make_opsetid("acme", 1)]
     )
     with pytest.raises(UnsupportedError) as raised:
-        convert_model(PreparedModel(made), target_profile("NPU"))
+        convert_model(PreparedModel(made), LoweringOptions(target_profile("NPU")))
     assert [(item.op, item.path) for item in raised.value.items] == [
         ("Gizmo", "main/Gizmo_0"),
         ("Loop", "main/Loop_1"),

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 
 import ov_loops
 from ov_loops.loopir.loop import LoopIR
-from ov_loops.loopir.passes.pipeline import CPU
+from ov_loops.loopir.passes.pipeline import CPU, LoweringOptions
 from ov_loops.loopir.passes.unroll_iterations import UnrollIterations, chosen_factor, masked_limit
 from ov_loops.loopir.unrolling import Unchunk
 from ov_loops.lower.loop5 import lower_to_loop5
@@ -230,7 +230,7 @@ def test_runtime_trip_counts_on_the_cpu_match_the_reference(builder: str, tmp_pa
     the IR reference of the loop as it is."""
     build = CPU_BUILDERS[builder]
     loop, parameters, feeds = build()
-    lowered = lower(loop, CPU, "max")
+    lowered = lower(loop, LoweringOptions(CPU, "max"))
     assert "unrolled x16" in lowered.applied
     compiled = compile_f32(_saved(lowered.values, parameters, tmp_path / "max.xml"))
     names = [parameter.get_friendly_name() for parameter in parameters]

@@ -25,7 +25,7 @@ from ov_loops.loopir.passes.concat_copies import CopyCapturesIntoConcats
 from ov_loops.loopir.passes.constant_loops import KeepConstantLoopsAtRunTime
 from ov_loops.loopir.passes.constants import InlineConstantCaptures
 from ov_loops.loopir.passes.levels import OPTIMIZE_LEVELS
-from ov_loops.loopir.passes.pipeline import CPU, PIPELINE, PLAIN
+from ov_loops.loopir.passes.pipeline import CPU, PIPELINE, PLAIN, LoweringOptions
 from ov_loops.loopir.passes.port_rank import FlattenHighRankStacks, Unflatten
 from ov_loops.loopir.passes.zero_run_carry import RefuseZeroRunReshapedCarry
 from ov_loops.loopir.passes.zero_run_guards import (
@@ -464,7 +464,7 @@ def test_fold_agrees_with_the_loop5_of_a_zero_trip_count(tmp_path):
 @pytest.mark.parametrize("start_false", [False, True], ids=["trip count 0", "start false"])
 def test_select_folds_a_loop_that_never_runs(start_false: bool):
     loop, parameters, _ = _never_runs(start_false)
-    lowered = lower(loop, CPU)
+    lowered = lower(loop, LoweringOptions(CPU, "none"))
     reason = "initial condition false" if start_false else "trip count 0"
     assert lowered.folded == f"runs zero times: {reason}" and lowered.spec is None
     model = ov.Model([ops.result(value) for value in lowered.values], parameters)
@@ -473,7 +473,7 @@ def test_select_folds_a_loop_that_never_runs(start_false: bool):
 
 def test_select_lowers_a_loop_that_may_run_to_loop5_after_the_profile():
     loop, parameters, _ = accumulating_loop(0)
-    lowered = lower(loop, CPU)
+    lowered = lower(loop, LoweringOptions(CPU, "none"))
     assert lowered.folded is None
     model = ov.Model([ops.result(value) for value in lowered.values], parameters)
     outer_ops = [op.get_type_name() for op in model.get_ordered_ops()]

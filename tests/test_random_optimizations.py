@@ -4,6 +4,8 @@ results (issue 11). The bodies are those of test_random_bodies."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -11,13 +13,12 @@ from hypothesis import strategies as st
 from ov_loops.conversion.driver import convert_model
 from ov_loops.frontends.onnx.load.load import load_model
 from ov_loops.loopir.passes.levels import OPTIMIZE_LEVELS
-from ov_loops.loopir.passes.pipeline import CPU, PIPELINE, TargetProfile
-from ov_loops.lower.cell_cost import CellLowering
+from ov_loops.loopir.passes.pipeline import CPU, PIPELINE, RECOGNIZE_CELLS, LoweringOptions
 from tests.harness import assert_matches_onnxruntime, reference_oracle
 from tests.test_random_bodies import _feeds, _loop_model, _scan_model, bodies
 
 OPTIMIZATIONS = sorted(
-    [kind.name for kind in PIPELINE if kind.level is not None] + [CellLowering.name]
+    [kind.name for kind in PIPELINE if kind.level is not None] + [RECOGNIZE_CELLS.name]
 )
 
 
@@ -30,8 +31,8 @@ def settings_of_passes(draw):
 
 
 def _translator(level: str, skipped: frozenset[str]):
-    target = TargetProfile("CPU", CPU.passes, skipped)
-    return lambda model: convert_model(load_model(model), target, level)
+    target = dataclasses.replace(CPU, skips=skipped)
+    return lambda model: convert_model(load_model(model), LoweringOptions(target, level))
 
 
 @settings(max_examples=40, deadline=None)
@@ -51,7 +52,7 @@ def test_random_bodies_with_random_optimizations(body, passes, scan, tmp_path_fa
 
 
 def test_a_skipped_optimization_does_not_run():
-    target = TargetProfile("CPU", CPU.passes, frozenset(OPTIMIZATIONS))
+    target = dataclasses.replace(CPU, skips=frozenset(OPTIMIZATIONS))
     assert not any(target.runs(kind, "max") for kind in PIPELINE if kind.level is not None)
-    assert not target.runs(CellLowering, "max")
+    assert not target.runs(RECOGNIZE_CELLS, "max")
     assert all(target.runs(kind, "none") for kind in PIPELINE if kind.level is None)

@@ -52,19 +52,6 @@ DYNAMIC_LOOP = 1.1
 FEW_ROWS = 4
 
 
-class CellLowering:
-    """The cell lowering as the target profiles see it: a name to skip it by, and its level.
-
-    "max": at "default" a loop stays a Loop-5 (its port map, `validate --show`, `check`'s
-    per-iteration divergence). Measured against the default level's Loop-5 (one run, 7 rounds)
-    the op the model chooses was faster or within noise (RNN H=256 B=16 x0.97 vs x1.03, GRU lbr
-    H=256 B=1 x0.72 vs x0.78), so moving it to "default" would need only a LOOP table per level.
-    """
-
-    name = "recognize-cells"
-    level = "max"
-
-
 def predicted(cell: Cell, batch: int | None) -> tuple[float, float]:
     """(sequence, loop): the predicted latencies as ratios to convert_model's IR, for `batch`
     rows (None: a dynamic batch)."""
