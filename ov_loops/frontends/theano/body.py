@@ -136,8 +136,8 @@ def call_fn(fn, body: Body, outs: list[OutputInfo]):
 def body_results(outs: list[OutputInfo], step_values: list[ov.Output], body: Body, last_only: bool):
     """The body's Results: each fed-back output's next value (or window), then each output's
     value per step (or last value; a reduce's fed-back output's last value is the Result of
-    its back edge, as an ONNX loop's carried value's is). Returns them, the merged inputs as (Parameter, output,
-    back-edge Result index), and the index of each output's Result."""
+    its back edge, as an ONNX loop's carried value's is). Returns them, the merged inputs as
+    (Parameter, output, back-edge Result index), and the index of each output's Result."""
     made: list[ov.Node] = []
     merged: list[tuple[ov.Node, OutputInfo, int]] = []
     emitted = []

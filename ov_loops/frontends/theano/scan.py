@@ -144,35 +144,21 @@ def reduce(
     )
 
 
-def foldl(
-    fn: Callable,
-    sequences,
-    outputs_info,
-    non_sequences=None,
-    name: str | None = None,
-    options: ConvertOptions = BUILDER_OPTIONS,
-):
-    """reduce from the start of the sequences."""
-    return reduce(fn, sequences, outputs_info, non_sequences, False, name, options)
+def foldl(fn: Callable, sequences, outputs_info, non_sequences=None, **named):
+    """reduce from the start of the sequences (`named`: reduce's `name` and `options`)."""
+    return reduce(fn, sequences, outputs_info, non_sequences, go_backwards=False, **named)
 
 
-def foldr(
-    fn: Callable,
-    sequences,
-    outputs_info,
-    non_sequences=None,
-    name: str | None = None,
-    options: ConvertOptions = BUILDER_OPTIONS,
-):
-    """reduce from the end of the sequences."""
-    return reduce(fn, sequences, outputs_info, non_sequences, True, name, options)
+def foldr(fn: Callable, sequences, outputs_info, non_sequences=None, **named):
+    """reduce from the end of the sequences (`named`: reduce's `name` and `options`)."""
+    return reduce(fn, sequences, outputs_info, non_sequences, go_backwards=True, **named)
 
 
 def _scan(
     fn,
-    sequences,
-    outputs_info,
-    non_sequences,
+    given_seqs,
+    given_outs,
+    given_invariants,
     n_steps,
     go_backwards,
     strict,
@@ -181,11 +167,11 @@ def _scan(
     options,
 ):
     """The scan's LoopIR lowered as `options` say (the frontend's one lowering call); returns
-    (outputs, updates)."""
+    (outputs, updates). The arguments are scan's (sequences, outputs_info, non_sequences)."""
     lowering = _lowering(options)
-    seqs = parse_sequences(sequences)
-    outs = parse_outputs_info(outputs_info)
-    invariants = [as_output(value) for value in as_list(non_sequences)]
+    seqs = parse_sequences(given_seqs)
+    outs = parse_outputs_info(given_outs)
+    invariants = [as_output(value) for value in as_list(given_invariants)]
     if isinstance(n_steps, (int, np.integer)) and n_steps < 0:
         n_steps, go_backwards = -int(n_steps), not go_backwards
     if go_backwards:
