@@ -25,6 +25,7 @@ _HOMES = {
     "CheckReport": "ov_loops.checking",
     "Conversion": "ov_loops.conversion.report",
     "ConversionError": "ov_loops.errors",
+    "ConvertOptions": "ov_loops.convert_options",
     "ConvertedLoop": "ov_loops.conversion.report",
     "Finding": "ov_loops.ir.validate",
     "InputError": "ov_loops.errors",

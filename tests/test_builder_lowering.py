@@ -163,6 +163,10 @@ def test_the_builder_optimises_when_asked():
     assert none[0][4]["Add"] == 1 and most[0][4]["Add"] > 1
 
 
+def test_the_face_offers_the_options():
+    assert ov_loops.ConvertOptions is ConvertOptions
+
+
 def test_the_builder_keeps_its_default_the_loop_as_fn_wrote_it():
     default = _structure(_sum_by_foldl())
     assert default == _structure(_sum_by_foldl(ConvertOptions(optimize="none")))
