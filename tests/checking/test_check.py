@@ -440,7 +440,7 @@ def test_diff_compares_infinities_and_nans_without_warnings():
 
 def test_ir_openvino_cannot_read_is_one_line_with_openvino_s_reason(capsys):
     """OpenVINO's message ends in blank lines; the error kept the last line, which was empty."""
-    sample = Path(__file__).resolve().parents[1] / "ir_samples" / "invalid" / "ST002.xml"
+    sample = Path(__file__).resolve().parents[2] / "ir_samples" / "invalid" / "ST002.xml"
     result = run_main(capsys, "check", str(sample))
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()

@@ -23,11 +23,11 @@ from ov_loops.checking.tolerance import parse_tolerances
 from ov_loops.errors import InputError
 from ov_loops.reference.ir import kernels
 from ov_loops.reference.ir.state import STATE_KERNELS
+from tests.checking.test_check import run_main
 from tests.harness import assert_one_line_error, run_cli
+from tests.lower.test_stateful import HIDDEN, _rnn_loop
 from tests.onnx_builders import T, const, graph, model, node, typed
 from tests.scan_scenarios import SCENARIOS as SCAN_SCENARIOS
-from tests.test_check import run_main
-from tests.test_stateful import HIDDEN, _rnn_loop
 
 RNG = np.random.default_rng(13)
 SEQUENCE = RNG.normal(size=(9, 2, HIDDEN)).astype(np.float32)

@@ -22,8 +22,8 @@ from ov_loops.checking.tolerance import F16_WEIGHTS, Tolerances, magnitude
 from ov_loops.checking.weights import f16_weights, rounded_weights
 from ov_loops.frontends.onnx.load.load import load_model
 from ov_loops.reference.onnx_reference import run_onnx
+from tests.checking.test_check import _two_counters, run_main
 from tests.harness import assert_one_line_error, run_cli
-from tests.test_check import _two_counters, run_main
 
 RNN_SCAN = "ir_samples/rnn_scan.onnx"
 RNN_FEEDS = dict(np.load("ir_samples/rnn_scan.inputs.npz"))

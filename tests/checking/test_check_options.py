@@ -21,9 +21,9 @@ from ov_loops.checking.diff import diff
 from ov_loops.checking.opinions import convert_model_outputs
 from ov_loops.checking.tolerance import FLOAT_DEFAULTS, Tolerances, parse_tolerances
 from tests import scan_scenarios
+from tests.checking.test_check import _two_counters, run_main
 from tests.harness import assert_one_line_error, run_cli
 from tests.onnx_builders import T, graph, loop_body, model, node, typed
-from tests.test_check import _two_counters, run_main
 
 COUNTER_FEEDS = {
     "M": np.array(3, np.int64),

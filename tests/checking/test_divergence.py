@@ -182,7 +182,7 @@ def test_a_carried_sequence_is_compared_by_element(kind, reference, device, expe
 def test_the_cpu_plugin_fault_in_a_valid_sample_ir_is_located():
     """A valid IR the CPU plugin computes wrong (docs/pitfalls.md: a back edge aliasing its
     Parameter): the IR-only check places it at the first iteration whose carried value differs."""
-    report = ov_loops.check(Path(__file__).parents[1] / "ir_samples/valid/loop_all_ports.xml")
+    report = ov_loops.check(Path(__file__).parents[2] / "ir_samples/valid/loop_all_ports.xml")
     found = report.divergence
     assert report.exit_code == 1 and found is not None, "\n".join(report.lines())
     assert (found.kind, found.where, found.value) == ("carried", "main/accumulate[1]", "acc_in")

@@ -37,7 +37,7 @@ from ov_loops.contract.spec import (
 )
 from ov_loops.ir.reader import loop_spec, loops, read_ir
 
-VALID_SAMPLES = Path(__file__).resolve().parents[1] / "ir_samples" / "valid"
+VALID_SAMPLES = Path(__file__).resolve().parents[2] / "ir_samples" / "valid"
 # The body of SPEC: Parameters 0 (current_iteration), 1 (merged), 2 (invariant), 3 (sliced);
 # Results 0 (back edge, last value), 1 (stacked), 2 (condition).
 PARAMETERS, RESULTS = 4, 3

@@ -17,7 +17,7 @@ from ov_loops.errors import ConversionError
 from tests.harness import assert_matches_onnxruntime
 from tests.onnx_builders import T, const, graph, loop_body, model, node, typed
 
-CORPUS = Path(__file__).resolve().parent / "models" / "exporters"
+CORPUS = Path(__file__).resolve().parents[1] / "models" / "exporters"
 
 
 def _outer_loop(body_nodes) -> onnx.ModelProto:

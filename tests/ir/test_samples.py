@@ -11,7 +11,7 @@ import ov_loops
 from ir_samples.make_samples import samples
 from tests.harness import assert_matches_onnxruntime, compile_f32, run, save_and_reload
 
-SAMPLE_DIR = Path(__file__).resolve().parents[1] / "ir_samples"
+SAMPLE_DIR = Path(__file__).resolve().parents[2] / "ir_samples"
 
 
 def test_bundled_samples_are_up_to_date():

@@ -17,7 +17,7 @@ from ov_loops.ir.validate import BIN_CODE, show
 from tests import scan_scenarios
 from tests.harness import F32, assert_one_line_error, run_cli
 
-SAMPLES = Path(__file__).resolve().parents[1] / "ir_samples"
+SAMPLES = Path(__file__).resolve().parents[2] / "ir_samples"
 INVALID = sorted(path.stem for path in (SAMPLES / "invalid").glob("*.xml"))
 VALID = sorted(path.stem for path in (SAMPLES / "valid").glob("*.xml"))
 

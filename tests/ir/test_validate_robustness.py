@@ -20,7 +20,7 @@ from ov_loops.errors import InputError
 from ov_loops.ir.validate import show
 from tests.harness import assert_one_line_error, run_cli
 
-SAMPLES = Path(__file__).resolve().parents[1] / "ir_samples"
+SAMPLES = Path(__file__).resolve().parents[2] / "ir_samples"
 VALID = sorted((SAMPLES / "valid").glob("*.xml"))
 
 

@@ -1,9 +1,8 @@
 """copy-concats-before-abs, without a device: which Abs gets a copy of its input.
 
-That the pass keeps what each loop computes is checked with every pass in tests/test_passes.py
-(scenario `mean_of_a_concat_also_read_by_abs`); the CPU regressions are in
-tests/test_abs_of_shared_concat.py.
-"""
+That the pass keeps what each loop computes is checked with every pass in
+tests/loopir/passes/test_passes.py (scenario `mean_of_a_concat_also_read_by_abs`); the CPU
+regressions are in tests/loopir/passes/test_abs_of_shared_concat.py."""
 
 from __future__ import annotations
 

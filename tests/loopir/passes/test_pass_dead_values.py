@@ -1,6 +1,6 @@
 """RemoveDeadValues: unchanged carried values become invariant inputs, unread inputs go, and
-the loop computes the same (the IR reference before and after, tests/test_passes.py; an ONNX
-loop on the CPU plugin against onnxruntime, zero-iteration runs among its runs)."""
+the loop computes the same (the IR reference before and after, tests/loopir/passes/test_passes.py;
+an ONNX loop on the CPU plugin against onnxruntime, zero-iteration runs among its runs)."""
 
 from __future__ import annotations
 
@@ -16,13 +16,13 @@ from ov_loops.contract.spec import (
 from ov_loops.loopir.passes.dead_values import OuterValue, RemoveDeadValues
 from ov_loops.loopir.passes.pipeline import CPU
 from tests import harness
+from tests.loopir.passes.test_passes import _assert_keeps_results
 from tests.loopir_scenarios import (
     accumulating_loop,
     pass_through_carried,
     runtime_counter_two_carried,
     unread_capture_and_slice,
 )
-from tests.test_passes import _assert_keeps_results
 
 
 def test_an_unchanged_carried_value_becomes_an_invariant_input():

@@ -1,6 +1,6 @@
 """HoistSlicedComputation: its batching rules against the op applied part by part, what it does
-to the LoopIR scenarios (tests/test_passes.py runs them all through the IR reference before and
-after it), and an ONNX Scan RNN converted with and without it on the CPU plugin."""
+to the LoopIR scenarios (tests/loopir/passes/test_passes.py runs them all through the IR reference
+before and after it), and an ONNX Scan RNN converted with and without it on the CPU plugin."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """IterationParameterFirst: the current_iteration Parameter moves to index 0.
 
-What the loop computes is kept by every pass over every LoopIR scenario (tests/test_passes.py);
-here: where the Parameter goes, and the OpenVINO fault it avoids, on the CPU.
-"""
+What the loop computes is kept by every pass over every LoopIR scenario
+(tests/loopir/passes/test_passes.py); here: where the Parameter goes, and the OpenVINO fault it
+avoids, on the CPU."""
 
 from __future__ import annotations
 

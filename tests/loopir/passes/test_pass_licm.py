@@ -1,6 +1,6 @@
 """HoistInvariantComputation: what it moves out of a body, what it leaves, and that the loop
-computes the same (the IR reference before and after, tests/test_passes.py; an ONNX loop on the
-CPU plugin against onnxruntime)."""
+computes the same (the IR reference before and after, tests/loopir/passes/test_passes.py; an ONNX
+loop on the CPU plugin against onnxruntime)."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from ov_loops.loopir.trip_count import initial_condition, trip_count
 from ov_loops.lower import loop5
 from ov_loops.lower.loop5 import lower_to_loop5
 from tests import harness
+from tests.loopir.passes.test_passes import _assert_keeps_results, _assert_same, _reference_outputs
 from tests.loopir_scenarios import (
     SCENARIOS,
     _loop,
@@ -27,7 +28,6 @@ from tests.loopir_scenarios import (
     constant_subgraph_and_direct_capture,
     invariant_matmul_chain,
 )
-from tests.test_passes import _assert_keeps_results, _assert_same, _reference_outputs
 
 
 def _op_types(loop: LoopIR) -> list[str]:
@@ -146,7 +146,7 @@ def test_a_value_of_rank_13_stays_and_what_feeds_it_moves(tmp_path):
 
 @pytest.fixture
 def any_rank(monkeypatch):
-    """Lower rank-13 ports too (see tests/test_passes.py: any_port_rank)."""
+    """Lower rank-13 ports too (see tests/loopir/passes/test_passes.py: any_port_rank)."""
     monkeypatch.setattr(loop5, "_refuse_high_rank_ports", lambda node, name: None)
 
 

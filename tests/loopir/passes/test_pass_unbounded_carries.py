@@ -20,7 +20,7 @@ from tests.loopir_scenarios import (
     growing_vector_of_static_length,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_a_growing_value_of_static_length_enters_unbounded():

@@ -30,6 +30,12 @@ from tests.harness import (
     run,
 )
 from tests.loop_scenarios import SCENARIOS as LOOP_SCENARIOS
+from tests.loopir.passes.test_passes import (  # noqa: F401 (any_port_rank is a fixture)
+    _assert_keeps_results,
+    _reference_outputs,
+    _saved,
+    any_port_rank,
+)
 from tests.loopir_scenarios import (
     SCENARIOS,
     accumulating_loop,
@@ -41,12 +47,6 @@ from tests.loopir_scenarios import (
 )
 from tests.scan_scenarios import SCENARIOS as SCAN_SCENARIOS
 from tests.test_conformance import PASSING, assert_backend_case_passes
-from tests.test_passes import (  # noqa: F401 (any_port_rank is a fixture)
-    _assert_keeps_results,
-    _reference_outputs,
-    _saved,
-    any_port_rank,
-)
 from tests.test_random_bodies import _feeds, _loop_model, _scan_model, bodies
 
 FACTORS = [None, 2, 3, 4]

@@ -20,7 +20,7 @@ from tests.harness import assert_matches_onnxruntime, compile_f32, onnxruntime_o
 from tests.onnx_builders import T, graph, loop_body, model, node, typed
 from tests.sequence_append_scenarios import APPENDED, NOT_APPENDED, _runs, concatenated_list
 
-TORCH_MODELS = Path(__file__).parent.parent / "benchmarks" / "models"
+TORCH_MODELS = Path(__file__).parents[5] / "benchmarks" / "models"
 
 
 def _sequence_ops(made: onnx.ModelProto) -> list[str]:

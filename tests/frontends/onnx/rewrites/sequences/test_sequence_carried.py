@@ -56,8 +56,8 @@ def test_an_unchanged_carried_sequence_becomes_invariant_whole(optimize, merged,
 
 
 def test_check_generates_a_sequence_input_and_matches_with_one_given(tmp_path):
-    """check generates a sequence input (tests/test_check_sequence_inputs.py has the forms), and
-    matches when given one as its four tensors."""
+    """check generates a sequence input (tests/checking/test_check_sequence_inputs.py has the
+    forms), and matches when given one as its four tensors."""
     case = LOOP_CASES["test_loop13_seq"]
     onnx.save(case.model, tmp_path / "model.onnx")
     inputs, _ = case.data_sets[0]
