@@ -13,6 +13,7 @@ every round, benchmarks/timing.py); each cell is the median latency and the spre
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import tempfile
@@ -26,12 +27,11 @@ from benchmarks.loop_models import loop_feeds, loop_model  # noqa: E402
 from benchmarks.timing import CLOCKS, interleaved_seconds  # noqa: E402
 from ov_loops.conversion.driver import Converter  # noqa: E402
 from ov_loops.frontends.onnx.load.load import load_model  # noqa: E402
-from ov_loops.loopir.passes.pipeline import CPU, TargetProfile  # noqa: E402
-from ov_loops.lower.cell_cost import CellLowering  # noqa: E402
+from ov_loops.loopir.passes.pipeline import CPU, RECOGNIZE_CELLS, LoweringOptions  # noqa: E402
 
 CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": 1, "NUM_STREAMS": 1}
-WITHOUT_CELLS = TargetProfile("CPU", CPU.passes, frozenset({CellLowering.name}))
-FORCED = TargetProfile("CPU", CPU.passes)
+WITHOUT_CELLS = dataclasses.replace(CPU, skips=frozenset({RECOGNIZE_CELLS.name}))
+FORCED = CPU
 
 
 def compiled_models(cell: str, hidden: int, batch: int) -> dict[str, ov.CompiledModel]:
@@ -44,11 +44,13 @@ def compiled_models(cell: str, hidden: int, batch: int) -> dict[str, ov.Compiled
     chosen = select.sequence_is_faster
     select.sequence_is_faster = lambda cell, loop: True
     try:
-        made = {"sequence": Converter(load_model(model), FORCED, "max").convert().model}
+        forced = LoweringOptions(FORCED, "max")
+        made = {"sequence": Converter(load_model(model), forced).convert().model}
     finally:
         select.sequence_is_faster = chosen
     for level in ("max", "default"):
-        made[f"loop {level}"] = Converter(load_model(model), WITHOUT_CELLS, level).convert().model
+        options = LoweringOptions(WITHOUT_CELLS, level)
+        made[f"loop {level}"] = Converter(load_model(model), options).convert().model
     with tempfile.TemporaryDirectory() as scratch:
         path = Path(scratch) / "model.onnx"
         path.write_bytes(model.SerializeToString())

@@ -5,7 +5,7 @@ concatenated, last value, current_iteration, execution_condition), nested Loops,
 an If, and a TensorIterator-1 (as OpenVINO's own ONNX frontend writes it for a Scan).
 
 invalid/: one file per validator rule, each the `loop_all_ports` sample with one defect, named
-in a comment at the top of the file. tests/test_validate.py checks that each yields exactly its
+in a comment at the top of the file. tests/ir/test_validate.py checks that each yields exactly its
 rule and that the valid samples yield no error.
 """
 

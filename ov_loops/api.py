@@ -16,14 +16,14 @@ import openvino as ov
 from ov_loops.conversion.driver import convert_model
 from ov_loops.conversion.precision import f64_warning, keeps_f64_weights
 from ov_loops.conversion.report import Conversion
+from ov_loops.convert_options import ConvertOptions
 from ov_loops.errors import ConversionError, InputError
 from ov_loops.frontends.onnx.load.input_specs import input_shapes, output_names
 from ov_loops.frontends.onnx.load.io_edits import InputOutputEdits
 from ov_loops.frontends.onnx.load.load import load_model
 from ov_loops.ir.reader import KEPT_TYPES
 from ov_loops.ir.validate import validate
-from ov_loops.loopir.passes.levels import check_optimize_level
-from ov_loops.targets import target_profile
+from ov_loops.loopir.passes.levels import OptimizeLevel
 
 log = logging.getLogger(__name__)
 ModelSource = str | os.PathLike | bytes | io.IOBase | onnx.ModelProto
@@ -31,7 +31,7 @@ ModelSource = str | os.PathLike | bytes | io.IOBase | onnx.ModelProto
 
 def translate(
     model: ModelSource,
-    optimize: str = "default",
+    optimize: OptimizeLevel = "default",
     input: object = None,  # noqa: A002 -- openvino.convert_model's name
     output: str | list[str] | None = None,
     target: str = "CPU",
@@ -58,14 +58,13 @@ def translate(
     it cannot be read (or an argument is wrong), `ConversionError` (or `UnsupportedError`, listing
     every unsupported op with its node path) when it cannot be converted.
     """
-    check_optimize_level(optimize)
-    profile = target_profile(target, unroll, stateful, max_trip_count)
-    edits = InputOutputEdits(input_shapes(input), output_names(output))
+    options = ConvertOptions(optimize, input, target, unroll, stateful, max_trip_count)
+    edits = InputOutputEdits(input_shapes(options.input), output_names(output))
     started = time.perf_counter()
     loaded = load_model(model, edits.apply, weights_in_files=True)
     log.info("read and prepared the ONNX model in %s", _since(started))
     started = time.perf_counter()
-    conversion = convert_model(loaded, profile, optimize=optimize, input_shapes=edits.shapes)
+    conversion = convert_model(loaded, options.lowering(), input_shapes=edits.shapes)
     edits.retype(conversion.model)
     log.info("converted %d loop(s) in %s", len(conversion.loops), _since(started))
     if (warning := f64_warning(conversion.model)) is not None:
@@ -79,7 +78,7 @@ def _since(started: float) -> str:
 
 def convert(
     model: ModelSource,
-    optimize: str = "default",
+    optimize: OptimizeLevel = "default",
     input: object = None,  # noqa: A002 -- openvino.convert_model's name
     output: str | list[str] | None = None,
     target: str = "CPU",

@@ -2,24 +2,32 @@
 back for reports; their command line is `ov_loops.cli.convert.add_convert_options`.
 
 `check` converts with exactly what `convert` would be given, and both hand these values to
-`ov_loops.api.translate`, which checks them (one validation). Nothing here imports OpenVINO:
-the CLI starts light.
+`ov_loops.api.translate`. The values are checked once, when the object is made; `lowering()`
+gives what lowering every loop needs (`LoweringOptions`: the target's profile and the level).
+Nothing here imports OpenVINO at import time: the CLI starts light.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ov_loops.errors import InputError
+from ov_loops.loopir.passes.levels import OptimizeLevel, check_optimize_level
+from ov_loops.targets import check_count, check_target, check_unroll
+
+if TYPE_CHECKING:
+    from ov_loops.loopir.passes.pipeline import LoweringOptions
 
 
 @dataclass(frozen=True)
 class ConvertOptions:
     """How a model is converted: `translate`'s `optimize`, `input`, `target`, `unroll`,
-    `stateful`, `max_trip_count` and `save`'s `compress_to_fp16`, with their defaults."""
+    `stateful`, `max_trip_count` and `save`'s `compress_to_fp16`, with their defaults;
+    InputError naming the first wrong one when made."""
 
-    optimize: str = "default"
+    optimize: OptimizeLevel = "default"
     input: object = None
     target: str = "CPU"
     unroll: int | None = None
@@ -30,12 +38,29 @@ class ConvertOptions:
     @classmethod
     def given(cls, values: dict[str, object]) -> ConvertOptions:
         """The options of `values` (by field name) that are not None; the others default.
-        A field name that is not an option is a TypeError, a non-boolean flag an InputError."""
-        given = {name: value for name, value in values.items() if value is not None}
+        A field name that is not an option is a TypeError."""
+        return cls(**{name: value for name, value in values.items() if value is not None})
+
+    def __post_init__(self) -> None:
+        check_optimize_level(self.optimize)
+        check_target(self.target)
+        check_unroll(self.unroll)
+        if self.max_trip_count is not None:
+            check_count("max_trip_count", self.max_trip_count)
         for flag in ("stateful", "compress_to_fp16"):
-            if flag in given and not isinstance(given[flag], bool):
-                raise InputError(f"{flag} must be True or False, not {given[flag]!r}")
-        return cls(**given)
+            if not isinstance(getattr(self, flag), bool):
+                raise InputError(f"{flag} must be True or False, not {getattr(self, flag)!r}")
+
+    def lowering(self) -> LoweringOptions:
+        """What lowering each loop needs: the target's profile (with `unroll`, `stateful` and
+        `max_trip_count`) and the level."""
+        from ov_loops.loopir.passes.pipeline import LoweringOptions
+        from ov_loops.targets import target_profile
+
+        return LoweringOptions(
+            target_profile(self.target, self.unroll, self.stateful, self.max_trip_count),
+            self.optimize,
+        )
 
     def translate_keywords(self) -> dict[str, object]:
         """The keywords of `ov_loops.api.translate` (all but `compress_to_fp16`, `save`'s)."""

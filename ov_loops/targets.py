@@ -14,6 +14,20 @@ if TYPE_CHECKING:
 TARGET_NAMES = ("CPU", "GPU", "NPU")  # pipeline.TARGETS; named here so the CLI loads no OpenVINO
 
 
+def check_target(target: object) -> str:
+    """The profile name of `target` (CPU, GPU or NPU, any case); InputError otherwise."""
+    name = str(target).upper()
+    if name not in TARGET_NAMES:
+        raise InputError(f"unknown target {target!r}: choose one of {', '.join(TARGET_NAMES)}")
+    return name
+
+
+def check_unroll(unroll: object) -> None:
+    """InputError unless `unroll` is None or a non-negative integer."""
+    if unroll is not None:
+        check_count("unroll", unroll)
+
+
 def target_profile(
     target: str = "CPU",
     unroll: int | None = None,
@@ -28,21 +42,20 @@ def target_profile(
     otherwise."""
     from ov_loops.loopir.passes.pipeline import TARGETS, UNROLLING
 
-    profile = TARGETS.get(str(target).upper())
-    if profile is None:
-        raise InputError(f"unknown target {target!r}: choose one of {', '.join(TARGET_NAMES)}")
+    profile = TARGETS[check_target(target)]
+    check_unroll(unroll)
     if stateful:
         profile = dataclasses.replace(profile, stateful=True)
     if max_trip_count is not None:
-        _count("max_trip_count", max_trip_count)
+        check_count("max_trip_count", max_trip_count)
         profile = dataclasses.replace(profile, max_trip_count=max_trip_count)
     if unroll is None:
         return profile
-    _count("unroll", unroll)
     passes = profile.passes | UNROLLING if unroll else profile.passes
     return dataclasses.replace(profile, unroll=max(profile.unroll, unroll), passes=passes)
 
 
-def _count(name: str, value: object) -> None:
+def check_count(name: str, value: object) -> None:
+    """InputError naming option `name` unless `value` is a non-negative integer."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise InputError(f"{name} must be a non-negative integer, got {value!r}")

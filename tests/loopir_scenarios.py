@@ -13,6 +13,7 @@ import numpy as np
 import openvino as ov
 import openvino.opset15 as ops
 
+from ov_loops.contract.kinds import tensors
 from ov_loops.contract.ports import UNNUMBERED, number_ports
 from ov_loops.contract.spec import (
     ConcatenatedOutput,
@@ -21,7 +22,6 @@ from ov_loops.contract.spec import (
     MergedInput,
     SlicedInput,
 )
-from ov_loops.contract.values import tensors
 from ov_loops.loopir.loop import LoopIR, LoopResult
 from ov_loops.loopir.steps import Reverse
 from ov_loops.loopir.trip_count import TripCount, initial_condition, trip_count

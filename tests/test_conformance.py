@@ -2,7 +2,7 @@
 
 Each case converts, saves as clean IR (no TensorIterator, only Loop-5), reloads, compiles on CPU
 in f32 and reproduces the case's expected outputs with the case's tolerances (a sequence input or
-output fed and read as lists through ov_loops.sequence_values).
+output fed and read as lists through ov_loops.frontends.onnx.sequence_io).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import pytest
 import ov_loops
 from ov_loops.frontends.onnx.ops.registry import is_loop_op
 from ov_loops.frontends.onnx.scopes import subgraphs
-from ov_loops.sequence_values import from_ir_outputs, has_sequence_io, to_ir_inputs
+from ov_loops.frontends.onnx.sequence_io import from_ir_outputs, has_sequence_io, to_ir_inputs
 from tests.harness import assert_close, compile_f32, run, save_and_reload
 
 with warnings.catch_warnings():  # the onnx test generators warn about overflowing casts

@@ -15,9 +15,9 @@ import pytest
 
 import ov_loops
 from ov_loops.ir.reader import loop_spec, loops, read_ir
+from tests.cli.test_cli import _unsupported_everywhere
 from tests.harness import assert_one_line_error, compile_f32, run_cli, write
 from tests.onnx_builders import T, const, graph, loop_body, model, node, typed
-from tests.test_cli import _unsupported_everywhere
 
 H = 3  # the width the model declares statically
 

@@ -1,5 +1,6 @@
 """Export TorchScript loops that append to a Python list into ONNX (opset 17, TorchScript
-exporter), the models `tests/test_sequence_appends.py` checks take the fast path.
+exporter), the models `tests/frontends/onnx/rewrites/sequences/test_sequence_appends.py` checks take
+the fast path.
 
 Run with a Python that has torch (not a dependency of ov-loops or its tests):
 

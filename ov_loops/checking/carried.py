@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import openvino as ov
 
-from ov_loops.contract.values import (
+from ov_loops.contract.kinds import (
     CARRIED_MARK,
     CarriedKind,
     Part,
@@ -58,7 +58,7 @@ def onnx_layout(layout: OnnxLoopLayout, loop: ConvertedLoop, merged: int) -> lis
 
 def ir_layout(loop: ov.Node) -> list[Carried]:
     """The merged values of an IR loop, in external port order, each value's parts one: as the
-    body's rt_info marks them (contract/values.py: CARRIED_MARK); in an IR written before the
+    body's rt_info marks them (contract/kinds.py: CARRIED_MARK); in an IR written before the
     marks, by the names ov-loops gives the parts (`x`, `x.sizes`, ...). Both sides record them
     in the same order."""
     merged = sorted(

@@ -1,6 +1,6 @@
 """Sequence- and Optional-typed inputs of an ONNX model for `check`: a converted model takes each
 as four tensors (`x`, `x.sizes`, `x.ranks`, `x.shapes`, and `x.present` for an Optional of a
-sequence; see `ov_loops.sequence_values`), which check takes or makes here.
+sequence; see `ov_loops.frontends.onnx.sequence_io`), which check takes or makes here.
 
 For each such input `x`, in order of preference:
 
@@ -22,7 +22,7 @@ import onnx
 
 from ov_loops.checking.inputs import InputSpec, generate_inputs
 from ov_loops.checking.settings import Settings
-from ov_loops.contract.values import SequenceKind
+from ov_loops.contract.kinds import SequenceKind
 from ov_loops.errors import InputError
 from ov_loops.frontends.onnx.rewrites.pipeline import PreparedModel
 from ov_loops.frontends.onnx.rewrites.sequences.sequence_types import element_type

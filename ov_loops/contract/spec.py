@@ -22,7 +22,7 @@ Loop-5 semantics (OpenVINO Loop-5 spec, "Detailed description"; ../shared/specs)
 
 After zero iterations a last value is undefined by the spec: ov-loops' IR reference takes the
 initial value of the merged input whose back edge the output reads, and the translator guards
-the CPU plugin's outputs to that (see loopir/passes/cpu_guards.py).
+the CPU plugin's outputs to that (see loopir/passes/zero_run_guards.py).
 """
 
 from __future__ import annotations

@@ -47,10 +47,7 @@ from ov_loops.frontends.onnx.placeholders import (
 from ov_loops.frontends.onnx.rewrites.pipeline import PreparedModel
 from ov_loops.logs import progress
 from ov_loops.loopir.loop import LoopIR
-from ov_loops.loopir.passes.abs_concats import copy_concats_before_abs
-from ov_loops.loopir.passes.concat_copies import copy_loop_outputs_into_concats
-from ov_loops.loopir.passes.levels import check_optimize_level
-from ov_loops.loopir.passes.pipeline import CPU, TargetProfile
+from ov_loops.loopir.passes.pipeline import DEFAULT_LOWERING, LoweringOptions
 from ov_loops.lower.select import lower
 from ov_loops.lower.stateful import is_top_level
 
@@ -65,15 +62,13 @@ class Converter:
     def __init__(
         self,
         prepared: PreparedModel,
-        target: TargetProfile = CPU,
-        optimize: str = "default",
+        options: LoweringOptions = DEFAULT_LOWERING,
         input_shapes: dict[str, ov.PartialShape] | None = None,
     ) -> None:
         self._model = model = prepared.model
         self._sequences = prepared.sequences
         self._input_shapes = input_shapes or {}
-        self._target = target
-        self._optimize = check_optimize_level(optimize)
+        self._options = options
         self._outer_types = known_types(model)
         self._loops: dict[int, OnnxLoopLayout] = {}
         self._children: dict[int, list[int]] = {}
@@ -109,10 +104,10 @@ class Converter:
         # input passed through to an output into a Parameter read by its Result, losing the
         # input's name (test_check's loop_body_passthrough_outputs); bodies get it (simplify.py).
         self._frontend.normalize(model)
-        if self._optimize != "none":  # MOC on a body may prune its nested Loops' ports
+        if self._options.optimize != "none":  # MOC on a body may prune its nested Loops' ports
             loops = rederived(model, loops)
-        copy_loop_outputs_into_concats(model)
-        copy_concats_before_abs(model)  # the main graph and If bodies; Loop bodies have theirs
+        for workaround in self._options.target.model_workarounds:
+            workaround(model)
         refuse_ifs_of_dynamic_rank(model)
         declared = with_declared_inputs(model, self._model.graph, self._input_shapes)
         declared.add_sinks([sink for loop in loops for sink in loop.states])
@@ -195,7 +190,7 @@ class Converter:
         return _LoopContext(
             self._template(key),
             self._model,
-            self._target.stateful and is_top_level(layout.path),
+            self._options.target.stateful and is_top_level(layout.path),
             partial(self._convert_body, key),
             partial(self._lower, layout),
             self._unsupported.extend,
@@ -218,7 +213,7 @@ class Converter:
     ) -> tuple[list[ov.Output], list[ConvertedLoop]]:
         """The loop lowered for the target, and its report (then its nested loops' unless it
         was folded away)."""
-        lowered = lower(loop, self._target, self._optimize)
+        lowered = lower(loop, self._options)
         report = ConvertedLoop.of(loop.path, loop.op, tuple(layout.node.output), lowered)
         return lowered.values, [report] if lowered.folded else [report, *nested]
 
@@ -237,12 +232,11 @@ class _LoopContext:
 
 def convert_model(
     model: PreparedModel,
-    target: TargetProfile = CPU,
-    optimize: str = "default",
+    options: LoweringOptions = DEFAULT_LOWERING,
     input_shapes: dict[str, ov.PartialShape] | None = None,
 ) -> Conversion:
-    """Convert a loaded, prepared ONNX model (frontends.onnx.load) for `target` (CPU: every
-    CPU-plugin workaround),
-    optimising loops at level `optimize` (pipeline.OPTIMIZE_LEVELS); `input_shapes` are given
-    to the frontend for the main graph's inputs (frontends.onnx.load.io_edits: bounded dims)."""
-    return Converter(model, target, optimize, input_shapes).convert()
+    """Convert a loaded, prepared ONNX model (frontends.onnx.load) lowering its loops as
+    `options` say (by default for CPU, every CPU-plugin workaround, at level "default"), and
+    the target's model-level workarounds; `input_shapes` are given to the frontend for the main
+    graph's inputs (frontends.onnx.load.io_edits: bounded dims)."""
+    return Converter(model, options, input_shapes).convert()

@@ -21,8 +21,8 @@ import openvino as ov
 import openvino.opset15 as ops
 
 from ov_loops.contract import ports
+from ov_loops.contract.kinds import CarriedValue
 from ov_loops.contract.spec import TRIP_COUNT_CONSTANT, LoopSpec, SpecError
-from ov_loops.contract.values import CarriedValue
 from ov_loops.loopir.steps import Step
 from ov_loops.loopir.trip_count import InitialCondition, TripCount
 

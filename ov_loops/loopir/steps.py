@@ -2,7 +2,7 @@
 
 A LoopResult lists its steps in phase order. The lowering applies them phase by phase; within a
 phase the steps of one kind are applied together (`apply_all`), so they may share constants as
-one call. Passes that add steps define them next to themselves (cpu_guards, port_rank); the
+one call. Passes that add steps define them next to themselves (zero_run_guards, port_rank); the
 frontends' own step is `Reverse`.
 """
 

@@ -17,11 +17,12 @@ a GRU without linear_before_reset 1.1-3x slower than the frontend's IR, so it ne
 LSTM and GRU with linear_before_reset lose at H = 1024 with one row (and GRU lbr at H = 256),
 where the hoisted input projection (one GEMM for all steps) and unrolling beat the op's
 per-step kernels. The many-rows Loop entries of RNN, GRU lbr and LSTM at H = 256 and 1024
-were measured again once unrolling masked fewer copies of heavy bodies (loopir/passes/unroll.py,
-`masked_limit`): `--clock cpu`, medians of two runs at H = 256 (11 and 9 rounds), one at 1024
-(9), load 5-6; RNN at H = 256 was x1.01 / x1.05 as the op, x0.99 / x0.93 as the Loop. GRU lbr
-at H = 256, 16 rows: both entries are the medians of those two runs and an A/B run of the
-IRs before and after (x1.01 / x0.93 / x0.94 as the op, x0.95 / x0.99 / x1.01 as the Loop).
+were measured again once unrolling masked fewer copies of heavy bodies
+(loopir/passes/unroll_iterations.py, `masked_limit`): `--clock cpu`, medians of two runs at
+H = 256 (11 and 9 rounds), one at 1024 (9), load 5-6; RNN at H = 256 was x1.01 / x1.05 as the
+op, x0.99 / x0.93 as the Loop. GRU lbr at H = 256, 16 rows: both entries are the medians of
+those two runs and an A/B run of the IRs before and after (x1.01 / x0.93 / x0.94 as the op,
+x0.95 / x0.99 / x1.01 as the Loop).
 DYNAMIC_LOOP: the exporter-shaped rows of benchmarks/loops.py at
 optimize="max" before this lowering (x1.09-1.13: no hoisting or unrolling on a dynamic batch).
 """
@@ -49,19 +50,6 @@ LOOP = {
 }
 DYNAMIC_LOOP = 1.1
 FEW_ROWS = 4
-
-
-class CellLowering:
-    """The cell lowering as the target profiles see it: a name to skip it by, and its level.
-
-    "max": at "default" a loop stays a Loop-5 (its port map, `validate --show`, `check`'s
-    per-iteration divergence). Measured against the default level's Loop-5 (one run, 7 rounds)
-    the op the model chooses was faster or within noise (RNN H=256 B=16 x0.97 vs x1.03, GRU lbr
-    H=256 B=1 x0.72 vs x0.78), so moving it to "default" would need only a LOOP table per level.
-    """
-
-    name = "recognize-cells"
-    level = "max"
 
 
 def predicted(cell: Cell, batch: int | None) -> tuple[float, float]:

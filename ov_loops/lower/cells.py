@@ -31,7 +31,7 @@ import openvino.opset15 as ops
 from ov_loops import ovgraph
 from ov_loops.contract.spec import ConcatenatedOutput, MergedInput
 from ov_loops.loopir.loop import LoopIR
-from ov_loops.loopir.passes.cpu_guards import GuardZeroIterationRuns
+from ov_loops.loopir.passes.pipeline import GuardZeroIterationRuns
 from ov_loops.loopir.steps import AfterLoop, apply_steps
 from ov_loops.lower.cell_match import CellWeights, match_gru, match_lstm, match_rnn
 from ov_loops.lower.cell_patterns import Matcher, NoMatch, key

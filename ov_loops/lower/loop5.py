@@ -7,6 +7,7 @@ from collections.abc import Mapping
 import openvino as ov
 import openvino.opset15 as ops
 
+from ov_loops.contract.kinds import CARRIED_MARK, TENSOR, mark
 from ov_loops.contract.spec import (
     ConcatenatedOutput,
     InvariantInput,
@@ -14,10 +15,9 @@ from ov_loops.contract.spec import (
     MergedInput,
     SlicedInput,
 )
-from ov_loops.contract.values import CARRIED_MARK, TENSOR, mark
 from ov_loops.errors import ConversionError
 from ov_loops.loopir.loop import LoopIR
-from ov_loops.loopir.passes.port_rank import MAX_PORT_RANK
+from ov_loops.loopir.plugin_limits import MAX_PORT_RANK
 from ov_loops.loopir.steps import AfterLoop, apply_steps
 from ov_loops.lower.zero_run_branch import build_loop_in_if
 
@@ -39,7 +39,7 @@ def lower_to_loop5(loop: LoopIR) -> list[ov.Output]:
 
 def mark_carried_kinds(loop: LoopIR) -> None:
     """Mark in the body's rt_info, which the IR keeps, the kind and part of each merged body
-    Parameter that carries a part of a value that is not a tensor (contract/values.py:
+    Parameter that carries a part of a value that is not a tensor (contract/kinds.py:
     CARRIED_MARK), so that `check` of the IR compares the value whole."""
     parameters = loop.body.get_parameters()
     for value in loop.carried:

@@ -9,9 +9,13 @@ import openvino as ov
 
 from ov_loops.contract.spec import TRIP_COUNT_UNBOUNDED, LoopSpec
 from ov_loops.loopir.loop import LoopIR
-from ov_loops.loopir.passes.hoist_sliced import HoistSlicedComputation
-from ov_loops.loopir.passes.pipeline import PIPELINE, TargetProfile
-from ov_loops.lower.cell_cost import CellLowering, sequence_is_faster
+from ov_loops.loopir.passes.pipeline import (
+    AFTER_CELLS,
+    BEFORE_CELLS,
+    RECOGNIZE_CELLS,
+    LoweringOptions,
+)
+from ov_loops.lower.cell_cost import sequence_is_faster
 from ov_loops.lower.cells import lower_to_sequence, recognized_cell
 from ov_loops.lower.fold import fold, fold_reason
 from ov_loops.lower.loop5 import lower_to_loop5
@@ -23,14 +27,6 @@ from ov_loops.lower.stateful import (
 )
 from ov_loops.lower.static import refuse_unless_static
 from ov_loops.lower.unroll import unroll_fully, unroll_refusal
-
-# Cells are recognised after the body is simplified, dead values are gone, invariant work has
-# left and accumulators are stacked outputs (MOC folds the exporters' transposes and shape
-# arithmetic; carried weights become invariant constants; tf2onnx's Concat accumulator becomes
-# the stacked h), and before the passes that change the step itself: hoisting takes x W out of
-# the body, unrolling chains copies of it.
-BEFORE_CELLS = PIPELINE[: PIPELINE.index(HoistSlicedComputation)]
-AFTER_CELLS = PIPELINE[len(BEFORE_CELLS) :]
 
 
 @dataclass(frozen=True)
@@ -49,45 +45,47 @@ class Lowered:
     not_unrolled: str | None = None  # why a target that unrolls left it a loop
 
 
-def lower(loop: LoopIR, target: TargetProfile, optimize: str = "none") -> Lowered:
-    """`loop` lowered (see `_lowered`); for a stateful target, a top-level loop that may run
-    keeps its carried values in Variables, its Assigns in `states`, or is refused when it scans
-    in reverse (lower/stateful.py)."""
-    if not target.stateful or not is_top_level(loop.path) or loop.runs_zero_times:
-        return _lowered(loop, target, optimize)
+def lower(loop: LoopIR, options: LoweringOptions) -> Lowered:
+    """`loop` lowered as `options` say (see `_lowered`); for a stateful target, a top-level loop
+    that may run keeps its carried values in Variables, its Assigns in `states`, or is refused
+    when it scans in reverse (lower/stateful.py)."""
+    if not options.target.stateful or not is_top_level(loop.path) or loop.runs_zero_times:
+        return _lowered(loop, options)
     refuse_unless_streamable(loop)
     loop, states = read_states(loop)
-    lowered = _lowered(loop, target, optimize)
+    lowered = _lowered(loop, options)
     return dataclasses.replace(lowered, states=assign_states(lowered.values, states))
 
 
-def _lowered(loop: LoopIR, target: TargetProfile, optimize: str) -> Lowered:
+def _lowered(loop: LoopIR, options: LoweringOptions) -> Lowered:
     """Fold a loop that provably runs no iteration; otherwise run the passes of the target at
-    the optimisation level `optimize` up to cell recognition; a recognised cell step becomes its
-    *Sequence-5 op when the cost model (lower/cell_cost.py) says it is faster; otherwise the
-    remaining passes run and a Loop-5 is emitted. A loop without a trip count gets the target's
-    `max_trip_count`, when it has one (`--max_trip_count N`). Before cells: a target needing
-    static loops refuses the others (lower/static.py), and a loop of at most `target.unroll`
-    iterations becomes straight-line graph when it can (lower/unroll.py); where the target
-    unrolls, a loop left a loop says why (`not_unrolled`)."""
+    the optimisation level of `options` up to cell recognition (pipeline.BEFORE_CELLS); a
+    recognised cell step (pipeline.RECOGNIZE_CELLS) becomes its *Sequence-5 op when the cost
+    model (lower/cell_cost.py) says it is faster; otherwise the remaining passes run
+    (pipeline.AFTER_CELLS) and a Loop-5 is emitted. A loop without a trip count gets the
+    target's `max_trip_count`, when it has one (`--max_trip_count N`). Before cells: a target
+    needing static loops refuses the others (lower/static.py), and a loop of at most
+    `target.unroll` iterations becomes straight-line graph when it can (lower/unroll.py); where
+    the target unrolls, a loop left a loop says why (`not_unrolled`)."""
     names = tuple(value.name for value in loop.carried)
+    target = options.target
     if target.max_trip_count is not None and loop.trip.source == TRIP_COUNT_UNBOUNDED:
         loop = loop.with_trip_count(target.max_trip_count)
     if loop.runs_zero_times:
         return Lowered(fold(loop), None, f"runs zero times: {fold_reason(loop)}", (), names)
-    loop = target.run(loop, optimize, BEFORE_CELLS)
+    loop = options.run(loop, BEFORE_CELLS)
     if target.static:
         refuse_unless_static(loop, target.name)
     why = _not_unrolled(loop, target.unroll) if target.unroll else None
     if target.unroll and why is None:
         applied = (*loop.applied, f"unrolled x{loop.trip.constant}")
         return Lowered(unroll_fully(loop), None, None, applied, names, "straight-line graph")
-    cell = recognized_cell(loop) if target.runs(CellLowering, optimize) else None
+    cell = recognized_cell(loop) if options.runs(RECOGNIZE_CELLS) else None
     if cell is not None and sequence_is_faster(cell, loop):
         applied = (*loop.applied, f"-> {cell.op}")
         lowered = Lowered(lower_to_sequence(loop, cell), None, None, applied, names, f"{cell.op}-5")
         return dataclasses.replace(lowered, not_unrolled=why)
-    loop = target.run(loop, optimize, AFTER_CELLS)
+    loop = options.run(loop, AFTER_CELLS)
     names = tuple(value.name for value in loop.carried)
     lowered = Lowered(lower_to_loop5(loop), loop.spec, None, loop.applied, names)
     return dataclasses.replace(lowered, not_unrolled=why)

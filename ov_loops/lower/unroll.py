@@ -16,8 +16,8 @@ import openvino.opset15 as ops
 
 from ov_loops.contract.spec import TRIP_COUNT_UNBOUNDED
 from ov_loops.loopir.loop import LoopIR
-from ov_loops.loopir.passes.unroll import Plan, UnrolledBody, always_true, shapes_kept, unrollable
 from ov_loops.loopir.steps import AfterLoop, apply_steps
+from ov_loops.loopir.unrolling import Plan, UnrolledBody, always_true, shapes_kept, unrollable
 from ov_loops.lower.stateful import is_top_level
 from ov_loops.ovgraph import MAX_FOLDED_DEPTH, NOT_FOLDED, upstream
 

@@ -10,6 +10,7 @@ import openvino as ov
 import openvino.opset15 as ops
 
 from ov_loops import ovgraph
+from ov_loops.contract.kinds import tensors
 from ov_loops.contract.ports import UNNUMBERED, number_ports
 from ov_loops.contract.spec import (
     ConcatenatedOutput,
@@ -18,7 +19,6 @@ from ov_loops.contract.spec import (
     MergedInput,
     SlicedInput,
 )
-from ov_loops.contract.values import tensors
 from ov_loops.frontends.theano.arguments import OutputInfo, SequenceInfo, as_output
 from ov_loops.frontends.theano.body import Body, i64, rows
 from ov_loops.loopir import trip_count as trips

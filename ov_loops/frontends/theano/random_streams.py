@@ -24,7 +24,7 @@ a scan finds the counters of the draws its fn made in the graph fn returns and c
 is a default update that `function` applies once per call. `reset_state()` restarts every
 counter: the draws of the first call again. OpenVINO's own RandomUniform is not used: inside a
 Loop it gives different values per iteration, but the same ones on every inference call
-(tests/test_random_streams.py measures it).
+(tests/frontends/theano/test_random_streams.py measures it).
 """
 
 from __future__ import annotations

@@ -1,5 +1,7 @@
 """Theano-style `scan` (and `map`, `reduce`, `foldl`, `foldr`) on OpenVINO opsets: a frontend that
-builds a LoopIR, lowered (passes and Loop-5, or folded) as the converter's loops are, for CPU.
+builds a LoopIR, lowered (passes and Loop-5, or folded) as the converter's loops are, with the
+same options (`options=`, a ConvertOptions: by default CPU at optimize="none", the loop as fn
+wrote it; `translate` with the same options gives the same IR for the same loop).
 
 Semantics (Theano's `scan` guide, ../shared/specs/theano-scan.zh-en.txt)::
 
@@ -36,6 +38,7 @@ import numpy as np
 import openvino as ov
 
 from ov_loops import ovgraph
+from ov_loops.convert_options import ConvertOptions
 from ov_loops.frontends.theano.arguments import (
     BuilderError,
     OutputInfo,
@@ -57,8 +60,10 @@ from ov_loops.frontends.theano.captures import capture
 from ov_loops.frontends.theano.loop_ir import loop_ir, loop_results, trip_count
 from ov_loops.frontends.theano.updates import carry_shared, final_updates, implicit_updates
 from ov_loops.loopir.loop import LoopIR
-from ov_loops.loopir.passes.pipeline import CPU
+from ov_loops.loopir.passes.pipeline import LoweringOptions
 from ov_loops.lower.select import lower
+
+BUILDER_OPTIONS = ConvertOptions(optimize="none")
 
 
 def scan(
@@ -70,13 +75,16 @@ def scan(
     go_backwards: bool = False,
     strict: bool = False,
     name: str | None = None,
+    options: ConvertOptions = BUILDER_OPTIONS,
 ):
     """Build a Loop-5 computing Theano's `scan`; returns (outputs, updates).
 
     `outputs` is one openvino.Output or a list (the full sequence of each output over the
     steps); `updates` maps each shared variable fn updates (in the dict it returns, by its
     random draws, or by the scans it builds) to its value after the last step, for
-    `ov_loops.function(..., updates=updates)`. See the module docstring.
+    `ov_loops.function(..., updates=updates)`. `options` lower the loop as `translate`'s do
+    (optimize, target, unroll; not input, nor stateful: shared variables keep state here). See
+    the module docstring.
     """
     return _scan(
         fn,
@@ -88,6 +96,7 @@ def scan(
         strict,
         name,
         last_only=False,
+        options=options,
     )
 
 
@@ -97,10 +106,16 @@ def map(
     non_sequences=None,
     go_backwards: bool = False,  # noqa: A001
     name: str | None = None,
+    options: ConvertOptions = BUILDER_OPTIONS,
 ):
     """Theano's map: fn applied to each step of the sequences; returns (outputs, updates)."""
     return scan(
-        fn, sequences=sequences, non_sequences=non_sequences, go_backwards=go_backwards, name=name
+        fn,
+        sequences=sequences,
+        non_sequences=non_sequences,
+        go_backwards=go_backwards,
+        name=name,
+        options=options,
     )
 
 
@@ -111,32 +126,52 @@ def reduce(
     non_sequences=None,  # noqa: A001
     go_backwards: bool = False,
     name: str | None = None,
+    options: ConvertOptions = BUILDER_OPTIONS,
 ):
     """Theano's reduce: the last value of each output (a last-value output, no concatenation);
     returns (outputs, updates)."""
     return _scan(
-        fn, sequences, outputs_info, non_sequences, None, go_backwards, False, name, last_only=True
+        fn,
+        sequences,
+        outputs_info,
+        non_sequences,
+        None,
+        go_backwards,
+        False,
+        name,
+        last_only=True,
+        options=options,
     )
 
 
-def foldl(fn: Callable, sequences, outputs_info, non_sequences=None, name: str | None = None):
-    """reduce from the start of the sequences."""
-    return reduce(fn, sequences, outputs_info, non_sequences, go_backwards=False, name=name)
+def foldl(fn: Callable, sequences, outputs_info, non_sequences=None, **named):
+    """reduce from the start of the sequences (`named`: reduce's `name` and `options`)."""
+    return reduce(fn, sequences, outputs_info, non_sequences, go_backwards=False, **named)
 
 
-def foldr(fn: Callable, sequences, outputs_info, non_sequences=None, name: str | None = None):
-    """reduce from the end of the sequences."""
-    return reduce(fn, sequences, outputs_info, non_sequences, go_backwards=True, name=name)
+def foldr(fn: Callable, sequences, outputs_info, non_sequences=None, **named):
+    """reduce from the end of the sequences (`named`: reduce's `name` and `options`)."""
+    return reduce(fn, sequences, outputs_info, non_sequences, go_backwards=True, **named)
 
 
 def _scan(
-    fn, sequences, outputs_info, non_sequences, n_steps, go_backwards, strict, name, last_only
+    fn,
+    given_seqs,
+    given_outs,
+    given_invariants,
+    n_steps,
+    go_backwards,
+    strict,
+    name,
+    last_only,
+    options,
 ):
-    """The scan's LoopIR lowered for CPU (the frontend's one lowering call); returns (outputs,
-    updates)."""
-    seqs = parse_sequences(sequences)
-    outs = parse_outputs_info(outputs_info)
-    invariants = [as_output(value) for value in as_list(non_sequences)]
+    """The scan's LoopIR lowered as `options` say (the frontend's one lowering call); returns
+    (outputs, updates). The arguments are scan's (sequences, outputs_info, non_sequences)."""
+    lowering = _lowering(options)
+    seqs = parse_sequences(given_seqs)
+    outs = parse_outputs_info(given_outs)
+    invariants = [as_output(value) for value in as_list(given_invariants)]
     if isinstance(n_steps, (int, np.integer)) and n_steps < 0:
         n_steps, go_backwards = -int(n_steps), not go_backwards
     if go_backwards:
@@ -144,9 +179,20 @@ def _scan(
     if n_steps is None and not seqs:
         raise BuilderError("n_steps: needed when there are no sequences")
     loop, body, count = _build(fn, seqs, outs, invariants, n_steps, strict, name, last_only)
-    values = lower(loop, CPU).values
+    values = lower(loop, lowering).values
     outputs, finals = values[:count], values[count:]
     return (outputs[0] if len(outputs) == 1 else outputs), final_updates(body, finals)
+
+
+def _lowering(options: ConvertOptions) -> LoweringOptions:
+    """The lowering `options` ask for; BuilderError for the options the builder does not take."""
+    if not isinstance(options, ConvertOptions):
+        raise BuilderError(f"options: a ConvertOptions, not {type(options).__name__}")
+    if options.input is not None:
+        raise BuilderError("options.input: the builder's inputs are the Parameters fn reads")
+    if options.stateful:
+        raise BuilderError("options.stateful: the builder keeps state in shared variables")
+    return options.lowering()
 
 
 def _build(

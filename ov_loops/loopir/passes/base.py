@@ -5,12 +5,19 @@
 `requires` states what the pass needs (by default a LoopIR whose invariants hold), `ensures`
 what it promises (by default the invariants again, `LoopIR.check`). A pass must not change what
 the loop computes: its tests run the loop through the IR reference before and after it.
+
+A pass that fails names itself: an exception escaping its `run` or `ensures` that is not one
+of ours (a fault of the pass, or of OpenVINO under it) becomes a ConversionError naming the
+loop and the pass, in one line; a broken invariant after it (SpecError) names the pass too.
+The errors a pass raises on purpose (its refusals) pass unchanged.
 """
 
 from __future__ import annotations
 
 from typing import ClassVar
 
+from ov_loops.contract.spec import SpecError
+from ov_loops.errors import ConversionError, OvLoopsError, message_line
 from ov_loops.loopir.loop import LoopIR
 
 
@@ -36,6 +43,15 @@ class LoopPass:
 
     def __call__(self, loop: LoopIR) -> LoopIR:
         self.requires(loop)
-        after = self.run(loop)
-        self.ensures(loop, after)
+        try:
+            after = self.run(loop)
+            self.ensures(loop, after)
+        except SpecError as exc:
+            raise SpecError(f"after pass {self.name}: {exc}") from exc
+        except OvLoopsError:
+            raise
+        except Exception as exc:
+            raise ConversionError(
+                f"{loop.path}: pass {self.name} failed: {message_line(exc)}"
+            ) from exc
         return after

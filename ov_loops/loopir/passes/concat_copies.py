@@ -1,6 +1,7 @@
 """Pass: computed copies before Concats the CPU plugin would build in place (and the same for
 Loop outputs in the converted model). Faults found by differential fuzzing
-(tests/fuzz/differential.py; the regressions are in tests/test_nested_control_flow.py)."""
+(tests/fuzz/differential.py; the regressions are in
+tests/conversion/test_nested_control_flow.py)."""
 
 from __future__ import annotations
 

@@ -17,20 +17,16 @@ tried only with the unwritten scalar draw `runtime_zero` describes, and failed).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 import numpy as np
 import openvino as ov
 import openvino.opset15 as ops
 
 from ov_loops.contract import ports
 from ov_loops.contract.spec import InvariantInput
+from ov_loops.loopir.analysis import computes_from_constants
 from ov_loops.loopir.loop import LoopIR
 from ov_loops.loopir.passes.base import LoopPass
-from ov_loops.ovgraph import constant_value, upstream
-
-# Ops whose values the CPU plugin never treats as constant (ConstantType::StrictNoConst).
-RUNTIME_SOURCES = frozenset({"Parameter", "ReadValue", "RandomUniform"})
+from ov_loops.ovgraph import constant_value
 
 
 class KeepConstantLoopsAtRunTime(LoopPass):
@@ -81,61 +77,6 @@ def may_give_dynamic_shape(loop: LoopIR) -> bool:
     return loop.trip.constant is None or not always
 
 
-def computes_from_constants(loop: LoopIR) -> bool:
-    """Whether the trip count, the initial condition and every outer value the body really
-    reads (`read_parameters`) are computed from Constants alone."""
-    read = read_parameters(loop.body)
-    parameters = loop.body.get_parameters()
-    outer = [
-        loop.outer[entry.external_port]
-        for entry in loop.spec.inputs()
-        if parameters[entry.body_parameter].get_instance_id() in read
-    ]
-    return computed_from_constants([loop.trip.value, loop.start.value, *outer])
-
-
-def read_parameters(model: ov.Model, values: list[ov.Output] | None = None) -> set[int]:
-    """The instance ids of the Parameters of `model` that `values` (by default its Results)
-    depend on; through an If only the branch Results of the outputs used, and the data inputs
-    whose Parameters they read (OpenVINO drops the other outputs and inputs)."""
-    if values is None:
-        values = [result.input_value(0) for result in model.get_results()]
-    seen: set[tuple[int, int]] = set()
-    read: set[int] = set()
-    pending = list(values)
-    while pending:
-        value = pending.pop()
-        node = value.get_node()
-        if (node.get_instance_id(), value.get_index()) in seen:
-            continue
-        seen.add((node.get_instance_id(), value.get_index()))
-        if node.get_type_name() == "Parameter":
-            read.add(node.get_instance_id())
-        pending.extend(_read_inputs(value))
-    return read
-
-
-def _read_inputs(value: ov.Output) -> list[ov.Output]:
-    """The inputs the node of `value` reads to compute it: all of them, but for an If its
-    condition and the data inputs whose Parameters the branch Results of `value` read."""
-    node = value.get_node()
-    if node.get_type_name() != "If":
-        return list(node.input_values())
-    indices = {0}
-    for branch in (0, 1):
-        body = node.get_function(branch)
-        results = [
-            body.get_results()[entry.body_value_index].input_value(0)
-            for entry in node.get_output_descriptions(branch)
-            if entry.output_index == value.get_index()
-        ]
-        read, parameters = read_parameters(body, results), body.get_parameters()
-        for entry in node.get_input_descriptions(branch):
-            if parameters[entry.body_parameter_index].get_instance_id() in read:
-                indices.add(entry.input_index)
-    return [node.input_value(index) for index in sorted(indices)]
-
-
 def has_if(model: ov.Model) -> bool:
     """Whether `model`, or a body or branch inside it, has an If."""
     for node in model.get_ordered_ops():
@@ -144,12 +85,6 @@ def has_if(model: ov.Model) -> bool:
         if node.get_type_name() in ("Loop", "TensorIterator") and has_if(node.get_function()):
             return True
     return False
-
-
-def computed_from_constants(values: Iterable[ov.Output]) -> bool:
-    """Whether `values` are computed from Constants alone: no Parameter, ReadValue or
-    RandomUniform (RUNTIME_SOURCES) upstream of any of them."""
-    return not any(node.get_type_name() in RUNTIME_SOURCES for node in upstream(values))
 
 
 def runtime_zero(element_type: ov.Type) -> ov.Output:

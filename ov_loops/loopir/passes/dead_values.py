@@ -4,7 +4,6 @@ nothing reads."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -12,7 +11,8 @@ import openvino as ov
 
 from ov_loops import ovgraph
 from ov_loops.contract import ports
-from ov_loops.contract.spec import InvariantInput, MergedInput, SlicedInput
+from ov_loops.contract.spec import InvariantInput
+from ov_loops.loopir.analysis import unread_parameters
 from ov_loops.loopir.loop import LoopIR, LoopResult
 from ov_loops.loopir.passes.base import LoopPass
 from ov_loops.loopir.steps import AfterLoop
@@ -68,22 +68,6 @@ class OuterValue:
     @classmethod
     def apply_all(cls, items, after: AfterLoop) -> list[ov.Output]:
         return [ovgraph.passthrough(step.value) for _, step in items]
-
-
-def unread_parameters(
-    loop: LoopIR, entries: Iterable[InvariantInput | SlicedInput | MergedInput]
-) -> set[int]:
-    """The body Parameters of `entries` that no node of the body reads."""
-    in_body = {node.get_instance_id() for node in loop.body.get_ordered_ops()}
-    parameters = loop.body.get_parameters()
-    return {
-        entry.body_parameter
-        for entry in entries
-        if not any(
-            reader.get_node().get_instance_id() in in_body
-            for reader in parameters[entry.body_parameter].output(0).get_target_inputs()
-        )
-    }
 
 
 def _unchanged(value: ov.Output) -> ov.Node:

@@ -7,14 +7,17 @@ max      also those that trade IR size for speed (e.g. unrolling)
 
 from __future__ import annotations
 
+from typing import Literal, cast
+
 from ov_loops.errors import InputError
 
-OPTIMIZE_LEVELS = ("none", "default", "max")
+OptimizeLevel = Literal["none", "default", "max"]
+OPTIMIZE_LEVELS: tuple[OptimizeLevel, ...] = ("none", "default", "max")
 
 
-def check_optimize_level(level: str) -> str:
+def check_optimize_level(level: object) -> OptimizeLevel:
     """`level` if it is one of OPTIMIZE_LEVELS; InputError naming the choices otherwise."""
     if level not in OPTIMIZE_LEVELS:
         choices = ", ".join(OPTIMIZE_LEVELS)
         raise InputError(f"optimize: unknown level {level!r} (choose one of {choices})")
-    return level
+    return cast(OptimizeLevel, level)

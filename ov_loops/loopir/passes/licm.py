@@ -8,10 +8,10 @@ import openvino.opset15 as ops
 
 from ov_loops.contract import ports
 from ov_loops.contract.spec import InvariantInput
+from ov_loops.loopir.analysis import unread_parameters
 from ov_loops.loopir.loop import LoopIR
 from ov_loops.loopir.passes.base import LoopPass
-from ov_loops.loopir.passes.dead_values import unread_parameters
-from ov_loops.loopir.passes.port_rank import MAX_PORT_RANK
+from ov_loops.loopir.plugin_limits import MAX_PORT_RANK
 
 # Ops that stay in the body whatever they read: bodies of their own (nested loops), state and
 # randomness (a different value per iteration), and ShapeOf: the plugin folds it when shapes are

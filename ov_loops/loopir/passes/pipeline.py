@@ -13,30 +13,43 @@ more.
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 
+import openvino as ov
+
 from ov_loops.loopir.loop import LoopIR
-from ov_loops.loopir.passes.abs_concats import CopyConcatsBeforeAbs
+from ov_loops.loopir.passes.abs_concats import CopyConcatsBeforeAbs, copy_concats_before_abs
 from ov_loops.loopir.passes.accumulators import StackAccumulators
 from ov_loops.loopir.passes.back_edges import CopyBackEdges
 from ov_loops.loopir.passes.base import LoopPass
-from ov_loops.loopir.passes.concat_copies import CopyCapturesIntoConcats
+from ov_loops.loopir.passes.concat_copies import (
+    CopyCapturesIntoConcats,
+    copy_loop_outputs_into_concats,
+)
 from ov_loops.loopir.passes.constant_loops import KeepConstantLoopsAtRunTime
 from ov_loops.loopir.passes.constants import InlineConstantCaptures
-from ov_loops.loopir.passes.cpu_guards import GuardZeroIterationRuns
 from ov_loops.loopir.passes.dead_values import RemoveDeadValues
 from ov_loops.loopir.passes.hoist_sliced import HoistSlicedComputation
 from ov_loops.loopir.passes.iteration_first import IterationParameterFirst
-from ov_loops.loopir.passes.levels import OPTIMIZE_LEVELS
+from ov_loops.loopir.passes.levels import OPTIMIZE_LEVELS, OptimizeLevel
 from ov_loops.loopir.passes.licm import HoistInvariantComputation
 from ov_loops.loopir.passes.port_rank import FlattenHighRankStacks
 from ov_loops.loopir.passes.proven_trip_count import ProveTripCount
 from ov_loops.loopir.passes.simplify import SimplifyBody
 from ov_loops.loopir.passes.unbounded_carries import UnboundedCarryLengths
-from ov_loops.loopir.passes.unroll import UnrollIterations
+from ov_loops.loopir.passes.unroll_iterations import UnrollIterations
 from ov_loops.loopir.passes.zero_run_carry import BranchZeroRunsOfReshapedCarries
+from ov_loops.loopir.passes.zero_run_guards import GuardZeroIterationRuns
 
-PIPELINE: tuple[type[LoopPass], ...] = (
+# The optimisations that shape the body before a lowering is chosen (lower/select.py): cells
+# are recognised after the body is simplified, dead values are gone, invariant work has left
+# and accumulators are stacked outputs (MOC folds the exporters' transposes and shape
+# arithmetic; carried weights become invariant constants; tf2onnx's Concat accumulator becomes
+# the stacked h), and before the passes that change the step itself: hoisting takes x W out of
+# the body, unrolling chains copies of it.
+BEFORE_CELLS: tuple[type[LoopPass], ...] = (
     InlineConstantCaptures,
     CopyConcatsBeforeAbs,
     SimplifyBody,
@@ -44,6 +57,9 @@ PIPELINE: tuple[type[LoopPass], ...] = (
     HoistInvariantComputation,
     StackAccumulators,
     ProveTripCount,
+)
+# What a loop that stays a Loop-5 goes through after the choice.
+AFTER_CELLS: tuple[type[LoopPass], ...] = (
     HoistSlicedComputation,
     UnrollIterations,
     CopyCapturesIntoConcats,
@@ -55,6 +71,28 @@ PIPELINE: tuple[type[LoopPass], ...] = (
     UnboundedCarryLengths,
     IterationParameterFirst,
 )
+PIPELINE: tuple[type[LoopPass], ...] = (*BEFORE_CELLS, *AFTER_CELLS)
+
+
+@dataclass(frozen=True)
+class DecisionPoint:
+    """A choice lowering makes between two stages of PIPELINE that a profile switches like an
+    optimisation: from `level` on, unless the profile `skips` its `name`."""
+
+    name: str
+    level: OptimizeLevel
+
+
+# Between BEFORE_CELLS and AFTER_CELLS: a body that is one RNN/GRU/LSTM step may become its
+# *Sequence-5 op (lower/cells.py, lower/cell_cost.py). "max": at "default" a loop stays a
+# Loop-5 (its port map, `validate --show`, `check`'s per-iteration divergence). Measured
+# against the default level's Loop-5 (one run, 7 rounds) the op the cost model chooses was
+# faster or within noise (RNN H=256 B=16 x0.97 vs x1.03, GRU lbr H=256 B=1 x0.72 vs x0.78), so
+# moving it to "default" would need only a LOOP table per level.
+RECOGNIZE_CELLS = DecisionPoint("recognize-cells", "max")
+
+Step = type[LoopPass] | DecisionPoint
+ModelWorkaround = Callable[[ov.Model], object]
 
 
 @dataclass(frozen=True)
@@ -62,7 +100,8 @@ class TargetProfile:
     """A target's name, the names of the workaround passes it runs, and optimisations it
     `skips` whatever the level (e.g. to test passes switched on at random); `unroll`: loops of
     at most that many iterations become straight-line graph (lower/unroll.py); `static`: every
-    loop must have a constant trip count and static shapes, or conversion is refused."""
+    loop must have a constant trip count and static shapes, or conversion is refused;
+    `model_workarounds` run on the whole converted model, in order (the driver calls them)."""
 
     name: str
     passes: frozenset[str]
@@ -71,17 +110,21 @@ class TargetProfile:
     static: bool = False
     stateful: bool = False  # top-level loops keep carried values in Variables (lower/stateful.py)
     max_trip_count: int | None = None  # the trip count of loops without one (lower/select.py)
+    model_workarounds: tuple[ModelWorkaround, ...] = ()
 
-    def runs(self, kind: type[LoopPass], optimize: str) -> bool:
-        """Whether pass `kind` runs for this target at optimisation level `optimize`."""
-        if kind.level is None:
-            return kind.name in self.passes
-        if kind.name in self.skips:
+    def runs(self, step: Step, optimize: OptimizeLevel) -> bool:
+        """Whether pass (or decision point) `step` runs for this target at level `optimize`."""
+        if step.level is None:
+            return step.name in self.passes
+        if step.name in self.skips:
             return False
-        return OPTIMIZE_LEVELS.index(kind.level) <= OPTIMIZE_LEVELS.index(optimize)
+        return OPTIMIZE_LEVELS.index(step.level) <= OPTIMIZE_LEVELS.index(optimize)
 
     def run(
-        self, loop: LoopIR, optimize: str = "none", passes: tuple[type[LoopPass], ...] = PIPELINE
+        self,
+        loop: LoopIR,
+        optimize: OptimizeLevel = "none",
+        passes: tuple[type[LoopPass], ...] = PIPELINE,
     ) -> LoopIR:
         """`loop` after every pass of `passes` (by default all of PIPELINE) that runs, in order."""
         for kind in passes:
@@ -93,8 +136,16 @@ class TargetProfile:
 # Passes for targets that unroll: a trip count proven from the execution condition.
 UNROLLING = frozenset({ProveTripCount.name})
 # OpenVINO's CPU plugin (2026.4.1): every workaround on.
+# The whole converted model: Loop outputs read by a Concat, and Abs of a shared Concat in the
+# main graph and If bodies (Loop bodies have their own pass), get computed copies.
+CPU_MODEL_WORKAROUNDS: tuple[ModelWorkaround, ...] = (
+    copy_loop_outputs_into_concats,
+    copy_concats_before_abs,
+)
 CPU = TargetProfile(
-    "CPU", frozenset(kind.name for kind in PIPELINE if kind.level is None) - UNROLLING
+    "CPU",
+    frozenset(kind.name for kind in PIPELINE if kind.level is None) - UNROLLING,
+    model_workarounds=CPU_MODEL_WORKAROUNDS,
 )
 # Loop-5 as its spec states it, no workaround: for tests and for plugins without these faults.
 PLAIN = TargetProfile("plain", frozenset())
@@ -107,11 +158,37 @@ PLAIN = TargetProfile("plain", frozenset())
 # refuse: openvinotoolkit/openvino#34777; validator rule GP001). The CPU workarounds stay on:
 # they keep Loop-5's semantics.
 GPU_UNROLL_BELOW = 16
-GPU = TargetProfile("GPU", CPU.passes | UNROLLING, unroll=GPU_UNROLL_BELOW - 1)
+GPU = dataclasses.replace(
+    CPU, name="GPU", passes=CPU.passes | UNROLLING, unroll=GPU_UNROLL_BELOW - 1
+)
 # The NPU compiler needs static shapes (openvinotoolkit/openvino#26357: "NPU does not support
 # dynamic shapes") and unrolls every Loop by its constant trip count itself (the NPU compiler's
 # IE UnrollTensorIterator pass, LoopRewriter: `for currentIter < numIterations`), and not a
 # Loop that may stop early with concatenated outputs ("Concat cases for ParamExecConds are not
 # supported yet", E#124554). So: unroll every loop that qualifies, refuse the others.
-NPU = TargetProfile("NPU", CPU.passes | UNROLLING, unroll=2**31 - 1, static=True)
+NPU = dataclasses.replace(
+    CPU, name="NPU", passes=CPU.passes | UNROLLING, unroll=2**31 - 1, static=True
+)
 TARGETS = {profile.name: profile for profile in (CPU, GPU, NPU)}
+
+
+@dataclass(frozen=True)
+class LoweringOptions:
+    """How the loops of one conversion are lowered: the target's profile (its workarounds,
+    unrolling, static shapes, state) and the optimisation level. The one object the API and the
+    CLI (`ConvertOptions.lowering`, which validates the level) and the Theano builder hand to
+    `lower.select.lower`; `optimize` is not checked again here."""
+
+    target: TargetProfile = CPU
+    optimize: OptimizeLevel = "default"
+
+    def runs(self, step: Step) -> bool:
+        """Whether pass (or decision point) `step` runs for these options."""
+        return self.target.runs(step, self.optimize)
+
+    def run(self, loop: LoopIR, passes: tuple[type[LoopPass], ...] = PIPELINE) -> LoopIR:
+        """`loop` after the passes of `passes` that run for these options, in order."""
+        return self.target.run(loop, self.optimize, passes)
+
+
+DEFAULT_LOWERING = LoweringOptions()  # translate's defaults: CPU, optimize="default"

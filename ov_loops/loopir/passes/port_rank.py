@@ -14,12 +14,8 @@ from ov_loops.contract.ports import UNNUMBERED, with_outputs
 from ov_loops.contract.spec import LastValueOutput
 from ov_loops.loopir.loop import LoopIR
 from ov_loops.loopir.passes.base import LoopPass
+from ov_loops.loopir.plugin_limits import MAX_PORT_RANK
 from ov_loops.loopir.steps import AfterLoop
-
-# The CPU plugin (2026.4.1) dies with SIGFPE (in compile_model, or in the first inference when
-# dims are dynamic) on a Loop with any input or output port of static rank 13 or more, whatever
-# the port's kind, the trip count or the nesting depth. Values inside the body may have any rank.
-MAX_PORT_RANK = 12
 
 
 @dataclass(frozen=True)
@@ -153,7 +149,7 @@ def _unflatten(
     `body_shape` holds the per-iteration shape when it is not a constant. After zero iterations
     (`zero`, see trip_count.runs_zero) it holds nothing meaningful and the concatenated output
     may be an earlier run's [count, n]: that is shaped [count, n, 1, ...] (the zero-iteration
-    guard, cpu_guards, then empties it).
+    guard, zero_run_guards, then empties it).
     """
     first = ops.constant(np.array([0], np.int64))
     dims = ops.shape_of(output, ov.Type.i64)

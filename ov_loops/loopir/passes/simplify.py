@@ -6,11 +6,10 @@ nodes, and fuses what the CPU plugin would otherwise execute op by op: bodies of
 loops hold much shape arithmetic. It runs on a copy, and the copy is kept only when every Loop
 in it still has a consistent port map (`LoopSpec.check` of the spec read from the node): MOC's
 pruning of unread body Parameters left a nested Loop's current_iteration pointing at the wrong
-Parameter (OpenVINO 2026.4.1; found by tests/test_pass_unroll.py's random bodies). On a body it
-may prune or renumber its nested Loops' ports, so the driver reads every Loop's spec again
-afterwards (conversion.report.rederived). It runs before the CPU workarounds, which it must not
-see: e.g. it would drop a Convert to the same type.
-"""
+Parameter (OpenVINO 2026.4.1; found by tests/loopir/passes/test_pass_unroll.py's random bodies). On
+a body it may prune or renumber its nested Loops' ports, so the driver reads every Loop's spec again
+afterwards (conversion.report.rederived). It runs before the CPU workarounds, which it must not see:
+e.g. it would drop a Convert to the same type."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ from typing import ClassVar, NamedTuple
 
 import onnx
 
-from ov_loops.contract.values import CarriedKind, CarriedValue, grouped, tensors
+from ov_loops.contract.kinds import CarriedKind, CarriedValue, grouped, tensors
 from ov_loops.errors import ConversionError, UnsupportedItem
 from ov_loops.frontends.onnx.scopes import read_names
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 
 import onnx
 
-from ov_loops.contract.values import OPTIONAL, OPTIONAL_SEQUENCE, SEQUENCE, SequenceKind
+from ov_loops.contract.kinds import OPTIONAL, OPTIONAL_SEQUENCE, SEQUENCE, SequenceKind
 from ov_loops.frontends.onnx.rewrites.sequences.sequence_emit import Emit
 
 # What is known before run time of the rank of a sequence's elements: EMPTY (the sequence never

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import onnx
 
-from ov_loops.contract.values import (
+from ov_loops.contract.kinds import (
     OPTIONAL,
     OPTIONAL_SEQUENCE,
     SEQUENCE,
@@ -85,7 +85,7 @@ def declared_rank(value_type: onnx.TypeProto) -> int | None:
 
 def part_names(name: str, kind: CarriedKind, taken: set[str]) -> tuple[str, ...]:
     """Names of the tensors a sequence value `name` becomes: itself for the buffer, then the
-    kind's other parts (`name.sizes`, ...; contract/values.py), each made unique. An empty name
+    kind's other parts (`name.sizes`, ...; contract/kinds.py), each made unique. An empty name
     (an omitted output) stays empty."""
     if not name:
         return ("",) * kind.ports

@@ -11,7 +11,7 @@ four and a bool `present`. Sequence ops become tensor ops on them (sequence_node
     captures a body reading an outer sequence reads its parts
     model    a sequence input/output `x` -> inputs/outputs x, x.sizes, x.ranks, x.shapes
              (x.present for an Optional of a sequence), recorded for `check`;
-             ov_loops.sequence_values packs and unpacks Python lists
+             ov_loops.frontends.onnx.sequence_io packs and unpacks Python lists
 
 A carried sequence's element rank is the fixpoint of its initial value's and the body's
 (ranks known before run time keep SequenceAt's result of static rank). What has no tensor form
