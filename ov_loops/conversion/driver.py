@@ -52,7 +52,6 @@ from ov_loops.loopir.passes.concat_copies import copy_loop_outputs_into_concats
 from ov_loops.loopir.passes.levels import check_optimize_level
 from ov_loops.loopir.passes.pipeline import CPU, TargetProfile
 from ov_loops.lower.select import lower
-from ov_loops.lower.stateful import is_top_level
 
 MAIN = -1  # the key of the main graph among loops' parents
 
@@ -90,7 +89,9 @@ class Converter:
             return self._converted()
 
     def _converted(self) -> Conversion:
-        graph = replace_loops(self._model.graph, "main", self._registrar(MAIN))
+        graph = replace_loops(
+            self._model.graph, "main", self._registrar(MAIN, True), self._registrar(MAIN)
+        )
         self._register_nested_loops()
         if self._unsupported:  # before the frontend sees the model: some of these crash it
             raise UnsupportedError(self._unsupported)
@@ -119,10 +120,14 @@ class Converter:
         return Conversion(declared, loops)
 
     # -- registry ----------------------------------------------------------------------------
-    def _registrar(self, parent: int):
+    def _registrar(self, parent: int, in_main_graph: bool = False):
+        """Registers a loop node whose graph is the body of loop `parent` (MAIN: the main graph
+        or an If branch in it; `in_main_graph`: the main graph itself)."""
+
         def register(node: onnx.NodeProto, path: str) -> tuple[int, list[str]]:
             opset = opset_version(self._model, node.domain)
             loop = registry.lookup(node, opset).read(node, path, opset, self._sequences)
+            loop.in_main_graph = in_main_graph
             self._unsupported.extend(loop.unsupported_types(self._outer_types))
             key = len(self._loops)
             self._loops[key] = loop
@@ -195,7 +200,7 @@ class Converter:
         return _LoopContext(
             self._template(key),
             self._model,
-            self._target.stateful and is_top_level(layout.path),
+            self._target.stateful and layout.in_main_graph,
             partial(self._convert_body, key),
             partial(self._lower, layout),
             self._unsupported.extend,

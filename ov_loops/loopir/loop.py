@@ -48,7 +48,8 @@ class LoopIR:
     """A loop: node path, op, LoopSpec, body, the outer value of every port_map input (by
     external port), trip count and initial condition, logical carried values, and the values it
     gives its graph (in the frontend's output order); `applied` says what optimisations did
-    to it, one phrase each ("hoisted 2 MatMul")."""
+    to it, one phrase each ("hoisted 2 MatMul"); `in_main_graph` whether it is a node of the
+    main graph (--stateful keeps such loops' states)."""
 
     path: str
     op: str
@@ -60,6 +61,7 @@ class LoopIR:
     carried: tuple[CarriedValue, ...]
     results: tuple[LoopResult, ...]
     applied: tuple[str, ...] = ()
+    in_main_graph: bool = True  # a node of the main graph itself, not of a body or If branch
 
     @property
     def may_run_zero(self) -> bool:

@@ -13,10 +13,9 @@ results of one pass over the whole sequence; `InferRequest.reset_state()` starts
 loop whose trip count does not come from the chunk (a fixed count, a while loop) runs that
 many more iterations from the state on every call.
 
-Refused (one line, `refuse_unless_streamable`): a loop that scans in reverse (an ONNX Scan
-with scan_input_directions or scan_output_directions 1, a reverse sliced input or concatenated
-output): its chunks arrive first to last, so iteration order and the rows of its outputs would
-be those of each chunk reversed on its own, not of the whole sequence reversed.
+Only the recurrent state is kept: a carried value the body returns unchanged (a weight, the
+whole input passed through), or a counter of iterations, starts from its outer value on every
+call; lower/streaming.py says which, and refuses the loops that cannot stream.
 
 A Variable keeps the static dims of its value where the body's Parameter and Result agree on
 them (a state of static shape: the CPU plugin cannot reorder a state of dynamic shape between
@@ -42,9 +41,8 @@ import openvino.opset15 as ops
 from openvino.op.util import Variable, VariableInfo
 
 from ov_loops.contract.spec import MergedInput
-from ov_loops.errors import ConversionError
 from ov_loops.loopir.loop import LoopIR, LoopResult
-from ov_loops.loopir.steps import Reverse
+from ov_loops.lower.streaming import COUNTER, per_call
 
 # The element types the CPU plugin (2026.4.1) cannot keep in a Variable, and the type each is
 # stored in. Measured (a ReadValue/Add/Assign model called three times): compiling fails for
@@ -80,34 +78,16 @@ class State:
     loop_path: str
 
 
-def is_top_level(path: str) -> bool:
-    """Whether the loop at node path `path` sits in the main graph (`main/Loop_0`, not
-    `main/Loop_0/body/...`)."""
-    return "/" not in path.removeprefix("main/")
-
-
-def refuse_unless_streamable(loop: LoopIR) -> None:
-    """Raise ConversionError (one line) when `loop` scans in reverse (see the module)."""
-    spec = loop.spec
-    reverse_inputs = [e for e in spec.sliced_inputs if e.stride < 0]
-    reverse_outputs = [e for e in spec.concatenated_outputs if e.stride < 0]
-    reverse_outputs += [r for r in loop.results if any(isinstance(s, Reverse) for s in r.after)]
-    if reverse_inputs or reverse_outputs:
-        what = "inputs" if reverse_inputs else "outputs"
-        raise ConversionError(
-            f"{loop.path}: --stateful: a {loop.op} that scans its {what} in reverse cannot "
-            "stream (chunks arrive first to last, so each would be reversed on its own)"
-        )
-
-
-def read_states(loop: LoopIR) -> tuple[LoopIR, tuple[State, ...]]:
-    """`loop` reading each carried value from a Variable initialised by its outer value, and
-    the states (see the module), stored as `STORED_AS` says. A carried value no output
-    returns keeps no state."""
+def read_states(loop: LoopIR) -> tuple[LoopIR, tuple[State, ...], str]:
+    """`loop` reading each carried value that is a state (`streaming.per_call` names the others)
+    from a Variable initialised by its outer value, the states (see the module), stored as
+    `STORED_AS` says, and one phrase naming them and the values each call starts again. A
+    carried value no output returns keeps no state."""
+    fresh = per_call(loop)
     outer, states, reads, used = dict(loop.outer), [], {}, set()
-    for merged in loop.spec.merged_inputs:
+    for index, merged in enumerate(loop.spec.merged_inputs):
         result = _final_result(loop, merged.body_result)
-        if result is None:
+        if result is None or index in fresh:
             continue
         start = loop.outer[merged.external_port]
         variable_id = f"{loop.path}/{start.get_any_name() or merged.external_port}"
@@ -121,13 +101,34 @@ def read_states(loop: LoopIR) -> tuple[LoopIR, tuple[State, ...]]:
         outer[merged.external_port] = _converted(read, start.get_element_type())
         reads[result] = (start, outer[merged.external_port])
         states.append(State(variable, result, init, loop.path))
-    return loop.replace(outer=outer, results=_guards_from(loop, reads)), tuple(states)
+    kept = {_final_result(loop, loop.spec.merged_inputs[i].body_result) for i in fresh}
+    streamed = loop.replace(outer=outer, results=_guards_from(loop, reads, kept))
+    return streamed, tuple(states), _described(loop, states, fresh)
 
 
-def _guards_from(loop: LoopIR, reads: dict[int, tuple]) -> tuple[LoopResult, ...]:
+def _described(loop: LoopIR, states: list[State], fresh: dict[int, str]) -> str:
+    """ "states: 'h0' f32[?,8]; each call starts again: 'time' (counts iterations)"."""
+    named = [
+        f"'{s.variable.info.variable_id.removeprefix(loop.path + '/')}' "
+        f"{s.variable.info.data_type.get_type_name()}{s.variable.info.data_shape}"
+        for s in states
+    ]
+    phrase = f"states: {', '.join(named) or 'none'}"
+    counters = [
+        f"'{loop.outer[loop.spec.merged_inputs[i].external_port].get_any_name()}' ({why})"
+        for i, why in sorted(fresh.items())
+        if why == COUNTER
+    ]
+    return phrase + (f"; each call starts again: {', '.join(counters)}" if counters else "")
+
+
+def _guards_from(
+    loop: LoopIR, reads: dict[int, tuple], kept: set[int | None]
+) -> tuple[LoopResult, ...]:
     """loop.results with each zero-iteration value (`initial`) that is the outer value of a
     state, `reads[i] = (outer value, its state)`, replaced by that state: result i's own first
-    (one outer value may start two carried values), else the first one from that value."""
+    (one outer value may start two carried values), else the first one from that value; the
+    results at `kept` (of carried values each call starts again) keep theirs."""
     by_outer: dict = {}
     for start, read in reads.values():
         by_outer.setdefault(_key(start), read)
@@ -136,7 +137,7 @@ def _guards_from(loop: LoopIR, reads: dict[int, tuple]) -> tuple[LoopResult, ...
         own = reads.get(index)
         if own is not None and _key(own[0]) == _key(result.initial):
             result = dataclasses.replace(result, initial=own[1])
-        elif _key(result.initial) in by_outer:
+        elif index not in kept and _key(result.initial) in by_outer:
             result = dataclasses.replace(result, initial=by_outer[_key(result.initial)])
         results.append(result)
     return tuple(results)
