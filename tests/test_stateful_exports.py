@@ -190,15 +190,9 @@ REFUSED = {  # model -> what the one-line refusal says
     "jax_linen_bidirectional_gru": "reads a reversed sequence",
     "tf_keras_bidirectional_gru": "reads a reversed sequence",
     "tf_keras_gru_go_backwards": "reads a reversed sequence",
+    "tf_keras_bidirectional_lstm_sum": "a bidirectional LSTM op cannot stream",
 }
 STREAMED = sorted(name for name, m in MANIFEST.items() if m["time_axis"] and name not in REFUSED)
-NO_LOOP_STATE = {  # tf2onnx and torch's dynamo export made ONNX LSTM or GRU ops of these
-    "tf_keras_lstm_return_state": "an ONNX LSTM op, not a loop",
-    "tf_keras_lstm_state_in_out": "an ONNX LSTM op, not a loop",
-    "tf_keras_rnn_lstm_cell": "an ONNX LSTM op, not a loop",
-    "tf_keras_stacked_lstm_gru_dense": "its first layer is an ONNX LSTM op, not a loop",
-    "torch_dynamo_nn_gru_op": "an ONNX GRU op, not a loop",
-}
 
 
 @pytest.mark.parametrize("name", sorted(REFUSED))
@@ -208,18 +202,18 @@ def test_a_bidirectional_or_backward_export_is_refused_in_one_line(name):
     assert "\n" not in str(refused.value)
 
 
+@pytest.mark.parametrize("optimize", ["default", "max"])
 @pytest.mark.parametrize("name", STREAMED)
-def test_every_rnn_like_export_fed_in_chunks_gives_the_frameworks_outputs(name):
+def test_every_rnn_like_export_fed_in_chunks_gives_the_frameworks_outputs(name, optimize):
     """Its time-axis input cut into 1 and T - 1 steps: each output is the chunks' outputs
     joined along the axis where they have 1 and T - 1 steps (the per-step outputs), else the
-    last chunk's (final states), and equals what the framework computed on the whole."""
-    if name in NO_LOOP_STATE:
-        pytest.xfail(f"{NO_LOOP_STATE[name]}: --stateful keeps no state in it")
+    last chunk's (final states), and equals what the framework computed on the whole. At max,
+    loops that are one cell step become *Sequence-5 ops, which keep the loop's states."""
     ((input_name, axis),) = MANIFEST[name]["time_axis"].items()
     feeds = dict(np.load(CORPUS / f"{name}.inputs.npz"))
     expected = dict(np.load(CORPUS / f"{name}.expected.npz"))
     steps = feeds[input_name].shape[axis]
-    converted = ov_loops.convert(str(CORPUS / f"{name}.onnx"), stateful=True)
+    converted = ov_loops.convert(str(CORPUS / f"{name}.onnx"), optimize, stateful=True)
     calls = _chunked(compile_f32(converted), feeds, input_name, axis, [1, steps - 1])
     for output, want in expected.items():
         got = _joined([call[output] for call in calls], want.shape, steps)
@@ -249,3 +243,43 @@ def test_a_list_carried_unchanged_is_read_from_its_input_on_every_call():
         got = {port.get_any_name(): value for port, value in request.infer(run).items()}
         for port, want in plain(run).items():
             assert_close(want, got[port.get_any_name()], port.get_any_name(), rtol=0, atol=0)
+
+
+def _gru_op(direction: str) -> onnx.ModelProto:
+    """An ONNX GRU op over X [T, B, 3] (hidden 4) with no initial state (zeros), returning Y
+    and Y_h: what torch's dynamo export makes of nn.GRU."""
+    directions = 2 if direction == "bidirectional" else 1
+    rng = np.random.default_rng(3)  # the same weights on every call
+    weights = [
+        const(name, rng.normal(size=(directions, 12, inputs)).astype(np.float32) / 2)
+        for name, inputs in (("Wg", 3), ("Rg", 4))
+    ]
+    main = graph(
+        [node("GRU", ["X", "Wg", "Rg"], ["Y", "Y_h"], hidden_size=4, direction=direction)],
+        [typed("X", T.FLOAT, ["T", "B", 3])],
+        [typed("Y", T.FLOAT, ["T", directions, "B", 4]),
+         typed("Y_h", T.FLOAT, [directions, "B", 4])],
+        weights,
+    )  # fmt: skip
+    return model(main)
+
+
+def test_an_onnx_gru_op_streams_its_state():
+    """Fed in chunks of 2 and 3 steps: the rows of Y and the last Y_h are the whole pass's.
+    Before, the op kept no state (it is no loop) and each chunk started from zeros."""
+    conversion = ov_loops.translate(_gru_op("forward"), stateful=True)
+    assert conversion.recurrent_ops == [
+        "main/Y: GRU -> GRUSequence-5; --stateful states: 'h' f32[?,1,4]"
+    ]
+    feeds = {"X": RNG.normal(size=(5, 2, 3)).astype(np.float32)}
+    whole = compile_f32(ov_loops.convert(_gru_op("forward")))(feeds)
+    calls = _chunked(compile_f32(conversion.model), feeds, "X", 0, [2, 3])
+    assert_close(whole["Y"], np.concatenate([c["Y"] for c in calls]), "Y", rtol=1e-5, atol=1e-6)
+    assert_close(whole["Y_h"], calls[-1]["Y_h"], "Y_h", rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("direction", ["reverse", "bidirectional"])
+def test_a_reverse_or_bidirectional_onnx_gru_op_is_refused_in_one_line(direction):
+    with pytest.raises(ConversionError, match=f"a {direction} GRU op cannot stream") as refused:
+        ov_loops.convert(_gru_op(direction), stateful=True)
+    assert "\n" not in str(refused.value) and str(refused.value).startswith("main/Y: --stateful")

@@ -52,6 +52,7 @@ from ov_loops.loopir.passes.concat_copies import copy_loop_outputs_into_concats
 from ov_loops.loopir.passes.levels import check_optimize_level
 from ov_loops.loopir.passes.pipeline import CPU, TargetProfile
 from ov_loops.lower.select import lower
+from ov_loops.lower.stateful_ops import stream_recurrent_ops
 
 MAIN = -1  # the key of the main graph among loops' parents
 
@@ -117,7 +118,11 @@ class Converter:
         refuse_ifs_of_dynamic_rank(model)
         declared = with_declared_inputs(model, self._model.graph, self._input_shapes)
         declared.add_sinks([sink for loop in loops for sink in loop.states])
-        return Conversion(declared, loops)
+        if not self._target.stateful:
+            return Conversion(declared, loops)
+        assigns, streamed = stream_recurrent_ops(declared)  # ONNX RNN/GRU/LSTM ops
+        declared.add_sinks(list(assigns))
+        return Conversion(declared, loops, list(streamed))
 
     # -- registry ----------------------------------------------------------------------------
     def _registrar(self, parent: int, in_main_graph: bool = False):

@@ -68,10 +68,13 @@ class ConvertedLoop:
 
 @dataclass
 class Conversion:
-    """The converted model and what became of each loop, outermost first."""
+    """The converted model and what became of each loop, outermost first; with --stateful,
+    `recurrent_ops` names the states of each RNN/GRU/LSTM op of the main graph
+    (lower/stateful_ops.py)."""
 
     model: ov.Model
     loops: list[ConvertedLoop] = field(default_factory=list)
+    recurrent_ops: list[str] = field(default_factory=list)
 
 
 def rederived(model: ov.Model, loops: list[ConvertedLoop]) -> list[ConvertedLoop]:

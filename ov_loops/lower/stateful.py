@@ -94,16 +94,27 @@ def read_states(loop: LoopIR) -> tuple[LoopIR, tuple[State, ...], str]:
         if variable_id in used:  # one outer value feeding two carried values
             variable_id = f"{variable_id}/{merged.external_port}"
         used.add(variable_id)
-        stored = STORED_AS.get(start.get_element_type(), start.get_element_type())
-        variable = _variable(variable_id, _state_shape(loop, merged, start), stored)
-        init = _converted(start, stored)
-        read = _read_value(init, variable)
-        outer[merged.external_port] = _converted(read, start.get_element_type())
+        shape = _state_shape(loop, merged, start)
+        read, state = kept_state(start, variable_id, shape, result, loop.path)
+        outer[merged.external_port] = read
         reads[result] = (start, outer[merged.external_port])
-        states.append(State(variable, result, init, loop.path))
+        states.append(state)
     kept = {_final_result(loop, loop.spec.merged_inputs[i].body_result) for i in fresh}
     streamed = loop.replace(outer=outer, results=_guards_from(loop, reads, kept))
     return streamed, tuple(states), _described(loop, states, fresh)
+
+
+def kept_state(
+    start: ov.Output, variable_id: str, shape: ov.PartialShape, result: int, path: str
+) -> tuple[ov.Output, State]:
+    """`start` kept in a Variable `variable_id` of `shape` (stored as `STORED_AS` says) that it
+    initialises: the value read (of start's type) to use instead of `start`, and the State
+    whose final value is value `result` of the loop or op at `path`."""
+    stored = STORED_AS.get(start.get_element_type(), start.get_element_type())
+    variable = _variable(variable_id, shape, stored)
+    init = _converted(start, stored)
+    read = _converted(_read_value(init, variable), start.get_element_type())
+    return read, State(variable, result, init, path)
 
 
 def _described(loop: LoopIR, states: list[State], fresh: dict[int, str]) -> str:
