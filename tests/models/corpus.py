@@ -238,11 +238,10 @@ FEATURES = {
 
 def applies(model: Model, feature: str) -> bool:
     """Whether `feature` is meaningful for `model`: static shapes where an input dim is not
-    a number, streaming where the manifest names a time axis and the export has a loop
-    (tf2onnx makes a Keras LSTM layer an ONNX LSTM op)."""
+    a number, streaming where the manifest names a time axis (a loop's state, or an ONNX
+    LSTM/GRU op's: tf2onnx makes a Keras LSTM layer one)."""
     if feature.startswith("static-"):
         return model.has_dynamic_inputs()
     if feature == "stateful":
-        loops = model.entry["loops"]["Loop"] + model.entry["loops"]["Scan"]
-        return bool(model.entry.get("time_axis")) and loops > 0
+        return bool(model.entry.get("time_axis"))
     return True
