@@ -1,8 +1,9 @@
 """--stateful on loops as exporters write them (issue 22 items 1-2): only the recurrent state
 becomes a Variable (lower/streaming.py); a node name with '/' is still a loop of the main graph;
-a loop reading a reversed sequence is refused; the summary names each state. On minimal
-scenarios shaped as jax2onnx and tf2onnx write their loops, and on every RNN-like model of the
-exporter corpus (tests/models/exporters) fed in chunks."""
+a loop reading a reversed sequence is refused; the summary names each state; ONNX GRU ops
+stream too. On minimal scenarios shaped as jax2onnx and tf2onnx write their loops, and the
+bidirectional and backward exports of the corpus (tests/models/exporters; the others are fed in
+chunks by tests/models/test_exporter_corpus.py's `stateful` and `stateful-max`)."""
 
 from __future__ import annotations
 
@@ -192,7 +193,6 @@ REFUSED = {  # model -> what the one-line refusal says
     "tf_keras_gru_go_backwards": "reads a reversed sequence",
     "tf_keras_bidirectional_lstm_sum": "a bidirectional LSTM op cannot stream",
 }
-STREAMED = sorted(name for name, m in MANIFEST.items() if m["time_axis"] and name not in REFUSED)
 
 
 @pytest.mark.parametrize("name", sorted(REFUSED))
@@ -200,34 +200,6 @@ def test_a_bidirectional_or_backward_export_is_refused_in_one_line(name):
     with pytest.raises(ConversionError, match=REFUSED[name]) as refused:
         ov_loops.convert(str(CORPUS / f"{name}.onnx"), stateful=True)
     assert "\n" not in str(refused.value)
-
-
-@pytest.mark.parametrize("optimize", ["default", "max"])
-@pytest.mark.parametrize("name", STREAMED)
-def test_every_rnn_like_export_fed_in_chunks_gives_the_frameworks_outputs(name, optimize):
-    """Its time-axis input cut into 1 and T - 1 steps: each output is the chunks' outputs
-    joined along the axis where they have 1 and T - 1 steps (the per-step outputs), else the
-    last chunk's (final states), and equals what the framework computed on the whole. At max,
-    loops that are one cell step become *Sequence-5 ops, which keep the loop's states."""
-    ((input_name, axis),) = MANIFEST[name]["time_axis"].items()
-    feeds = dict(np.load(CORPUS / f"{name}.inputs.npz"))
-    expected = dict(np.load(CORPUS / f"{name}.expected.npz"))
-    steps = feeds[input_name].shape[axis]
-    converted = ov_loops.convert(str(CORPUS / f"{name}.onnx"), optimize, stateful=True)
-    calls = _chunked(compile_f32(converted), feeds, input_name, axis, [1, steps - 1])
-    for output, want in expected.items():
-        got = _joined([call[output] for call in calls], want.shape, steps)
-        assert_close(want, got, f"{name} {output}", rtol=1e-4, atol=1e-5)
-
-
-def _joined(parts: list[np.ndarray], shape: tuple, steps: int) -> np.ndarray:
-    """The chunks' outputs `parts` (of 1 and steps - 1 steps) joined along the axis where
-    they have those and the whole has `steps`, else the last one."""
-    first, last = parts[0].shape, parts[-1].shape
-    for axis, size in enumerate(shape):
-        if size == steps and first[axis] == 1 and last[axis] == steps - 1:
-            return np.concatenate([parts[0], parts[-1]], axis=axis)
-    return parts[-1]
 
 
 def test_a_list_carried_unchanged_is_read_from_its_input_on_every_call():
