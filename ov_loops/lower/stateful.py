@@ -90,7 +90,7 @@ def read_states(loop: LoopIR) -> tuple[LoopIR, tuple[State, ...], str]:
         if result is None or index in fresh:
             continue
         start = loop.outer[merged.external_port]
-        variable_id = f"{loop.path}/{start.get_any_name() or merged.external_port}"
+        variable_id = f"{loop.path}/{_name(start, merged.external_port)}"
         if variable_id in used:  # one outer value feeding two carried values
             variable_id = f"{variable_id}/{merged.external_port}"
         used.add(variable_id)
@@ -118,19 +118,25 @@ def kept_state(
 
 
 def _described(loop: LoopIR, states: list[State], fresh: dict[int, str]) -> str:
-    """ "states: 'h0' f32[?,8]; each call starts again: 'time' (counts iterations)"."""
+    """The summary's phrase: `states: 'h0' f32[?,8]; each call starts again: 'time' (counts
+    iterations)`: each state's variable (its outer value's name), type and shape, and each
+    counter."""
     named = [
         f"'{s.variable.info.variable_id.removeprefix(loop.path + '/')}' "
         f"{s.variable.info.data_type.get_type_name()}{s.variable.info.data_shape}"
         for s in states
     ]
     phrase = f"states: {', '.join(named) or 'none'}"
+    ports = [(loop.spec.merged_inputs[i].external_port, why) for i, why in sorted(fresh.items())]
     counters = [
-        f"'{loop.outer[loop.spec.merged_inputs[i].external_port].get_any_name()}' ({why})"
-        for i, why in sorted(fresh.items())
-        if why == COUNTER
+        f"'{_name(loop.outer[port], port)}' ({why})" for port, why in ports if why == COUNTER
     ]
     return phrase + (f"; each call starts again: {', '.join(counters)}" if counters else "")
+
+
+def _name(value: ov.Output, port: int) -> str:
+    """The outer value's tensor name, else the Loop input port's number (it may have none)."""
+    return value.get_any_name() if value.get_names() else str(port)
 
 
 def _guards_from(
