@@ -161,8 +161,8 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(conversion_json(conversion, path))
         return 0
-    for loop in conversion.loops:
-        print(loop.summary())
+    for line in [loop.summary() for loop in conversion.loops] + conversion.recurrent_ops:
+        print(line)
     if args.verbose:
         print("\n".join(verbose_lines(conversion.model, path, started)))
     print(f"wrote {path} ({len(conversion.loops)} loop(s) translated)")

@@ -49,7 +49,7 @@ from ov_loops.logs import progress
 from ov_loops.loopir.loop import LoopIR
 from ov_loops.loopir.passes.pipeline import DEFAULT_LOWERING, LoweringOptions
 from ov_loops.lower.select import lower
-from ov_loops.lower.stateful import is_top_level
+from ov_loops.lower.stateful_ops import stream_recurrent_ops
 
 MAIN = -1  # the key of the main graph among loops' parents
 
@@ -85,7 +85,9 @@ class Converter:
             return self._converted()
 
     def _converted(self) -> Conversion:
-        graph = replace_loops(self._model.graph, "main", self._registrar(MAIN))
+        graph = replace_loops(
+            self._model.graph, "main", self._registrar(MAIN, True), self._registrar(MAIN)
+        )
         self._register_nested_loops()
         if self._unsupported:  # before the frontend sees the model: some of these crash it
             raise UnsupportedError(self._unsupported)
@@ -111,13 +113,21 @@ class Converter:
         refuse_ifs_of_dynamic_rank(model)
         declared = with_declared_inputs(model, self._model.graph, self._input_shapes)
         declared.add_sinks([sink for loop in loops for sink in loop.states])
-        return Conversion(declared, loops)
+        if not self._options.target.stateful:
+            return Conversion(declared, loops)
+        assigns, streamed = stream_recurrent_ops(declared)  # ONNX RNN/GRU/LSTM ops
+        declared.add_sinks(list(assigns))
+        return Conversion(declared, loops, list(streamed))
 
     # -- registry ----------------------------------------------------------------------------
-    def _registrar(self, parent: int):
+    def _registrar(self, parent: int, in_main_graph: bool = False):
+        """Registers a loop node whose graph is the body of loop `parent` (MAIN: the main graph
+        or an If branch in it; `in_main_graph`: the main graph itself)."""
+
         def register(node: onnx.NodeProto, path: str) -> tuple[int, list[str]]:
             opset = opset_version(self._model, node.domain)
             loop = registry.lookup(node, opset).read(node, path, opset, self._sequences)
+            loop.in_main_graph = in_main_graph
             self._unsupported.extend(loop.unsupported_types(self._outer_types))
             key = len(self._loops)
             self._loops[key] = loop
@@ -190,7 +200,7 @@ class Converter:
         return _LoopContext(
             self._template(key),
             self._model,
-            self._options.target.stateful and is_top_level(layout.path),
+            self._options.target.stateful and layout.in_main_graph,
             partial(self._convert_body, key),
             partial(self._lower, layout),
             self._unsupported.extend,

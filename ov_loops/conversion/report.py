@@ -18,8 +18,9 @@ class ConvertedLoop:
     loop-carried values, in order (merged input k of the spec carries `carried[k]`);
     `optimizations` what the optimising passes did to it; `becomes` the op that computes it
     (Loop-5, or a *Sequence-5 op for a recognised cell, spec None then); `states` the Assigns
-    that keep its carried values across inferences (lower/stateful.py); `not_unrolled` why a
-    target that unrolls (--unroll, GPU, NPU) left it a loop.
+    that keep its carried values across inferences (lower/stateful.py), and `streaming` names
+    them and the carried values each inference starts again; `not_unrolled` why a target that
+    unrolls (--unroll, GPU, NPU) left it a loop.
     """
 
     path: str
@@ -32,6 +33,7 @@ class ConvertedLoop:
     becomes: str = "Loop-5"
     states: tuple[ov.Node, ...] = ()  # with --stateful: the Assigns storing its carried values
     not_unrolled: str | None = None
+    streaming: str | None = None
 
     @classmethod
     def of(cls, path: str, op: str, outputs: tuple[str, ...], lowered) -> ConvertedLoop:
@@ -48,12 +50,15 @@ class ConvertedLoop:
             lowered.becomes,
             lowered.states,
             lowered.not_unrolled,
+            lowered.streaming,
         )
 
     def summary(self) -> str:
         done = f"; optimized: {', '.join(self.optimizations)}" if self.optimizations else ""
         if self.not_unrolled is not None:
             done += f"; not unrolled: {self.not_unrolled}"
+        if self.streaming is not None:
+            done += f"; --stateful {self.streaming}"
         if self.folded is not None:
             return f"{self.path}: {self.op} folded ({self.folded})"
         if self.spec is None:
@@ -63,10 +68,13 @@ class ConvertedLoop:
 
 @dataclass
 class Conversion:
-    """The converted model and what became of each loop, outermost first."""
+    """The converted model and what became of each loop, outermost first; with --stateful,
+    `recurrent_ops` names the states of each RNN/GRU/LSTM op of the main graph
+    (lower/stateful_ops.py)."""
 
     model: ov.Model
     loops: list[ConvertedLoop] = field(default_factory=list)
+    recurrent_ops: list[str] = field(default_factory=list)
 
 
 def rederived(model: ov.Model, loops: list[ConvertedLoop]) -> list[ConvertedLoop]:

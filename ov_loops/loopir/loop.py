@@ -52,7 +52,8 @@ class LoopIR:
     gives its graph (in the frontend's output order); `applied` says what optimisations did
     to it, one phrase each ("hoisted 2 MatMul"); `zero_run_branch`: its run of no iteration is
     taken outside the Loop-5, by an If around it (passes/zero_run_carry.py), so the Loop-5
-    itself runs at least once."""
+    itself runs at least once; `in_main_graph` whether it is a node of the main graph
+    (--stateful keeps such loops' states)."""
 
     path: str
     op: str
@@ -65,6 +66,7 @@ class LoopIR:
     results: tuple[LoopResult, ...]
     applied: tuple[str, ...] = ()
     zero_run_branch: bool = False
+    in_main_graph: bool = True  # a node of the main graph itself, not of a body or If branch
 
     @property
     def may_run_zero(self) -> bool:

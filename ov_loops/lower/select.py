@@ -19,13 +19,9 @@ from ov_loops.lower.cell_cost import sequence_is_faster
 from ov_loops.lower.cells import lower_to_sequence, recognized_cell
 from ov_loops.lower.fold import fold, fold_reason
 from ov_loops.lower.loop5 import lower_to_loop5
-from ov_loops.lower.stateful import (
-    assign_states,
-    is_top_level,
-    read_states,
-    refuse_unless_streamable,
-)
+from ov_loops.lower.stateful import assign_states, read_states
 from ov_loops.lower.static import refuse_unless_static
+from ov_loops.lower.streaming import refuse_unless_streamable
 from ov_loops.lower.unroll import unroll_fully, unroll_refusal
 
 
@@ -42,19 +38,21 @@ class Lowered:
     carried: tuple[str, ...] = ()  # the names of the carried values the Loop-5 carries
     becomes: str = "Loop-5"
     states: tuple[ov.Node, ...] = ()  # the Assigns of a stateful loop (lower/stateful.py)
+    streaming: str | None = None  # with --stateful: its states, and the values calls restart
     not_unrolled: str | None = None  # why a target that unrolls left it a loop
 
 
 def lower(loop: LoopIR, options: LoweringOptions) -> Lowered:
-    """`loop` lowered as `options` say (see `_lowered`); for a stateful target, a top-level loop
-    that may run keeps its carried values in Variables, its Assigns in `states`, or is refused
-    when it scans in reverse (lower/stateful.py)."""
-    if not options.target.stateful or not is_top_level(loop.path) or loop.runs_zero_times:
+    """`loop` lowered as `options` say (see `_lowered`); for a stateful target, a loop of the
+    main graph that may run keeps its recurrent states in Variables, its Assigns in `states`,
+    or is refused when it cannot stream (lower/stateful.py, lower/streaming.py)."""
+    if not options.target.stateful or not loop.in_main_graph or loop.runs_zero_times:
         return _lowered(loop, options)
     refuse_unless_streamable(loop)
-    loop, states = read_states(loop)
+    loop, states, streaming = read_states(loop)
     lowered = _lowered(loop, options)
-    return dataclasses.replace(lowered, states=assign_states(lowered.values, states))
+    assigns = assign_states(lowered.values, states)
+    return dataclasses.replace(lowered, states=assigns, streaming=streaming)
 
 
 def _lowered(loop: LoopIR, options: LoweringOptions) -> Lowered:

@@ -13,10 +13,9 @@ results of one pass over the whole sequence; `InferRequest.reset_state()` starts
 loop whose trip count does not come from the chunk (a fixed count, a while loop) runs that
 many more iterations from the state on every call.
 
-Refused (one line, `refuse_unless_streamable`): a loop that scans in reverse (an ONNX Scan
-with scan_input_directions or scan_output_directions 1, a reverse sliced input or concatenated
-output): its chunks arrive first to last, so iteration order and the rows of its outputs would
-be those of each chunk reversed on its own, not of the whole sequence reversed.
+Only the recurrent state is kept: a carried value the body returns unchanged (a weight, the
+whole input passed through), or a counter of iterations, starts from its outer value on every
+call; lower/streaming.py says which, and refuses the loops that cannot stream.
 
 A Variable keeps the static dims of its value where the body's Parameter and Result agree on
 them (a state of static shape: the CPU plugin cannot reorder a state of dynamic shape between
@@ -34,7 +33,6 @@ or gives a state the fixed shape of its first value (`_init_guard`).
 from __future__ import annotations
 
 import dataclasses
-import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,9 +41,8 @@ import openvino.opset15 as ops
 from openvino.op.util import Variable, VariableInfo
 
 from ov_loops.contract.spec import MergedInput
-from ov_loops.errors import ConversionError
 from ov_loops.loopir.loop import LoopIR, LoopResult
-from ov_loops.loopir.steps import Reverse
+from ov_loops.lower.streaming import COUNTER, per_call
 
 # The element types the CPU plugin (2026.4.1) cannot keep in a Variable, and the type each is
 # stored in. Measured (a ReadValue/Add/Assign model called three times): compiling fails for
@@ -81,59 +78,74 @@ class State:
     loop_path: str
 
 
-# A subgraph's part of a node path (frontends/onnx/placeholders.py): `/body/`, `/then_branch/`.
-_SUBGRAPH = re.compile(r"/(body|then_branch|else_branch)(_\d+)?/")
-
-
-def is_top_level(path: str) -> bool:
-    """Whether the loop at node path `path` sits in the main graph (`main/Loop_0`, not
-    `main/Loop_0/body/...`). Node names may hold slashes (TorchScript's `/Loop`: the path
-    `main//Loop`), so the path's subgraph parts decide, not its slashes."""
-    return _SUBGRAPH.search(path) is None
-
-
-def refuse_unless_streamable(loop: LoopIR) -> None:
-    """Raise ConversionError (one line) when `loop` scans in reverse (see the module)."""
-    spec = loop.spec
-    reverse_inputs = [e for e in spec.sliced_inputs if e.stride < 0]
-    reverse_outputs = [e for e in spec.concatenated_outputs if e.stride < 0]
-    reverse_outputs += [r for r in loop.results if any(isinstance(s, Reverse) for s in r.after)]
-    if reverse_inputs or reverse_outputs:
-        what = "inputs" if reverse_inputs else "outputs"
-        raise ConversionError(
-            f"{loop.path}: --stateful: a {loop.op} that scans its {what} in reverse cannot "
-            "stream (chunks arrive first to last, so each would be reversed on its own)"
-        )
-
-
-def read_states(loop: LoopIR) -> tuple[LoopIR, tuple[State, ...]]:
-    """`loop` reading each carried value from a Variable initialised by its outer value, and
-    the states (see the module), stored as `STORED_AS` says. A carried value no output
-    returns keeps no state."""
+def read_states(loop: LoopIR) -> tuple[LoopIR, tuple[State, ...], str]:
+    """`loop` reading each carried value that is a state (`streaming.per_call` names the others)
+    from a Variable initialised by its outer value, the states (see the module), stored as
+    `STORED_AS` says, and one phrase naming them and the values each call starts again. A
+    carried value no output returns keeps no state."""
+    fresh = per_call(loop)
     outer, states, reads, used = dict(loop.outer), [], {}, set()
-    for merged in loop.spec.merged_inputs:
+    for index, merged in enumerate(loop.spec.merged_inputs):
         result = _final_result(loop, merged.body_result)
-        if result is None:
+        if result is None or index in fresh:
             continue
         start = loop.outer[merged.external_port]
-        variable_id = f"{loop.path}/{start.get_any_name() or merged.external_port}"
+        variable_id = f"{loop.path}/{_name(start, merged.external_port)}"
         if variable_id in used:  # one outer value feeding two carried values
             variable_id = f"{variable_id}/{merged.external_port}"
         used.add(variable_id)
-        stored = STORED_AS.get(start.get_element_type(), start.get_element_type())
-        variable = _variable(variable_id, _state_shape(loop, merged, start), stored)
-        init = _converted(start, stored)
-        read = _read_value(init, variable)
-        outer[merged.external_port] = _converted(read, start.get_element_type())
+        shape = _state_shape(loop, merged, start)
+        read, state = kept_state(start, variable_id, shape, result, loop.path)
+        outer[merged.external_port] = read
         reads[result] = (start, outer[merged.external_port])
-        states.append(State(variable, result, init, loop.path))
-    return loop.replace(outer=outer, results=_guards_from(loop, reads)), tuple(states)
+        states.append(state)
+    kept = {_final_result(loop, loop.spec.merged_inputs[i].body_result) for i in fresh}
+    streamed = loop.replace(outer=outer, results=_guards_from(loop, reads, kept))
+    return streamed, tuple(states), _described(loop, states, fresh)
 
 
-def _guards_from(loop: LoopIR, reads: dict[int, tuple]) -> tuple[LoopResult, ...]:
+def kept_state(
+    start: ov.Output, variable_id: str, shape: ov.PartialShape, result: int, path: str
+) -> tuple[ov.Output, State]:
+    """`start` kept in a Variable `variable_id` of `shape` (stored as `STORED_AS` says) that it
+    initialises: the value read (of start's type) to use instead of `start`, and the State
+    whose final value is value `result` of the loop or op at `path`."""
+    stored = STORED_AS.get(start.get_element_type(), start.get_element_type())
+    variable = _variable(variable_id, shape, stored)
+    init = _converted(start, stored)
+    read = _converted(_read_value(init, variable), start.get_element_type())
+    return read, State(variable, result, init, path)
+
+
+def _described(loop: LoopIR, states: list[State], fresh: dict[int, str]) -> str:
+    """The summary's phrase: `states: 'h0' f32[?,8]; each call starts again: 'time' (counts
+    iterations)`: each state's variable (its outer value's name), type and shape, and each
+    counter."""
+    named = [
+        f"'{s.variable.info.variable_id.removeprefix(loop.path + '/')}' "
+        f"{s.variable.info.data_type.get_type_name()}{s.variable.info.data_shape}"
+        for s in states
+    ]
+    phrase = f"states: {', '.join(named) or 'none'}"
+    ports = [(loop.spec.merged_inputs[i].external_port, why) for i, why in sorted(fresh.items())]
+    counters = [
+        f"'{_name(loop.outer[port], port)}' ({why})" for port, why in ports if why == COUNTER
+    ]
+    return phrase + (f"; each call starts again: {', '.join(counters)}" if counters else "")
+
+
+def _name(value: ov.Output, port: int) -> str:
+    """The outer value's tensor name, else the Loop input port's number (it may have none)."""
+    return value.get_any_name() if value.get_names() else str(port)
+
+
+def _guards_from(
+    loop: LoopIR, reads: dict[int, tuple], kept: set[int | None]
+) -> tuple[LoopResult, ...]:
     """loop.results with each zero-iteration value (`initial`) that is the outer value of a
     state, `reads[i] = (outer value, its state)`, replaced by that state: result i's own first
-    (one outer value may start two carried values), else the first one from that value."""
+    (one outer value may start two carried values), else the first one from that value; the
+    results at `kept` (of carried values each call starts again) keep theirs."""
     by_outer: dict = {}
     for start, read in reads.values():
         by_outer.setdefault(_key(start), read)
@@ -142,7 +154,7 @@ def _guards_from(loop: LoopIR, reads: dict[int, tuple]) -> tuple[LoopResult, ...
         own = reads.get(index)
         if own is not None and _key(own[0]) == _key(result.initial):
             result = dataclasses.replace(result, initial=own[1])
-        elif _key(result.initial) in by_outer:
+        elif index not in kept and _key(result.initial) in by_outer:
             result = dataclasses.replace(result, initial=by_outer[_key(result.initial)])
         results.append(result)
     return tuple(results)

@@ -18,7 +18,6 @@ from ov_loops.contract.spec import TRIP_COUNT_UNBOUNDED
 from ov_loops.loopir.loop import LoopIR
 from ov_loops.loopir.steps import AfterLoop, apply_steps
 from ov_loops.loopir.unrolling import Plan, UnrolledBody, always_true, shapes_kept, unrollable
-from ov_loops.lower.stateful import is_top_level
 from ov_loops.ovgraph import MAX_FOLDED_DEPTH, NOT_FOLDED, upstream
 
 
@@ -39,7 +38,7 @@ def trip_count_reason(loop: LoopIR) -> str:
     nodes = list(upstream([loop.trip.value], lambda node: node.get_type_name() != "ShapeOf"))
     kinds = {node.get_type_name(): node.get_friendly_name() for node in nodes}
     inputs = [node for node in nodes if node.get_type_name() == "Parameter"]
-    if inputs and not is_top_level(loop.path):
+    if inputs and not loop.in_main_graph:
         return "its trip count depends on run-time values of the enclosing graph"
     if inputs:
         named = ", ".join(sorted(f"'{node.get_friendly_name()}'" for node in inputs))

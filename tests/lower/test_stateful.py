@@ -227,7 +227,7 @@ def test_the_ir_runs_under_benchmark_app(tmp_path):
 def test_a_torchscript_loop_whose_node_name_has_a_slash_keeps_its_state():
     """TorchScript names nodes `/Loop` (the path `main//Loop`): the loop was taken for a nested
     one and `--stateful` made no Variable at all, silently (exit 0)."""
-    corpus = Path(__file__).resolve().parent / "models" / "exporters"
+    corpus = Path(__file__).resolve().parents[1] / "models" / "exporters"
     conversion = ov_loops.translate(corpus / "torch_ts_elman_stack.onnx", stateful=True)
     kinds = [op.get_type_name() for op in conversion.model.get_ordered_ops()]
     assert kinds.count("ReadValue") == 1 and kinds.count("Assign") == 1

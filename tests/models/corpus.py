@@ -169,24 +169,32 @@ def npu(model: Model, directory: Path) -> None:
     assert_runs(model, ir, model.sets()[:1], "--target NPU --input (set 1's shapes)")
 
 
-def stateful(model: Model, directory: Path) -> None:
-    """`--stateful`, each set's time input fed in `CHUNKS` chunks on one infer request; the
-    outputs combined as `check --chunks` combines them equal the whole sequence's."""
-    ir = ov_loops.convert(model.onnx, stateful=True)
-    assert ir.get_sinks(), "--stateful made no Variable (no Assign in the IR)"
-    compiled = core().compile_model(ir, "CPU", F32)
-    ((name, axis),) = model.entry["time_axis"].items()
-    for index, (feeds, want) in enumerate(model.sets(), 1):
-        dim = feeds[name].shape[axis]
-        lengths = tuple(len(part) for part in np.array_split(np.arange(dim), CHUNKS))
-        request = compiled.create_infer_request()
-        chunks = [
-            outputs_by_name(request, part) for part in Chunking(name, axis, lengths).split(feeds)
-        ]
-        names = list(want)
-        joined, _ = combine([want[n] for n in names], [[c[n] for n in names] for c in chunks], axis)
-        what = f"--stateful, set {index} in chunks {list(lengths)} of {name}:{axis}"
-        assert_matches(model, dict(zip(names, joined)), want, what, False)
+def stateful_at(level: str):
+    """`--stateful --optimize level`, each set's time input fed in `CHUNKS` chunks on one infer
+    request; the outputs combined as `check --chunks` combines them equal the whole
+    sequence's (at max, loops that are one cell step become *Sequence-5 ops keeping the
+    loop's states)."""
+
+    def feature(model: Model, directory: Path) -> None:
+        ir = ov_loops.convert(model.onnx, optimize=level, stateful=True)
+        assert ir.get_sinks(), "--stateful made no Variable (no Assign in the IR)"
+        compiled = core().compile_model(ir, "CPU", F32)
+        ((name, axis),) = model.entry["time_axis"].items()
+        for index, (feeds, want) in enumerate(model.sets(), 1):
+            dim = feeds[name].shape[axis]
+            lengths = tuple(len(part) for part in np.array_split(np.arange(dim), CHUNKS))
+            request = compiled.create_infer_request()
+            parts = Chunking(name, axis, lengths).split(feeds)
+            chunks = [outputs_by_name(request, part) for part in parts]
+            names = list(want)
+            joined, _ = combine(
+                [want[n] for n in names], [[c[n] for n in names] for c in chunks], axis
+            )
+            what = f"--stateful --optimize {level}, set {index} in chunks {list(lengths)}"
+            what += f" of {name}:{axis}"
+            assert_matches(model, dict(zip(names, joined)), want, what, False)
+
+    return feature
 
 
 def shapes(model: Model, directory: Path) -> None:
@@ -230,7 +238,8 @@ FEATURES = {
     "max": convert_at("max"),
     "static-default": static_at("default"),
     "static-max": static_at("max"),
-    "stateful": stateful,
+    "stateful": stateful_at("default"),
+    "stateful-max": stateful_at("max"),
     "npu": npu,
     "shapes": shapes,
 }
@@ -238,11 +247,10 @@ FEATURES = {
 
 def applies(model: Model, feature: str) -> bool:
     """Whether `feature` is meaningful for `model`: static shapes where an input dim is not
-    a number, streaming where the manifest names a time axis and the export has a loop
-    (tf2onnx makes a Keras LSTM layer an ONNX LSTM op)."""
+    a number, streaming where the manifest names a time axis (a loop's state, or an ONNX
+    LSTM/GRU op's: tf2onnx makes a Keras LSTM layer one)."""
     if feature.startswith("static-"):
         return model.has_dynamic_inputs()
-    if feature == "stateful":
-        loops = model.entry["loops"]["Loop"] + model.entry["loops"]["Scan"]
-        return bool(model.entry.get("time_axis")) and loops > 0
+    if feature.startswith("stateful"):
+        return bool(model.entry.get("time_axis"))
     return True

@@ -10,13 +10,6 @@ asserts the refusal.
 from __future__ import annotations
 
 # Defect classes (the reasons of KNOWN_FAILURES).
-STATEFUL_WRONG_STATE = (
-    "issue 22 item 1: --stateful chunked != whole (weights or inputs made Variables)"
-)
-STATEFUL_NO_VARIABLE = "issue 22 item 2: --stateful makes no Variable"
-STATEFUL_FAILS_AT_INFERENCE = (
-    "issue 22 item 2: the --stateful IR fails at inference (PowerStatic broadcast)"
-)
 SHAPES_LOSE_STATIC_DIMS = "issue 22 item 3: output shapes lose static dims with a dynamic batch"
 F64_COMPUTED_AS_F32 = "issue 22 item 8: f64 computed as f32 by the CPU plugin"
 NPU_TF2ONNX_WHILE = (
@@ -40,19 +33,6 @@ IF_OF_DYNAMIC_RANK = (
 )
 
 KNOWN_FAILURES: dict[tuple[str, str], str] = {
-    ("jax_lax_scan_f64", "stateful"): STATEFUL_WRONG_STATE,
-    ("jax_lax_scan_gru_batch_major", "stateful"): STATEFUL_WRONG_STATE,
-    ("jax_lax_scan_weights_as_inputs", "stateful"): STATEFUL_WRONG_STATE,
-    ("jax_linen_gru_carry_in", "stateful"): STATEFUL_WRONG_STATE,
-    ("jax_linen_gru_carry_init", "stateful"): STATEFUL_WRONG_STATE,
-    ("jax_linen_lstm_carry_in", "stateful"): STATEFUL_WRONG_STATE,
-    ("jax_linen_lstm_carry_init", "stateful"): STATEFUL_WRONG_STATE,
-    ("jax_linen_mgu_carry_init", "stateful"): STATEFUL_WRONG_STATE,
-    ("jax_linen_nn_scan_gru_time_major", "stateful"): STATEFUL_WRONG_STATE,
-    ("jax_linen_optimized_lstm", "stateful"): STATEFUL_WRONG_STATE,
-    ("jax_linen_simple_carry_in", "stateful"): STATEFUL_WRONG_STATE,
-    ("jax_linen_simple_carry_init", "stateful"): STATEFUL_WRONG_STATE,
-    ("jax_linen_stacked_gru_lstm", "stateful"): STATEFUL_WRONG_STATE,
     ("skl_gaussian_process_dot_product", "default"): F64_COMPUTED_AS_F32,
     ("skl_gaussian_process_dot_product", "max"): F64_COMPUTED_AS_F32,
     ("skl_gaussian_process_dot_product", "none"): F64_COMPUTED_AS_F32,
@@ -74,42 +54,23 @@ KNOWN_FAILURES: dict[tuple[str, str], str] = {
     ("tf_keras_bidirectional_gru", "npu"): NPU_TF2ONNX_WHILE,
     ("tf_keras_conv1d_gru_classifier", "npu"): NPU_TF2ONNX_WHILE,
     ("tf_keras_custom_cell_rnn", "npu"): NPU_TF2ONNX_WHILE,
-    ("tf_keras_custom_cell_rnn", "stateful"): STATEFUL_NO_VARIABLE,
     ("tf_keras_gru_go_backwards", "npu"): NPU_TF2ONNX_WHILE,
     ("tf_keras_gru_opset13", "npu"): NPU_TF2ONNX_WHILE,
-    ("tf_keras_gru_opset13", "stateful"): STATEFUL_NO_VARIABLE,
     ("tf_keras_gru_reset_after", "npu"): NPU_TF2ONNX_WHILE,
-    ("tf_keras_gru_reset_after", "stateful"): STATEFUL_NO_VARIABLE,
     ("tf_keras_gru_reset_before", "npu"): NPU_TF2ONNX_WHILE,
-    ("tf_keras_gru_reset_before", "stateful"): STATEFUL_NO_VARIABLE,
     ("tf_keras_gru_state_in_out", "npu"): NPU_TF2ONNX_WHILE,
-    ("tf_keras_gru_state_in_out", "stateful"): STATEFUL_NO_VARIABLE,
     ("tf_keras_gru_stateful_batch2", "npu"): NPU_TF2ONNX_WHILE,
-    ("tf_keras_gru_stateful_batch2", "stateful"): STATEFUL_NO_VARIABLE,
     ("tf_keras_masking_gru_sequences", "npu"): NPU_TF2ONNX_WHILE,
-    ("tf_keras_masking_gru_sequences", "stateful"): STATEFUL_NO_VARIABLE,
     ("tf_keras_masking_lstm", "npu"): NPU_TF2ONNX_WHILE,
     ("tf_keras_simple_rnn_last", "npu"): NPU_TF2ONNX_WHILE,
-    ("tf_keras_simple_rnn_last", "stateful"): STATEFUL_NO_VARIABLE,
     ("tf_keras_simple_rnn_sequences", "npu"): NPU_TF2ONNX_WHILE,
-    ("tf_keras_simple_rnn_sequences", "stateful"): STATEFUL_NO_VARIABLE,
     ("tf_keras_stacked_lstm_gru_dense", "npu"): NPU_TF2ONNX_WHILE,
-    ("tf_keras_stacked_lstm_gru_dense", "stateful"): STATEFUL_NO_VARIABLE,
     ("tf_keras_stacked_rnn_cells", "npu"): NPU_TF2ONNX_WHILE,
-    ("tf_keras_stacked_rnn_cells", "stateful"): STATEFUL_NO_VARIABLE,
     ("tf_scan_cumulative", "npu"): NPU_TF2ONNX_WHILE,
-    ("tf_scan_cumulative", "stateful"): STATEFUL_NO_VARIABLE,
     ("tf_scan_reverse_tuple", "npu"): NPU_TF2ONNX_WHILE,
     ("tf_while_tensor_array", "npu"): NPU_WHILE_COUNT_FROM_SHAPES,
-    ("tf_while_tensor_array", "stateful"): STATEFUL_FAILS_AT_INFERENCE,
-    ("torch_ts_concat_state_loop", "stateful"): STATEFUL_NO_VARIABLE,
-    ("torch_ts_elman_stack", "stateful"): STATEFUL_NO_VARIABLE,
     ("torch_ts_gru_by_hand_cat", "npu"): NPU_SEQUENCE_SHAPES_DYNAMIC,
     ("torch_ts_gru_by_hand_cat", "shapes"): SHAPES_LOSE_STATIC_DIMS,
-    ("torch_ts_gru_by_hand_cat", "stateful"): STATEFUL_NO_VARIABLE,
-    ("torch_ts_if_in_loop", "stateful"): STATEFUL_NO_VARIABLE,
-    ("torch_ts_two_layer_gru_by_hand", "stateful"): STATEFUL_NO_VARIABLE,
-    ("torch_ts_weights_as_inputs", "stateful"): STATEFUL_NO_VARIABLE,
 }
 
 REFUSED: dict[tuple[str, str], str] = {

@@ -33,8 +33,13 @@ def with_placeholder_opset(model: onnx.ModelProto) -> onnx.ModelProto:
     return model
 
 
-def replace_loops(graph: onnx.GraphProto, path: str, register: Register) -> onnx.GraphProto:
-    """Return a copy of `graph` with every loop node (outside loop bodies) replaced."""
+def replace_loops(
+    graph: onnx.GraphProto, path: str, register: Register, in_branches: Register | None = None
+) -> onnx.GraphProto:
+    """Return a copy of `graph` with every loop node (outside loop bodies) replaced; loops of
+    `graph` itself are registered with `register`, those in its other nodes' subgraphs (If
+    branches) with `in_branches` (default: `register`)."""
+    in_branches = in_branches or register
     result = onnx.GraphProto()
     result.CopyFrom(graph)
     del result.node[:]
@@ -56,10 +61,10 @@ def replace_loops(graph: onnx.GraphProto, path: str, register: Register) -> onnx
         rewritten.CopyFrom(node)
         for attr in rewritten.attribute:
             if attr.type == onnx.AttributeProto.GRAPH:
-                attr.g.CopyFrom(replace_loops(attr.g, f"{node_path}/{attr.name}", register))
+                attr.g.CopyFrom(replace_loops(attr.g, f"{node_path}/{attr.name}", in_branches))
             elif attr.type == onnx.AttributeProto.GRAPHS:
                 for sub_index, sub in enumerate(attr.graphs):
                     sub.CopyFrom(
-                        replace_loops(sub, f"{node_path}/{attr.name}_{sub_index}", register)
+                        replace_loops(sub, f"{node_path}/{attr.name}_{sub_index}", in_branches)
                     )
     return result

@@ -41,7 +41,7 @@ class RemoveDeadValues(LoopPass):
     level = "default"
 
     def run(self, loop: LoopIR) -> LoopIR:
-        unchanged = _unchanged_carried(loop)
+        unchanged = unchanged_carried(loop)
         after = _as_invariants(loop, unchanged) if unchanged else loop
         spec = after.spec
         unread = unread_parameters(after, (*spec.invariant_inputs, *spec.sliced_inputs))
@@ -70,7 +70,7 @@ class OuterValue:
         return [ovgraph.passthrough(step.value) for _, step in items]
 
 
-def _unchanged(value: ov.Output) -> ov.Node:
+def returned_unchanged(value: ov.Output) -> ov.Node:
     """The node whose output `value` is, through Identity ops and Converts to the same type."""
     node = value.get_node()
     while node.get_type_name() == "Identity" or (
@@ -81,14 +81,15 @@ def _unchanged(value: ov.Output) -> ov.Node:
     return node
 
 
-def _unchanged_carried(loop: LoopIR) -> set[int]:
+def unchanged_carried(loop: LoopIR) -> set[int]:
     """The positions in merged_inputs of back edges that return their own Parameter unchanged,
     whole carried values only."""
     parameters = loop.body.get_parameters()
+    returned = returned_unchanged
     unchanged = {
         index
         for index, entry in enumerate(loop.spec.merged_inputs)
-        if _unchanged(loop.body_value(entry.body_result)) == parameters[entry.body_parameter]
+        if returned(loop.body_value(entry.body_result)) == parameters[entry.body_parameter]
     }
     for value in loop.carried:
         if not unchanged.issuperset(value.merged):
@@ -125,7 +126,7 @@ def _read_outside(loop: LoopIR, unchanged: set[int], result: LoopResult) -> Loop
     last_values = {entry.external_port: entry.body_result for entry in loop.spec.last_value_outputs}
     if result.port not in last_values:
         return result
-    returned = _unchanged(loop.body_value(last_values[result.port]))
+    returned = returned_unchanged(loop.body_value(last_values[result.port]))
     parameters = loop.body.get_parameters()
     for index in unchanged:
         entry = loop.spec.merged_inputs[index]

@@ -105,6 +105,9 @@ class OnnxLoopLayout:
     sequence_lens_source: str | None = None  # Scan-8's outer name of the sequence lengths
     # the kind of each logical carried value (a sequence takes several inputs); None: tensors.
     carried_kinds: list[CarriedKind] | None = None
+    # whether the node is one of the main graph's own (not in a body or an If branch); set
+    # by the driver when it registers the node (node names may hold '/', as paths do)
+    in_main_graph: bool = False
 
     op = ""  # the op type, set when the class is registered (registry.loop_op)
     # Scan requires every sliced input to have the same length; Loop stops at the shortest.

@@ -99,6 +99,7 @@ def batch_loop_ir(
     empty = _empty_shapes(results[:-1], layout.carried_count, values.sliced[0], zero, one)
     loop = LoopIR(
         path=layout.path,
+        in_main_graph=layout.in_main_graph,
         op=BATCH_OP,
         spec=spec,
         body=ov.Model(results, [*captures, *entries.parameters], f"{layout.path}/body"),

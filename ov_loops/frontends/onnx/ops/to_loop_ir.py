@@ -77,6 +77,7 @@ def onnx_loop_ir(
     ]
     return LoopIR(
         path=layout.path,
+        in_main_graph=layout.in_main_graph,
         op=layout.op,
         spec=spec,
         body=ov.Model(results, parameters, f"{layout.path}/body"),
