@@ -17,6 +17,7 @@ import pytest
 import ov_loops
 from ov_loops.errors import InputError
 from ov_loops.serving import save_ovms, versions
+from ov_loops.serving.json_text import remove_member, set_member
 from tests.harness import assert_one_line_error, run_cli
 from tests.ovms_schema import CONFIG_SCHEMA, violations
 
@@ -292,3 +293,32 @@ def test_cli_refuses_repository_options_without_layout_ovms(tmp_path, option):
     result = run_cli("convert", str(SOURCE), "-o", str(tmp_path / "o.xml"), *option)
     assert_one_line_error(result, 2, f"{option[0]} is an option of --layout ovms")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "text, edited",
+    [
+        ('{"a": 1, "stateful": true, "b": 2}', '{"a": 1, "b": 2}'),
+        ('{"stateful": true, "a": 1}', '{"a": 1}'),
+        ('{"a": 1, "stateful": true}', '{"a": 1}'),
+        ('{\n  "stateful": true,\n  "a": 1\n}', '{\n  "a": 1\n}'),
+        ('{\n  "a": 1,\n  "stateful": true\n}', '{\n  "a": 1\n}'),
+        ('{ "stateful" : true }', "{ }"),
+    ],
+)
+def test_removing_a_member_takes_its_comma_and_nothing_else(text, edited):
+    assert remove_member(text, (), "stateful") == edited
+    assert json.loads(edited) == {k: v for k, v in json.loads(text).items() if k != "stateful"}
+
+
+@pytest.mark.parametrize(
+    "text, edited",
+    [
+        ('{"a":1}', '{"a":1, "k":"v"}'),
+        ('{"a" : 1, "k": 0}', '{"a" : 1, "k": "v"}'),
+        ('{\n\t"a": 1\n}', '{\n\t"a": 1,\n\t"k": "v"\n}'),
+    ],
+)
+def test_setting_a_member_copies_the_layout_of_the_first(text, edited):
+    assert set_member(text, (), "k", "v") == edited
+    assert set_member('{"x": [{"a": 1}]}', ("x", 0), "a", [2]) == '{"x": [{"a": [2]}]}'

@@ -49,15 +49,13 @@ def _span(text: str, path: tuple) -> tuple[int, int]:
 
 
 def set_member(text: str, path: tuple, key: str, value: object) -> str:
-    """`text` with member `key` of the object at `path` set to `value` (replaced in place, or
-    added after the last member, laid out like the first)."""
+    """`text` with member `key` of the non-empty object at `path` set to `value` (replaced in
+    place, or added after the last member, laid out like the first)."""
     start, _ = _span(text, path)
     members = _children(text, start)
     for name, _, value_start, value_end in members:
         if name == key:
             return text[:value_start] + json.dumps(value, ensure_ascii=False) + text[value_end:]
-    if not members:
-        return text[: start + 1] + json.dumps({key: value})[1:-1] + text[start + 1 :]
     _, first, value_start, _ = members[0]
     colon = text[_DECODER.raw_decode(text, first)[1] : value_start]  # '": "' as the file has it
     added = json.dumps(key, ensure_ascii=False) + colon + json.dumps(value, ensure_ascii=False)
