@@ -322,3 +322,23 @@ def test_removing_a_member_takes_its_comma_and_nothing_else(text, edited):
 def test_setting_a_member_copies_the_layout_of_the_first(text, edited):
     assert set_member(text, (), "k", "v") == edited
     assert set_member('{"x": [{"a": 1}]}', ("x", 0), "a", [2]) == '{"x": [{"a": [2]}]}'
+
+
+def test_a_version_that_appears_while_converting_is_never_replaced(tmp_path, model, monkeypatch):
+    """Another conversion writes version 1 between our choice of it and our rename: ours is
+    refused and theirs kept (config.json untouched)."""
+    import ov_loops.api
+
+    repository = _repository(tmp_path)
+    original = ov_loops.api.save
+
+    def racing_save(*args, **kwargs):
+        original(*args, **kwargs)
+        (repository / "rnn" / "1").mkdir()
+        (repository / "rnn" / "1" / "theirs.xml").write_text("<net/>")
+
+    monkeypatch.setattr(ov_loops.api, "save", racing_save)
+    with pytest.raises(InputError, match="version 1 of 'rnn' exists"):
+        save_ovms(model, repository, "rnn", False)
+    assert sorted(_files(repository)) == ["config.json", "rnn/1/theirs.xml"]
+    assert (repository / "config.json").read_text() == USER_CONFIG

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 import tempfile
 from pathlib import Path
 
@@ -60,16 +59,30 @@ def save_ovms(
         with tempfile.TemporaryDirectory(dir=root, prefix=".ov-loops-") as scratch:
             staged = Path(scratch) / "version"
             save(model, staged / "model.xml", compress_to_fp16=compress_to_fp16)
+            _version(root / name, number, overwrite)  # still free: none appeared meanwhile
             if text is not None:
                 write_atomically(config.path, text)
-            _move_into_place(staged, target, Path(scratch) / "replaced")
+            _move_into_place(staged, target, Path(scratch) / "replaced" if overwrite else None)
     except (OSError, OvLoopsError) as exc:  # InputError, or the IR fails validation
-        if made is not None:
-            shutil.rmtree(made, ignore_errors=True)
+        _remove_empty(root / name, made)
         if isinstance(exc, OvLoopsError):
             raise
         raise InputError(f"{config.path}: cannot write: {exc.strerror or exc}") from None
     return target / "model.xml"
+
+
+def _remove_empty(directory: Path, made: Path | None) -> None:
+    """Remove `directory` and its parents up to `made` (the outermost one this call created),
+    each only when empty: another writer's files there are never removed."""
+    if made is None:
+        return
+    for each in (directory, *directory.parents):
+        try:
+            each.rmdir()
+        except OSError:
+            return
+        if each == made:
+            return
 
 
 def _check_name(name: str) -> None:
@@ -116,9 +129,10 @@ def _warn_if_not_served(entry: dict | None, number: int) -> None:
         )
 
 
-def _move_into_place(staged: Path, target: Path, replaced: Path) -> None:
-    """Rename the staged version directory to `target`; an existing one (overwrite) is moved
-    aside to `replaced` first (and removed with the scratch directory)."""
-    if target.exists():
+def _move_into_place(staged: Path, target: Path, replaced: Path | None) -> None:
+    """Rename the staged version directory to `target`. When overwriting, an existing one is
+    moved aside to `replaced` first (removed with the scratch directory); else a `target`
+    that appeared meanwhile with files in it makes the rename fail (never replaced)."""
+    if replaced is not None and target.exists():
         os.replace(target, replaced)
-    os.replace(staged, target)
+    os.rename(staged, target)
