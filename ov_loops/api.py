@@ -15,6 +15,7 @@ import openvino as ov
 
 from ov_loops.conversion.driver import convert_model
 from ov_loops.conversion.precision import f64_warning, keeps_f64_weights
+from ov_loops.conversion.provenance import record_conversion
 from ov_loops.conversion.report import Conversion
 from ov_loops.convert_options import ConvertOptions
 from ov_loops.errors import ConversionError, InputError
@@ -66,6 +67,8 @@ def translate(
     started = time.perf_counter()
     conversion = convert_model(loaded, options.lowering(), input_shapes=edits.shapes)
     edits.retype(conversion.model)
+    keywords = {"input": input, "output": output, "optimize": optimize, "target": target}
+    record_conversion(conversion.model, model, {**keywords, "unroll": unroll, "stateful": stateful})
     log.info("converted %d loop(s) in %s", len(conversion.loops), _since(started))
     if (warning := f64_warning(conversion.model)) is not None:
         log.warning(warning)

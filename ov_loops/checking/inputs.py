@@ -309,8 +309,33 @@ def _ir_dtype(element_type: ov.Type) -> np.dtype:
 
 
 def load_inputs(path: str | os.PathLike | None) -> dict[str, np.ndarray]:
-    """The arrays of an .npz archive, by name; anything else is a one-line InputError."""
-    return {} if path is None else read_npz(path, "inputs")
+    """The arrays of an .npz archive or a polygraphy .json file, by name (`read_arrays`)."""
+    return {} if path is None else read_arrays(path, "inputs")
+
+
+def read_arrays(path: str | os.PathLike, what: str) -> dict[str, np.ndarray]:
+    """The arrays of a file by name: polygraphy's JSON (a name ending in .json:
+    checking/polygraphy_json.py), else an .npz; anything else is a one-line InputError."""
+    if str(path).lower().endswith(".json"):
+        from ov_loops.checking.polygraphy_json import read_polygraphy
+
+        return read_polygraphy(path, what)
+    return read_npz(path, what)
+
+
+def by_position(arrays: dict[str, np.ndarray], names: list[str], what: str) -> dict:
+    """`arrays` by the model's names: np.savez(path, a, b) names its arrays arr_0, arr_1, ...;
+    such arrays (all of them so named, none a name of the model's) are the model's `what`
+    (inputs or outputs) in the graph's order."""
+    keys = set(arrays)
+    if not keys or keys & set(names) or keys != {f"arr_{i}" for i in range(len(keys))}:
+        return arrays
+    if len(keys) > len(names):
+        raise InputError(
+            f"{what}: {len(keys)} unnamed arrays (arr_0 ... arr_{len(keys) - 1}, by position) "
+            f"for the model's {len(names)} {what}: {', '.join(names) or 'none'}"
+        )
+    return {names[int(key[len("arr_") :])]: value for key, value in arrays.items()}
 
 
 def read_npz(path: str | os.PathLike, what: str) -> dict[str, np.ndarray]:

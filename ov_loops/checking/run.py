@@ -27,6 +27,7 @@ from ov_loops.checking.chunks import NOT_STATEFUL, Chunking, ChunkSpec, parse_ch
 from ov_loops.checking.device import core, start_device_worker
 from ov_loops.checking.divergence import locate, locate_ir
 from ov_loops.checking.inputs import (
+    by_position,
     ir_input_specs,
     load_inputs,
     onnx_input_specs,
@@ -91,7 +92,9 @@ def check(
     loosened (`F16_WEIGHTS`) where weights stored as f16 meet results of f32 weights;
     `rtol`/`atol` replace the float defaults, `tolerances` (`parse_tolerances`) also per output.
     `val_ranges` bounds generated values (by input name; None: all number inputs). The inputs
-    fed and the device's outputs can be saved as .npz (`save_inputs`, `save_outputs`); outputs
+    fed and the device's outputs can be saved as .npz or polygraphy .json (`save_inputs`,
+    `save_outputs`; `inputs` and `load_outputs` read both, and np.savez's positional arr_N
+    arrays in the graph's order); outputs
     saved earlier (`load_outputs`) are compared with the device's and decide the verdict too.
     `against=("convert-model",)` also runs `openvino.convert_model`'s IR. `chunks`
     ("NAME[:AXIS]=N|L1,L2,...", `ov_loops.checking.chunks`) feeds a stateful model (an .onnx is
@@ -222,6 +225,7 @@ def _check_onnx(path: Path, given: dict, request: Request) -> CheckReport:
     loaded = load_model(path)
     names = [value.name for value in loaded.model.graph.output]
     request.require_outputs(names)
+    given = by_position(given, _graph_inputs(loaded.model), "inputs")
     conversion = _translate(path, options)  # from the file, as convert: its errors name it
     source, settings = _with_input(loaded, options, settings, given)
     given, shapes = with_sequence_inputs(path, source, given, request.val_ranges, settings)
@@ -256,6 +260,12 @@ def _check_onnx(path: Path, given: dict, request: Request) -> CheckReport:
     return report
 
 
+def _graph_inputs(model) -> list[str]:
+    """The names of a graph's inputs (initializers excepted), in order."""
+    initializers = {tensor.name for tensor in model.graph.initializer}
+    return [value.name for value in model.graph.input if value.name not in initializers]
+
+
 def _locating(report: CheckReport, chunking: Chunking | None) -> bool:
     """Whether to locate the first divergence: the device and the reference disagree (saved
     outputs alone disagreeing leave nothing to locate), on a whole-sequence run (else a note
@@ -288,7 +298,8 @@ def _check_ir(path: Path, given: dict, request: Request) -> CheckReport:
     request.require_outputs(names)
     if request.chunks is not None and not _is_stateful(model):
         raise InputError(NOT_STATEFUL)
-    feeds, _ = request.feeds(ir_input_specs(model), given)
+    specs = ir_input_specs(model)
+    feeds, _ = request.feeds(specs, by_position(given, [spec.name for spec in specs], "inputs"))
     chunking = request.chunking(feeds)
     computed, trace = _reference("IR reference", run_ir, Trace(), path, feeds, settings)
     expected = _ir_expected(model, computed)

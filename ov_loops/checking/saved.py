@@ -10,22 +10,27 @@ from pathlib import Path
 
 import numpy as np
 
-from ov_loops.checking.inputs import read_npz
+from ov_loops.checking.inputs import by_position, read_arrays
+from ov_loops.checking.polygraphy_json import polygraphy_text
 from ov_loops.errors import InputError
 
 
 def save_arrays(path: str | os.PathLike, arrays: dict[str, np.ndarray], what: str) -> None:
-    """Write `arrays` by name to the .npz at `path` (exactly that name): into a temporary file
-    beside it, then renamed, so a failure leaves no half-written archive."""
+    """Write `arrays` by name to `path` (exactly that name): polygraphy's JSON when the name
+    ends in .json (`what` "inputs": a feed dict, else RunResults), else an .npz; into a
+    temporary file beside it, then renamed, so a failure leaves no half-written file."""
     target = Path(path)
     require_directory(target, what)
     scratch = None
     try:
         with tempfile.NamedTemporaryFile(
-            dir=target.parent, prefix=".ov-loops-", suffix=".npz", delete=False
+            dir=target.parent, prefix=".ov-loops-", suffix=target.suffix, delete=False
         ) as handle:
             scratch = handle.name
-            np.savez(handle, **arrays)
+            if target.suffix.lower() == ".json":
+                handle.write(polygraphy_text(arrays, what).encode())
+            else:
+                np.savez(handle, **arrays)
         os.replace(scratch, target)
     except OSError as exc:
         raise InputError(f"{target}: cannot write {what}: {exc.strerror or exc}") from None
@@ -49,13 +54,14 @@ class SavedOutputs:
 
     @classmethod
     def read(cls, path: str | os.PathLike) -> SavedOutputs:
-        return cls(path, read_npz(path, "outputs"))
+        return cls(path, read_arrays(path, "outputs"))
 
     def require_names(self, names: list[str]) -> None:
-        """The saved outputs are exactly the model's outputs `names` (checked before the
-        work starts)."""
-        missing = [name for name in names if name not in self.arrays]
-        extra = sorted(set(self.arrays) - set(names))
+        """The saved outputs are exactly the model's outputs `names`, by name or by position
+        (`by_position`; checked before the work starts)."""
+        arrays = by_position(self.arrays, names, "outputs")
+        missing = [name for name in names if name not in arrays]
+        extra = sorted(set(arrays) - set(names))
         if missing or extra:
             said = [f"missing {', '.join(missing)}"] * bool(missing)
             said += [f"not outputs of the model: {', '.join(extra)}"] * bool(extra)
@@ -69,9 +75,8 @@ class SavedOutputs:
         counterpart in `like` (raw 2-byte values, numpy's storage of bfloat16, are read back
         as bfloat16)."""
         self.require_names(names)
-        return [
-            _as_kind(self.path, name, self.arrays[name], ours) for name, ours in zip(names, like)
-        ]
+        arrays = by_position(self.arrays, names, "outputs")
+        return [_as_kind(self.path, name, arrays[name], ours) for name, ours in zip(names, like)]
 
 
 def _as_kind(path, name: str, value: np.ndarray, ours: np.ndarray) -> np.ndarray:

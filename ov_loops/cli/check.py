@@ -93,8 +93,13 @@ def add_check_options(check: argparse.ArgumentParser) -> None:
 
 
 def _add_inputs(check: argparse.ArgumentParser) -> None:
-    """The inputs fed: read from an .npz, or generated (shapes, value ranges, seed)."""
-    check.add_argument("--inputs", metavar="F.npz", help="inputs as an .npz (others generated)")
+    """The inputs fed: read from a file, or generated (shapes, value ranges, seed)."""
+    check.add_argument(
+        "--inputs",
+        metavar="F.npz|F.json",
+        help="inputs as an .npz (by name, or arr_0, arr_1, ... in the graph's order) or "
+        "polygraphy's --save-inputs .json (others generated)",
+    )
     check.add_argument(
         "--shape",
         action="append",
@@ -118,13 +123,22 @@ def _add_inputs(check: argparse.ArgumentParser) -> None:
 
 def _add_second_opinions(check: argparse.ArgumentParser) -> None:
     """Saved inputs and outputs, and other sources to compare with."""
-    check.add_argument("--save-inputs", metavar="F.npz", help="write the inputs fed (all of them)")
-    check.add_argument("--save-outputs", metavar="F.npz", help="write the device's outputs")
+    check.add_argument(
+        "--save-inputs",
+        metavar="F.npz|F.json",
+        help="write the inputs fed (all of them); .json: polygraphy's --load-inputs format",
+    )
+    check.add_argument(
+        "--save-outputs",
+        metavar="F.npz|F.json",
+        help="write the device's outputs; .json: polygraphy's --load-outputs format",
+    )
     check.add_argument(
         "--load-outputs",
-        metavar="F.npz",
-        help="also compare the device's outputs with these (names: the model's outputs); a "
-        "difference is a MISMATCH",
+        metavar="F.npz|F.json",
+        help="also compare the device's outputs with these (names: the model's outputs, or "
+        "arr_0, arr_1, ... in their order; .json: polygraphy's --save-outputs of one runner); "
+        "a difference is a MISMATCH",
     )
     check.add_argument(
         "--against",

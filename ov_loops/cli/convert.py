@@ -30,6 +30,7 @@ def add_command(commands) -> None:
     convert = commands.add_parser("convert", help="convert an ONNX model to OpenVINO IR")
     convert.add_argument("model", help="the ONNX model (.onnx)")
     add_ovc_options(convert)
+    add_layout_options(convert)
     add_convert_options(convert)
     add_output_options(convert, CONVERT_JSON_KEYS)
     convert.set_defaults(run=run)
@@ -37,7 +38,7 @@ def add_command(commands) -> None:
 
 def add_ovc_options(convert: argparse.ArgumentParser) -> None:
     """The options of `ov-loops convert` alone: where the IR goes (-o, spelled as `ovc` spells
-    it, hyphens accepted too; --layout) and ovc's --output cut; the conversion options `check`
+    it, hyphens accepted too) and ovc's --output cut; the conversion options `check`
     shares are `add_convert_options`'s."""
     convert.add_argument(
         "-o",
@@ -45,21 +46,48 @@ def add_ovc_options(convert: argparse.ArgumentParser) -> None:
         "--output-model",
         dest="output_model",
         metavar="OUT",
-        help="the IR to write: OUT.xml (.bin beside), or a directory (an existing one, or one "
-        "ending in /) to write MODEL's name .xml in; missing directories are created "
-        "(default: MODEL's name .xml in the current directory)",
+        help="the IR to write: OUT.xml (.bin beside; .xml appended when OUT does not end in "
+        "it, as ovc does), or a directory (an existing one, or one ending in /) to write "
+        "MODEL's name .xml in; missing directories are created (default: MODEL's name .xml in "
+        "the current directory); with --layout ovms the repository's directory",
     )
     convert.add_argument(
         "--output",
         metavar="NAMES",
         help="comma-separated main-graph tensors to make the model's outputs (cut there)",
     )
+
+
+def add_layout_options(convert: argparse.ArgumentParser) -> None:
+    """--layout and the options of an OVMS repository (--model_name, --model_version,
+    --overwrite)."""
     convert.add_argument(
         "--layout",
         choices=("ir", "ovms"),
         default="ir",
-        help="ovms: write an OpenVINO Model Server repository, -o DIR/NAME/1/model.xml (NAME: "
-        "the model's file name) and DIR/config.json listing it (default ir: the .xml itself)",
+        help="ovms: write a version of a model in an OpenVINO Model Server repository, "
+        "-o DIR/NAME/VERSION/model.xml, and list it in DIR/config.json, merged (default ir: "
+        "the .xml itself)",
+    )
+    convert.add_argument(
+        "--model_name",
+        "--model-name",
+        dest="model_name",
+        metavar="NAME",
+        help="--layout ovms: the model's name in the repository (default: MODEL's file name)",
+    )
+    convert.add_argument(
+        "--model_version",
+        "--model-version",
+        dest="model_version",
+        type=int,
+        metavar="N",
+        help="--layout ovms: the version to write (default: the largest there + 1, or 1)",
+    )
+    convert.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="--layout ovms: replace the version if it exists (else refused)",
     )
 
 
@@ -149,12 +177,17 @@ def run(args: argparse.Namespace) -> int:
     path = output_path(args) if args.layout == "ir" else None
     options = options_from(args)
     conversion = translate(args.model, output=args.output, **options.translate_keywords())
+    record_cli_options(conversion.model, args, options)
     if args.layout == "ovms":
         from ov_loops.serving import save_ovms
 
-        repository = Path(args.output_model or ".")
         path = save_ovms(
-            conversion.model, repository, Path(args.model).stem, options.compress_to_fp16
+            conversion.model,
+            Path(args.output_model or "."),
+            args.model_name or Path(args.model).stem,
+            options.compress_to_fp16,
+            version=args.model_version,
+            overwrite=args.overwrite,
         )
     else:
         save(conversion.model, path, compress_to_fp16=options.compress_to_fp16)
@@ -172,8 +205,12 @@ def run(args: argparse.Namespace) -> int:
 def output_path(args: argparse.Namespace) -> Path:
     """Where the IR goes: `-o` itself (.xml), or MODEL's name .xml in the directory `-o` names
     (an existing one, or one ending in a separator) or in the current directory. `--output` is
-    ovc's output cut: an IR path there (the old long form of -o) is refused."""
+    ovc's output cut: an IR path there (the old long form of -o) is refused. The OVMS
+    options need --layout ovms."""
     model, given = args.model, args.output_model
+    for option in ("model_name", "model_version", "overwrite"):
+        if getattr(args, option) not in (None, False):
+            raise InputError(f"--{option} is an option of --layout ovms (a model repository)")
     if args.output is not None and args.output.endswith(".xml"):
         raise InputError(
             f"--output {args.output}: --output names tensors to cut the model at (as in ovc); "
@@ -183,10 +220,18 @@ def output_path(args: argparse.Namespace) -> Path:
         return Path(Path(model).stem + ".xml")
     if Path(given).is_dir() or given.endswith(("/", os.sep)):
         return Path(given) / (Path(model).stem + ".xml")
-    path = Path(given)
-    if path.suffix != ".xml":
-        raise InputError(f"{path}: the output path must end in .xml (or end a directory in /)")
-    return path
+    return Path(given if given.endswith(".xml") else given + ".xml")  # ovc: out -> out.xml
+
+
+def record_cli_options(model: ov.Model, args: argparse.Namespace, options: ConvertOptions) -> None:
+    """What ovc's command line adds to rt_info/conversion_parameters (the IR says how it was
+    made): -o as given, --compress_to_fp16 when False."""
+    from ov_loops.conversion.provenance import record_parameter
+
+    if args.output_model is not None:
+        record_parameter(model, "output_model", args.output_model)
+    if not options.compress_to_fp16:
+        record_parameter(model, "compress_to_fp16", False)
 
 
 def verbose_lines(model: ov.Model, path: Path, started: float) -> list[str]:

@@ -14,8 +14,8 @@ import onnx
 import pytest
 
 import ov_loops
-from ov_loops import serving
 from ov_loops.errors import ConversionError, InputError
+from ov_loops.serving import repository as serving_repository
 from ov_loops.serving import save_ovms
 from tests.harness import assert_one_line_error, compile_f32, run_cli
 from tests.onnx_builders import T, const, graph, loop_body, model, node, typed
@@ -179,7 +179,7 @@ def test_ovms_layout_leaves_the_repository_as_it_was_when_config_json_cannot_be_
     def disk_full(path, text):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(serving, "_write_atomically", disk_full)
+    monkeypatch.setattr(serving_repository, "write_atomically", disk_full)
     with pytest.raises(InputError, match="config.json: cannot write: No space left") as failed:
         save_ovms(ov_loops.convert(_rnn_loop(), stateful=True), repository, "rnn", False)
     assert "\n" not in str(failed.value)

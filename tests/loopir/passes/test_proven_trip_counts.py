@@ -16,7 +16,7 @@ from ov_loops.checking.device import run
 from ov_loops.errors import UnsupportedError
 from tests.harness import assert_close, assert_one_line_error, compile_f32, run_cli
 
-CORPUS = Path(__file__).resolve().parent / "models" / "exporters"
+CORPUS = Path(__file__).resolve().parents[2] / "models" / "exporters"
 
 
 def _static(name: str) -> tuple[dict[str, np.ndarray], dict[str, list[int]]]:

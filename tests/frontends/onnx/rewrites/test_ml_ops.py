@@ -161,7 +161,7 @@ def test_array_feature_extractor_refusals(data, reason):
         ov_loops.convert(made)
 
 
-CORPUS = Path(__file__).parent / "models" / "exporters"
+CORPUS = Path(__file__).resolve().parents[3] / "models" / "exporters"
 SKL2ONNX_EXTRACTORS = [  # the corpus's skl2onnx exports holding an ArrayFeatureExtractor
     "skl_knn_classifier_cosine",
     "skl_knn_classifier_distance_weights",
