@@ -1,0 +1,135 @@
+"""Elemwise (its scalar Op on whole tensors, scalar.py), DimShuffle, reductions (CAReduce and
+its Sum/Prod/Max/Min/All/Any, Argmax) and Softmax/LogSoftmax.
+
+    Elemwise(s)(x, ...)          = s(x, ...) with numpy broadcasting (same rank in PyTensor)
+    DimShuffle(order)(x)         = x without the dropped length-1 axes, transposed to the kept
+                                   axes' order, with a length-1 axis at each 'x'
+    CAReduce(s, axis)(x)         = s folded over `axis` (None: every axis)
+    Softmax(axis)(x)             = exp(x) / sum(exp(x), axis)   (axis None: over every element)
+    SoftmaxGrad(axis)(dy, sm)    = (dy - sum(dy * sm, axis)) * sm
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import openvino as ov
+import openvino.opset15 as ops
+from pytensor import scalar as ps
+from pytensor.tensor import math as ptm
+from pytensor.tensor.elemwise import CAReduce, DimShuffle, Elemwise
+from pytensor.tensor.special import LogSoftmax, Softmax, SoftmaxGrad
+
+from ov_loops.frontends.pytensor.dispatch import cast, inner_ops, ov_translate
+
+
+def axes_constant(axes) -> ov.Output:
+    """A list of axes as an i64 Constant."""
+    return ops.constant(np.array(list(axes), np.int64).reshape(-1)).output(0)
+
+
+@ov_translate.register(Elemwise)
+def _elemwise(op, node, inputs):
+    return ov_translate(op.scalar_op, node, inputs)
+
+
+@inner_ops.register(Elemwise)
+def _elemwise_ops(op):
+    return [op.scalar_op]
+
+
+@ov_translate.register(DimShuffle)
+def _dimshuffle(op, node, inputs):
+    (value,) = inputs
+    kept = [axis for axis in op.new_order if axis != "x"]
+    dropped = [axis for axis in range(op.input_ndim) if axis not in kept]
+    if dropped:
+        value = ops.squeeze(value, axes_constant(dropped)).output(0)
+    remaining = [axis for axis in range(op.input_ndim) if axis in kept]
+    order = [remaining.index(axis) for axis in kept]
+    if order != sorted(order):
+        value = ops.transpose(value, axes_constant(order)).output(0)
+    added = [index for index, axis in enumerate(op.new_order) if axis == "x"]
+    if added:
+        value = ops.unsqueeze(value, axes_constant(added)).output(0)
+    return [value]
+
+
+_REDUCTIONS = {
+    ps.Add: ops.reduce_sum,
+    ps.Mul: ops.reduce_prod,
+    ps.Maximum: ops.reduce_max,
+    ps.Minimum: ops.reduce_min,
+    ps.AND: ops.reduce_logical_and,
+    ps.OR: ops.reduce_logical_or,
+}
+
+
+def _reduction_axes(op, node) -> list[int]:
+    ndim = node.inputs[0].type.ndim
+    return list(range(ndim)) if op.axis is None else [a % ndim for a in op.axis]
+
+
+@ov_translate.register(CAReduce)
+def _careduce(op, node, inputs):
+    reduce = _REDUCTIONS.get(type(op.scalar_op))
+    if reduce is None:
+        raise NotImplementedError(f"{op}: no OpenVINO reduction for {op.scalar_op}")
+    dtype = getattr(op, "acc_dtype", None) or node.outputs[0].type.dtype
+    if reduce in (ops.reduce_logical_and, ops.reduce_logical_or):
+        dtype = bool
+    axes = _reduction_axes(op, node)
+    if not axes:
+        return [inputs[0]]
+    return [reduce(cast(inputs[0], dtype), axes_constant(axes), False).output(0)]
+
+
+@ov_translate.register(ptm.Argmax)
+def _argmax(op, node, inputs):
+    (value,) = inputs
+    axes = _reduction_axes(op, node)
+    if len(axes) != 1:  # numpy's argmax over several axes: over their flattened product
+        kept = [a for a in range(node.inputs[0].type.ndim) if a not in axes]
+        value = ops.transpose(value, axes_constant(kept + axes)).output(0)
+        shape = ops.shape_of(value, ov.Type.i64)
+        flat = ops.concat(
+            [
+                ops.gather(shape, axes_constant(range(len(kept))), 0),
+                ops.constant(np.array([-1], np.int64)),
+            ],
+            0,
+        )
+        value, axes = ops.reshape(value, flat, False).output(0), [len(kept)]
+    top = ops.topk(value, np.int64(1), axes[0], "max", "index", ov.Type.i64)
+    return [ops.squeeze(top.output(1), axes_constant(axes)).output(0)]
+
+
+def _softmax_axis(op, value: ov.Output) -> tuple[ov.Output, int, ov.Output | None]:
+    """The value to normalise, its axis, and the shape to restore (axis None: flattened)."""
+    if op.axis is not None:
+        return value, op.axis, None
+    shape = ops.shape_of(value, ov.Type.i64).output(0)
+    return ops.reshape(value, axes_constant([-1]), False).output(0), 0, shape
+
+
+def _restore(value, shape):
+    return value if shape is None else ops.reshape(value, shape, False).output(0)
+
+
+@ov_translate.register(Softmax)
+def _softmax(op, node, inputs):
+    value, axis, shape = _softmax_axis(op, inputs[0])
+    return [_restore(ops.softmax(value, axis).output(0), shape)]
+
+
+@ov_translate.register(LogSoftmax)
+def _log_softmax(op, node, inputs):
+    value, axis, shape = _softmax_axis(op, inputs[0])
+    return [_restore(ops.log_softmax(value, axis).output(0), shape)]
+
+
+@ov_translate.register(SoftmaxGrad)
+def _softmax_grad(op, node, inputs):
+    gradient, softmax = inputs
+    axes = axes_constant(range(node.inputs[0].type.ndim) if op.axis is None else [op.axis])
+    weighted = ops.reduce_sum(ops.multiply(gradient, softmax), axes, True)
+    return [ops.multiply(ops.subtract(gradient, weighted), softmax).output(0)]
