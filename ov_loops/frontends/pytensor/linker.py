@@ -50,7 +50,11 @@ def build_model(fgraph) -> ov.Model:
 
 
 class CompiledFunction:
-    """A model compiled once per signature of input shapes; called with numpy arrays."""
+    """A model compiled once per signature of input shapes; called with numpy arrays.
+
+    The model is reshaped to the inputs' static shapes, unless one is empty: OpenVINO then
+    folds a Loop whose trip count became 0 with its reference Loop, which refuses it (`Check
+    'trip_count != 0'`); the model with dynamic shapes runs such a loop zero times."""
 
     def __init__(self, model: ov.Model, dtypes: list[str], device: str, config: dict) -> None:
         self.model, self.dtypes, self.device, self.config = model, dtypes, device, config
@@ -62,7 +66,7 @@ class CompiledFunction:
         key = tuple(array.shape for array in arrays)
         if key not in self.compiled:
             model = self.model.clone()
-            if arrays:
+            if all(array.size for array in arrays):  # see the class docstring
                 model.reshape(
                     {p.output(0): list(a.shape) for p, a in zip(model.get_parameters(), arrays)}
                 )
@@ -88,8 +92,9 @@ class OpenVINOLinker(JITLinker):
 
     def fgraph_convert(self, fgraph, **kwargs) -> Callable:
         """The FunctionGraph as a callable of numpy arrays (translated now, compiled on call)."""
+        model = build_model(fgraph)
         dtypes = [variable.type.dtype for variable in fgraph.outputs]
-        return CompiledFunction(build_model(fgraph), dtypes, self.device, self.config)
+        return CompiledFunction(model, dtypes, self.device, self.config)
 
     def jit_compile(self, fn: Callable) -> Callable:
         """Compiled per input-shape signature when called (CompiledFunction)."""
