@@ -48,7 +48,7 @@ def _trunc(x):
 def _int_div(a, b):
     if a.get_element_type().is_real():
         return ops.floor(ops.divide(a, b))
-    return ops.divide(a, b)  # Divide-1's pythondiv (floor) is on by default
+    return ops.divide(ops.subtract(a, ops.floor_mod(a, b)), b)  # exact: floor, not truncation
 
 
 def _second(a, b):
