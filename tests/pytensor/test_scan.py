@@ -31,8 +31,12 @@ def _viewed(value, view):
     return value if view is None else value[view]
 
 
+def _is_scan(node) -> bool:
+    return isinstance(node.op, Scan)
+
+
 def _scans(function) -> int:
-    return sum(isinstance(node.op, Scan) for node in function.maker.fgraph.apply_nodes)
+    return sum(_is_scan(node) for node in function.maker.fgraph.apply_nodes)
 
 
 @pytest.mark.parametrize("view", VIEWS)
@@ -198,15 +202,34 @@ def test_rnn_with_a_sequence_and_weights():
     compare([x, h0, w], [hs, hs[-1]], [rng.random((5, 3)), rng.random(3), rng.random((3, 3))])
 
 
-def test_gradient_scan_is_refused_naming_mit_mot():
-    """pytensor.grad through a scan builds a scan with mit-mot outputs: not translated yet, one
-    error at pytensor.function, before anything is compiled."""
+def test_gradient_through_a_scan_with_a_mit_sot():
+    """pytensor.grad through a scan builds a scan with mit-mot outputs (JAX test_scan_mit_mot)."""
     rho = pt.scalar("rho", dtype="float64")
     x0 = pt.vector("xs", shape=(2,), dtype="float64")
-    outs = scan(lambda x, r: x * r, outputs_info=[x0], non_sequences=[rho], n_steps=10)
-    gradients = pt.grad(outs.sum(), wrt=[x0, rho])
-    with pytest.raises(UnsupportedOpError, match="mit-mot"):
-        pytensor.function([x0, rho], gradients, mode="OPENVINO")
+    y0 = pt.vector("ys", shape=(3,), dtype="float64")
+    outs, _ = scan(
+        lambda x1, y3, y1, r: ((x1 + y1) * r, y3 * (1 - r) + y1 * r),
+        outputs_info=[x0, {"initial": y0, "taps": [-3, -1]}],
+        non_sequences=[rho],
+        n_steps=10,
+    )
+    gradients = pt.grad(outs.sum(), wrt=[x0, y0, rho])
+    function, _ = compare(
+        [x0, y0, rho], gradients, [np.arange(2.0), np.array([0.5, 0.5, 0.5]), np.array(0.95)]
+    )
+    mit_mots = [n.op.info.n_mit_mot for n in function.maker.fgraph.apply_nodes if _is_scan(n)]
+    assert sum(mit_mots) > 0
+
+
+def test_value_and_gradient_of_an_rnn_loss():
+    x, h0, w = pt.dmatrix("x"), pt.dvector("h0"), pt.dmatrix("W")
+    hs = scan(
+        lambda xt, h, m: pt.tanh(xt + h @ m), sequences=[x], outputs_info=[h0], non_sequences=[w]
+    )
+    loss = (hs**2).sum()
+    rng = np.random.default_rng(7)
+    values = [rng.random((6, 3)), rng.random(3), rng.random((3, 3)) * 0.5]
+    compare([x, h0, w], [loss, *pt.grad(loss, wrt=[x, h0, w])], values)
 
 
 def test_random_draws_in_a_scan_are_refused():

@@ -1,19 +1,23 @@
 """PyTensor's Scan through the Theano frontend's `scan` (one LoopIR builder, two doors): its
 outer inputs become scan's arguments, its inner FunctionGraph is translated as `fn`.
 
-PyTensor's Scan (ScanInfo; outer inputs n_steps, sequences, mit-sot and sit-sot buffers whose
-first entries are the initial values, untraced sit-sots, nit-sot lengths, non-sequences):
+PyTensor's Scan (ScanInfo; outer inputs n_steps, sequences, mit-mot buffers, mit-sot and sit-sot
+buffers whose first entries are the initial values, untraced sit-sots, nit-sot lengths,
+non-sequences):
 
-    outputs_info = [{initial: buffer[:L], taps} per mit-sot (L = -min(taps)),
-                    buffer[0] per sit-sot, value per untraced sit-sot, None per nit-sot]
-    traces = scan(fn=inner graph, sequences, outputs_info, non_sequences, n_steps)
-             (fn returns until(condition) too for a while scan)
+    outputs_info = [buffer, last value only, per mit-mot; {initial: buffer[:L], taps} per
+                    mit-sot (L = -min(taps)); buffer[0] per sit-sot; value, last value only,
+                    per untraced sit-sot; None per nit-sot]
+    sequences    = [arange(n_steps) if there are mit-mots] + sequences
+    fn(i, ...)   = the inner graph, a mit-mot reading buffer[i + t] for t in its input taps
+                   and writing buffer[i + t] for t in its output taps (taps from the oldest);
+                   until(condition) too for a while scan
     mit-sot / sit-sot output = concat(initial, trace)[-len(buffer):]   (fewer if it stopped)
     nit-sot output           = trace[-length:]
-    untraced sit-sot output  = concat(initial, trace)[-1]
+    mit-mot / untraced       = the value after the last step
 
 Sequences arrive already shifted by their taps and reversed for go_backwards (PyTensor builds
-those Subtensors outside the Scan). Mit-mot outputs (the scans of gradients) are not translated.
+those Subtensors outside the Scan); mit-mots are the scans `pytensor.grad` builds.
 """
 
 from __future__ import annotations
@@ -31,14 +35,15 @@ from ov_loops.frontends.pytensor.dispatch import (
     ov_translate,
     translate_graph,
 )
+from ov_loops.frontends.theano.arguments import OutputInfo
 from ov_loops.frontends.theano.body import until
 from ov_loops.frontends.theano.scan import scan
 
 _ZERO = np.int64(0)
 
 
-def _i64(value: int) -> ov.Output:
-    return ops.constant(np.array([value], np.int64)).output(0)
+def _i64(*values: int) -> ov.Output:
+    return ops.constant(np.array(values, np.int64)).output(0)
 
 
 def _first(buffer: ov.Output, count: int) -> ov.Output:
@@ -54,10 +59,11 @@ def _last(values: ov.Output, count: ov.Output) -> ov.Output:
 
 
 def _outputs_info(op, inputs) -> tuple[list, list[ov.Output]]:
-    """scan's outputs_info in its order (mit-sot, sit-sot, untraced sit-sot, nit-sot), and the
-    initial values each traced output starts with (mit-sot and sit-sot)."""
+    """scan's outputs_info in its order (mit-mot, mit-sot, sit-sot, untraced sit-sot,
+    nit-sot), and the initial values each traced output starts with (mit-sot and sit-sot)."""
     info = op.info
-    outputs_info, initials = [], []
+    outputs_info = [OutputInfo(b, [-1], last=True) for b in op.outer_mitmot(inputs)]
+    initials = []
     for buffer, taps in zip(op.outer_mitsot(inputs), info.mit_sot_in_slices):
         initial = _first(buffer, -min(taps))
         outputs_info.append({"initial": initial, "taps": list(taps)})
@@ -65,9 +71,30 @@ def _outputs_info(op, inputs) -> tuple[list, list[ov.Output]]:
     for buffer in op.outer_sitsot(inputs):
         initials.append(_first(buffer, 1))
         outputs_info.append(ops.squeeze(initials[-1], _i64(0)).output(0))
-    outputs_info.extend(op.outer_untraced_sit_sot(inputs))
+    outputs_info += [OutputInfo(v, [-1], last=True) for v in op.outer_untraced_sit_sot(inputs)]
     outputs_info.extend([None] * info.n_nit_sot)
     return outputs_info, initials
+
+
+def _read_mit_mots(op, step: ov.Output, buffers: list[ov.Output]) -> list[ov.Output]:
+    """Each mit-mot's inputs of this step: buffer[step + t] for its input taps."""
+    taps = op.info.normalized_mit_mot_in_slices
+    return [
+        ops.gather(buffer, ops.add(step, ops.constant(np.int64(tap))), _ZERO).output(0)
+        for buffer, buffer_taps in zip(buffers, taps)
+        for tap in buffer_taps
+    ]
+
+
+def _write_mit_mots(op, step: ov.Output, buffers, outputs) -> list[ov.Output]:
+    """Each mit-mot's buffer after this step: its outputs written at step + t for its taps."""
+    written = []
+    groups = op.inner_mitmot_outs_grouped(outputs)
+    for buffer, values, taps in zip(buffers, groups, op.info.normalized_mit_mot_out_slices):
+        positions = ops.add(step, _i64(*taps))
+        rows = ops.concat([ops.unsqueeze(v, _i64(0)) for v in values], 0)
+        written.append(ops.scatter_update(buffer, positions, rows, _ZERO).output(0))
+    return written
 
 
 def _step(op):
@@ -75,9 +102,16 @@ def _step(op):
     info = op.info
 
     def fn(*arguments):
-        outputs = translate_graph(op.fgraph, list(arguments))
-        traced = op.inner_mitsot_outs(outputs) + op.inner_sitsot_outs(outputs)
-        ordered = traced + op.inner_untraced_sit_sot_outs(outputs) + op.inner_nitsot_outs(outputs)
+        arguments = list(arguments)
+        step = arguments.pop(0) if info.n_mit_mot else None
+        seqs = arguments[: info.n_seqs]
+        buffers = arguments[info.n_seqs : info.n_seqs + info.n_mit_mot]
+        others = arguments[info.n_seqs + info.n_mit_mot :]
+        inner = seqs + _read_mit_mots(op, step, buffers) + others
+        outputs = translate_graph(op.fgraph, inner)
+        ordered = _write_mit_mots(op, step, buffers, outputs) if info.n_mit_mot else []
+        ordered += op.inner_mitsot_outs(outputs) + op.inner_sitsot_outs(outputs)
+        ordered += op.inner_untraced_sit_sot_outs(outputs) + op.inner_nitsot_outs(outputs)
         return (ordered, until(outputs[-1])) if info.as_while else ordered
 
     return fn
@@ -88,35 +122,39 @@ def _rewrite_inner(op) -> None:
     get_mode(op.mode).excluding(*INCOMPATIBLE_REWRITES).optimizer(op.fgraph)
 
 
+def _sequences(op, inputs) -> list[ov.Output]:
+    """The outer sequences, after the step numbers when mit-mots index their buffers by them."""
+    sequences = op.outer_seqs(inputs)
+    if op.info.n_mit_mot:
+        steps = ops.range(ops.constant(_ZERO), inputs[0], ops.constant(np.int64(1)), ov.Type.i64)
+        sequences = [steps.output(0), *sequences]
+    return sequences
+
+
 @ov_translate.register(Scan)
 def _scan(op, node, inputs):
     info = op.info
-    if info.n_mit_mot:
-        raise NotImplementedError("mit-mot outputs (gradient scans) are not translated yet")
     _rewrite_inner(op)
     outputs_info, initials = _outputs_info(op, inputs)
     traces, _ = scan(
         _step(op),
-        sequences=op.outer_seqs(inputs),
+        sequences=_sequences(op, inputs),
         outputs_info=outputs_info,
         non_sequences=op.outer_non_seqs(inputs),
         n_steps=inputs[0],
         name=op.name or "pytensor_scan",
     )
     traces = traces if isinstance(traces, list) else [traces]
-    traced = len(initials)
-    untraced = info.n_untraced_sit_sot
+    mit_mots, traces = traces[: info.n_mit_mot], traces[info.n_mit_mot :]
+    traced, untraced = len(initials), info.n_untraced_sit_sot
     buffers = op.outer_mitsot(inputs) + op.outer_sitsot(inputs)
-    results = [
-        _last(ops.concat([initial, trace], 0).output(0), ovgraph.length(buffer, 0))
+    results = mit_mots + [
+        _last(ops.concat([initial, trace], 0).output(0), ovgraph.length(buffer, 0).output(0))
         for initial, trace, buffer in zip(initials, traces, buffers)
     ]
-    nitsot = traces[traced + untraced :]
-    results += [_last(t, n) for t, n in zip(nitsot, op.outer_nitsot(inputs))]
-    for value, trace in zip(op.outer_untraced_sit_sot(inputs), traces[traced : traced + untraced]):
-        whole = ops.concat([ops.unsqueeze(value, _i64(0)), trace], 0)
-        results.append(ops.gather(whole, ops.constant(np.int64(-1)), _ZERO).output(0))
-    return results
+    lengths = op.outer_nitsot(inputs)
+    results += [_last(t, n) for t, n in zip(traces[traced + untraced :], lengths)]
+    return results + traces[traced : traced + untraced]
 
 
 @inner_ops.register(Scan)
