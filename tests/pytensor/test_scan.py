@@ -232,6 +232,40 @@ def test_value_and_gradient_of_an_rnn_loss():
     compare([x, h0, w], [loss, *pt.grad(loss, wrt=[x, h0, w])], values)
 
 
+def _binomial_logp(n, p, k):
+    log_choose = pt.gammaln(n + 1) - pt.gammaln(k + 1) - pt.gammaln(n - k + 1)
+    return log_choose + k * pt.log(p) + (n - k) * pt.log(1 - p)
+
+
+def test_seir_model_log_probability_and_its_gradient():
+    """JAX test_scan_benchmark's SEIR model: its loss and PyTensor's gradients of it."""
+    infected, removed = (pt.vector(n, dtype="int32", shape=(1200,)) for n in ("C_t", "D_t"))
+    s0, e0, i0, beta, gamma, delta = (
+        pt.scalar(n, dtype="float64") for n in ("s0", "e0", "i0", "beta", "gamma", "delta")
+    )
+
+    def step(c, d, s, e, i, b, g, dl):
+        new = (s * b).astype(s.dtype)
+        logp_c, logp_d = _binomial_logp(e, g, c), _binomial_logp(i, dl, d)
+        return s - new, e + new - c, i + c - d, logp_c, logp_d
+
+    *_, logp_c, logp_d = scan(
+        step,
+        sequences=[infected, removed],
+        outputs_info=[s0, e0, i0, None, None],
+        non_sequences=[beta, gamma, delta],
+    )
+    loss = logp_c.sum() + logp_d.sum()
+    gradients = pt.grad(loss, wrt=[s0, e0, i0, beta, gamma, delta])
+    values = [
+        np.array([3, 5, 8, 13, 21, 26, 10, 3] * 150, np.int32),
+        np.array([1, 2, 3, 7, 9, 11, 5, 1] * 150, np.int32),
+        *(np.array(v) for v in (100.0, 50.0, 25.0, 0.277792, 0.135330, 0.108753)),
+    ]
+    inputs = [infected, removed, s0, e0, i0, beta, gamma, delta]
+    compare(inputs, [loss, *gradients], values)
+
+
 def test_random_draws_in_a_scan_are_refused():
     rng = pytensor.shared(np.random.default_rng(190), name="rng")
 

@@ -4,6 +4,7 @@ on whole tensors: OpenVINO's elementwise ops broadcast as numpy does, as Elemwis
     arithmetic (add, mul, true_div, pow, exp, tanh, ...): inputs cast to the output's dtype
     comparisons and logic: inputs cast to their common dtype, a boolean result
     switch(c, a, b): c as a boolean, a and b cast to the output's dtype
+    gammaln, psi: series of f32 accuracy for x > 0 (OpenVINO has no such op)
     cast, identity: the input (the walk casts every value to its variable's dtype)
 """
 
@@ -39,6 +40,50 @@ def _fold(binary: Callable) -> Callable:
 
 def _log1mexp(x):
     return ops.log(ops.subtract(_const_like(x, 1.0), ops.exp(x)))
+
+
+_SHIFT = 7  # the series below are accurate to f32 from 7 on
+
+
+def _shifted(x, series):
+    """series(x + 7) and the 7 terms x, x + 1, ..., x + 6 the recurrences subtract."""
+    terms = [ops.add(x, _const_like(x, k)) if k else x for k in range(_SHIFT)]
+    return series(ops.add(x, _const_like(x, _SHIFT))), terms
+
+
+def _powers(y, exponents, coefficients):
+    return _fold(ops.add)(
+        *(
+            ops.divide(_const_like(y, c), ops.power(y, _const_like(y, e)))
+            for c, e in zip(coefficients, exponents)
+        )
+    )
+
+
+def _gammaln(x):
+    """log Gamma(x) for x > 0: Stirling's series at x + 7, then
+    log Gamma(x) = log Gamma(x + 7) - sum(log(x + k), k < 7)."""
+
+    def stirling(y):
+        main = ops.subtract(ops.multiply(ops.subtract(y, _const_like(y, 0.5)), ops.log(y)), y)
+        series = _powers(y, (1, 3, 5, 7), (1 / 12, -1 / 360, 1 / 1260, -1 / 1680))
+        return ops.add(ops.add(main, _const_like(y, 0.5 * np.log(2 * np.pi))), series)
+
+    value, terms = _shifted(x, stirling)
+    return ops.subtract(value, _fold(ops.add)(*(ops.log(t) for t in terms)))
+
+
+def _digamma(x):
+    """psi(x) for x > 0: the asymptotic series at x + 7, then
+    psi(x) = psi(x + 7) - sum(1 / (x + k), k < 7)."""
+
+    def asymptotic(y):
+        series = _powers(y, (1, 2, 4, 6, 8), (-1 / 2, -1 / 12, 1 / 120, -1 / 252, 1 / 240))
+        return ops.add(ops.log(y), series)
+
+    value, terms = _shifted(x, asymptotic)
+    ones = [ops.divide(_const_like(t, 1.0), t) for t in terms]
+    return ops.subtract(value, _fold(ops.add)(*ones))
 
 
 def _trunc(x):
@@ -117,6 +162,8 @@ ARITHMETIC: dict[type, Callable] = {
     psm.Sigmoid: ops.sigmoid,
     psm.Softplus: ops.softplus,
     psm.Log1mexp: _log1mexp,
+    psm.GammaLn: _gammaln,
+    psm.Psi: _digamma,
 }
 
 # Ops computed in their inputs' common dtype.
