@@ -43,6 +43,7 @@ def test_dimshuffles_reductions_and_softmax():
         pt.argmax(x, axis=1),
         pt.special.softmax(x, axis=-1),
         pt.special.log_softmax(x, axis=0),
+        pt.special.softmax(x, axis=None) + pt.special.log_softmax(x, axis=None),
         pt.all(x > 0.6, axis=1),
     ]
     compare([x], outputs, [A])
@@ -108,6 +109,6 @@ def test_shared_variable_updates_and_givens():
 def test_ops_without_translation_are_named_together_before_compiling():
     x = pt.dvector("x")
     with pytest.raises(UnsupportedOpError, match="erfinv") as raised:
-        pytensor.function([x], [pt.erfinv(x), pt.linalg.solve(pt.eye(2), x[:2])], mode="OPENVINO")
-    assert "Solve" in str(raised.value)
+        pytensor.function([x], [pt.erfinv(x), pt.gamma(x) + 1], mode="OPENVINO")
+    assert "gamma" in str(raised.value)
     assert "\n" not in str(raised.value)

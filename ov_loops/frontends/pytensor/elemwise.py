@@ -5,7 +5,7 @@ its Sum/Prod/Max/Min/All/Any, Argmax) and Softmax/LogSoftmax.
     DimShuffle(order)(x)         = x without the dropped length-1 axes, transposed to the kept
                                    axes' order, with a length-1 axis at each 'x'
     CAReduce(s, axis)(x)         = s folded over `axis` (None: every axis)
-    Softmax(axis)(x)             = exp(x) / sum(exp(x), axis)   (axis None: over every element)
+    Softmax(axis)(x)             = exp(x) / sum(exp(x), axis)   (axis None: every axis)
     SoftmaxGrad(axis)(dy, sm)    = (dy - sum(dy * sm, axis)) * sm
 """
 
@@ -16,8 +16,9 @@ import openvino as ov
 import openvino.opset15 as ops
 from pytensor import scalar as ps
 from pytensor.tensor import math as ptm
+from pytensor.tensor import special
 from pytensor.tensor.elemwise import CAReduce, DimShuffle, Elemwise
-from pytensor.tensor.special import LogSoftmax, Softmax, SoftmaxGrad
+from pytensor.tensor.special import LogSoftmax, Softmax
 
 from ov_loops.frontends.pytensor.dispatch import cast, inner_ops, ov_translate
 
@@ -103,33 +104,45 @@ def _argmax(op, node, inputs):
     return [ops.squeeze(top.output(1), axes_constant(axes)).output(0)]
 
 
-def _softmax_axis(op, value: ov.Output) -> tuple[ov.Output, int, ov.Output | None]:
-    """The value to normalise, its axis, and the shape to restore (axis None: flattened)."""
-    if op.axis is not None:
-        return value, op.axis, None
-    shape = ops.shape_of(value, ov.Type.i64).output(0)
-    return ops.reshape(value, axes_constant([-1]), False).output(0), 0, shape
+def _softmax_axes(op, node) -> list[int]:
+    """The axes Softmax normalises over: an int (PyTensor 2.x), a tuple (3.x) or None (all)."""
+    ndim = node.inputs[0].type.ndim
+    axis = op.axis
+    if axis is None:
+        return list(range(ndim))
+    return [a % ndim for a in (axis if isinstance(axis, (tuple, list)) else [axis])]
 
 
-def _restore(value, shape):
-    return value if shape is None else ops.reshape(value, shape, False).output(0)
+def _stable(value, axes):
+    """value - max(value over axes), and exp of it summed over axes (kept as length 1)."""
+    shifted = ops.subtract(value, ops.reduce_max(value, axes_constant(axes), True))
+    return shifted, ops.reduce_sum(ops.exp(shifted), axes_constant(axes), True)
 
 
 @ov_translate.register(Softmax)
 def _softmax(op, node, inputs):
-    value, axis, shape = _softmax_axis(op, inputs[0])
-    return [_restore(ops.softmax(value, axis).output(0), shape)]
+    axes = _softmax_axes(op, node)
+    if len(axes) == 1:
+        return [ops.softmax(inputs[0], axes[0]).output(0)]
+    shifted, total = _stable(inputs[0], axes)
+    return [ops.divide(ops.exp(shifted), total).output(0)]
 
 
 @ov_translate.register(LogSoftmax)
 def _log_softmax(op, node, inputs):
-    value, axis, shape = _softmax_axis(op, inputs[0])
-    return [_restore(ops.log_softmax(value, axis).output(0), shape)]
+    axes = _softmax_axes(op, node)
+    if len(axes) == 1:
+        return [ops.log_softmax(inputs[0], axes[0]).output(0)]
+    shifted, total = _stable(inputs[0], axes)
+    return [ops.subtract(shifted, ops.log(total)).output(0)]
 
 
-@ov_translate.register(SoftmaxGrad)
 def _softmax_grad(op, node, inputs):
     gradient, softmax = inputs
     axes = axes_constant(range(node.inputs[0].type.ndim) if op.axis is None else [op.axis])
     weighted = ops.reduce_sum(ops.multiply(gradient, softmax), axes, True)
     return [ops.multiply(ops.subtract(gradient, weighted), softmax).output(0)]
+
+
+if hasattr(special, "SoftmaxGrad"):  # PyTensor 2.x; 3.x differentiates Softmax symbolically
+    ov_translate.register(special.SoftmaxGrad)(_softmax_grad)
