@@ -119,22 +119,25 @@ def _stable(value, axes):
     return shifted, ops.reduce_sum(ops.exp(shifted), axes_constant(axes), True)
 
 
-@ov_translate.register(Softmax)
-def _softmax(op, node, inputs):
-    axes = _softmax_axes(op, node)
-    if len(axes) == 1:
-        return [ops.softmax(inputs[0], axes[0]).output(0)]
-    shifted, total = _stable(inputs[0], axes)
-    return [ops.divide(ops.exp(shifted), total).output(0)]
+def _normalised(single, combine):
+    """A Softmax-like translation: OpenVINO's op over one axis, else `combine(x - max, sum of
+    exp(x - max))` over several."""
+
+    def translate(op, node, inputs):
+        axes = _softmax_axes(op, node)
+        if len(axes) == 1:
+            return [single(inputs[0], axes[0]).output(0)]
+        return [combine(*_stable(inputs[0], axes)).output(0)]
+
+    return translate
 
 
-@ov_translate.register(LogSoftmax)
-def _log_softmax(op, node, inputs):
-    axes = _softmax_axes(op, node)
-    if len(axes) == 1:
-        return [ops.log_softmax(inputs[0], axes[0]).output(0)]
-    shifted, total = _stable(inputs[0], axes)
-    return [ops.subtract(shifted, ops.log(total)).output(0)]
+ov_translate.register(Softmax)(
+    _normalised(ops.softmax, lambda shifted, total: ops.divide(ops.exp(shifted), total))
+)
+ov_translate.register(LogSoftmax)(
+    _normalised(ops.log_softmax, lambda shifted, total: ops.subtract(shifted, ops.log(total)))
+)
 
 
 def _softmax_grad(op, node, inputs):
