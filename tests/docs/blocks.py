@@ -8,6 +8,9 @@ A block's info string says what it is:
   is `echo $?`, which shows its exit code;
 - ```text: not run (a synopsis, or an illustrative or recorded output the prose says is one).
 
+A page that runs only with an optional dependency says so once, anywhere in it:
+`<!-- requires: MODULE -->` (its blocks are skipped, with that reason, when MODULE is absent).
+
 Two HTML comments (invisible on GitHub and in the site) on the line before a fence mark it:
 - `<!-- no-run: REASON -->`: a python or sh block the tests do not run, and why;
 - `<!-- output -->`: a text block that is what the runnable block above it prints (compared).
@@ -25,6 +28,7 @@ LANGUAGES = ("python", "sh", "console", "text")
 _FENCE = re.compile(r"^(?P<indent>[ ]*)(?P<fence>```+)\s*(?P<info>\S*)\s*$")
 _NO_RUN = re.compile(r"^\s*<!-- no-run: (?P<reason>.+?) -->\s*$")
 _OUTPUT = re.compile(r"^\s*<!-- output -->\s*$")
+_REQUIRES = re.compile(r"^\s*<!-- requires: (?P<module>[\w.]+) -->\s*$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -82,6 +86,11 @@ def blocks(path: Path) -> list[Block]:
         )
         index = end + 1
     return found
+
+
+def requires(path: Path) -> list[str]:
+    """The modules a page's blocks need (its `<!-- requires: MODULE -->` comments)."""
+    return _REQUIRES.findall(path.read_text(encoding="utf-8"))
 
 
 def _previous_line(lines: list[str], index: int) -> str:

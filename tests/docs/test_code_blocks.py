@@ -9,6 +9,7 @@ source tree.
 from __future__ import annotations
 
 import doctest
+import importlib.util
 import json
 import os
 import shutil
@@ -18,7 +19,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.docs.blocks import LANGUAGES, ROOT, Block, blocks, console_commands, pages
+from tests.docs.blocks import (
+    LANGUAGES,
+    ROOT,
+    Block,
+    blocks,
+    console_commands,
+    pages,
+    requires,
+)
 
 DRIVER = Path(__file__).with_name("run_blocks.py")
 _CHECKER = doctest.OutputChecker()
@@ -72,6 +81,9 @@ def test_the_pages_have_runnable_blocks():
 
 @pytest.mark.parametrize("page", RUNNABLE, ids=_name)
 def test_code_blocks_run_as_written(page, tmp_path):
+    for module in requires(page):
+        if importlib.util.find_spec(module) is None:
+            pytest.skip(f"{_name(page)} needs {module}, which is not installed")
     steps = _steps(blocks(page))
     for folder in ("ir_samples", "docs"):
         shutil.copytree(ROOT / folder, tmp_path / folder)

@@ -25,11 +25,13 @@ class SequenceInfo:
 
 @dataclass
 class OutputInfo:
-    """One entry of `outputs_info`: the initial state (None for an output not fed back) and the
-    (negative) taps of past values fn reads."""
+    """One entry of `outputs_info`: the initial state (None for an output not fed back), the
+    (negative) taps of past values fn reads, and whether only its value after the last step is
+    returned (reduce's outputs; the final state of a carry another frontend keeps no trace of)."""
 
     initial: ov.Output | None
     taps: list[int] = field(default_factory=list)
+    last: bool = False
 
     @property
     def window(self) -> int:
@@ -76,11 +78,13 @@ def parse_sequences(sequences) -> list[SequenceInfo]:
 
 
 def parse_outputs_info(outputs_info) -> list[OutputInfo]:
-    """`outputs_info`: None (not fed back), an initial state (tap -1) or a dict {"initial":
-    value, "taps": [negative k, ...]}."""
+    """`outputs_info`: None (not fed back), an initial state (tap -1), a dict {"initial":
+    value, "taps": [negative k, ...]}, or an OutputInfo as it is."""
     parsed = []
     for index, entry in enumerate(as_list(outputs_info)):
-        if entry is None:
+        if isinstance(entry, OutputInfo):
+            parsed.append(entry)
+        elif entry is None:
             parsed.append(OutputInfo(None))
         elif isinstance(entry, dict):
             initial = entry.get("initial")

@@ -133,11 +133,12 @@ def call_fn(fn, body: Body, outs: list[OutputInfo]):
     return [as_output(value) for value in returned], update_pairs(updates, "fn"), condition
 
 
-def body_results(outs: list[OutputInfo], step_values: list[ov.Output], body: Body, last_only: bool):
+def body_results(outs: list[OutputInfo], step_values: list[ov.Output], body: Body):
     """The body's Results: each fed-back output's next value (or window), then each output's
-    value per step (or last value; a reduce's fed-back output's last value is the Result of
-    its back edge, as an ONNX loop's carried value's is). Returns them, the merged inputs as
-    (Parameter, output, back-edge Result index), and the index of each output's Result."""
+    value per step (or its last value, for an output that returns only that; a fed-back one's
+    is the Result of its back edge, as an ONNX loop's carried value's is). Returns them, the
+    merged inputs as (Parameter, output, back-edge Result index), and the index of each
+    output's Result."""
     made: list[ov.Node] = []
     merged: list[tuple[ov.Node, OutputInfo, int]] = []
     emitted = []
@@ -153,10 +154,10 @@ def body_results(outs: list[OutputInfo], step_values: list[ov.Output], body: Bod
                 ).output(0)
             made.append(ops.result(fed_back))
             merged.append((windows[id(out)], out, len(made) - 1))
-            if last_only and not out.is_window:  # its last value is the back edge's Result
+            if out.last and not out.is_window:  # its last value is the back edge's Result
                 emitted.append(len(made) - 1)
                 continue
-        made.append(ops.result(value if last_only else ops.unsqueeze(value, i64(0))))
+        made.append(ops.result(value if out.last else ops.unsqueeze(value, i64(0))))
         emitted.append(len(made) - 1)
     return made, merged, emitted
 

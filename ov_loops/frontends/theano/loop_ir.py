@@ -46,7 +46,7 @@ def trip_count(seqs: list[SequenceInfo], n_steps) -> tuple[trips.TripCount, list
     return trips.trip_count(value), offsets
 
 
-def loop_ir(name: str, results, body: Body, merged, emitted, trip, last_only) -> LoopIR:
+def loop_ir(name: str, results, body: Body, merged, emitted, trip, outs) -> LoopIR:
     """The LoopIR, still without its results (see the module docstring for its ports)."""
     parameters = body.parameters
     index_of = {p.get_instance_id(): i for i, p in enumerate(parameters)}
@@ -64,8 +64,8 @@ def loop_ir(name: str, results, body: Body, merged, emitted, trip, last_only) ->
         inputs.append(SlicedInput(UNNUMBERED, index_of[parameter.get_instance_id()], axis=0))
         outer.append(value)
     outputs = [
-        LastValueOutput(UNNUMBERED, r) if last_only else ConcatenatedOutput(UNNUMBERED, r, 0)
-        for r in emitted
+        LastValueOutput(UNNUMBERED, r) if out.last else ConcatenatedOutput(UNNUMBERED, r, 0)
+        for r, out in zip(emitted, outs)
     ] + [LastValueOutput(UNNUMBERED, result) for _, _, result in body.shared]
     condition = len(results) - 1
     spec = number_ports(inputs, outputs, trip.source, trip.constant, None, condition)
@@ -84,19 +84,17 @@ def loop_ir(name: str, results, body: Body, merged, emitted, trip, last_only) ->
     )
 
 
-def loop_results(outs: list[OutputInfo], body: Body, last_only: bool) -> tuple[LoopResult, ...]:
-    """One LoopResult per output: a reduce's fed-back output is its initial state after zero
-    steps; a scan's output is empty then, shaped from the initial state when fed back. Then one
-    per carried shared variable: its value before the scan after zero steps."""
-    if last_only:
-        made = tuple(
-            LoopResult(k, initial=out.initial if out.taps else None) for k, out in enumerate(outs)
-        )
-    else:
-        made = tuple(
-            LoopResult(k, empty_shape=_empty_shape(out) if out.taps else None)
-            for k, out in enumerate(outs)
-        )
+def loop_results(outs: list[OutputInfo], body: Body) -> tuple[LoopResult, ...]:
+    """One LoopResult per output: a fed-back output of which only the last value is returned
+    is its initial state after zero steps; a stacked output is empty then, shaped from the
+    initial state when fed back. Then one per carried shared variable: its value before the
+    scan after zero steps."""
+    made = tuple(
+        LoopResult(k, initial=out.initial if out.taps else None)
+        if out.last
+        else LoopResult(k, empty_shape=_empty_shape(out) if out.taps else None)
+        for k, out in enumerate(outs)
+    )
     return made + tuple(
         LoopResult(len(outs) + k, initial=variable.value.output(0))
         for k, (_, variable, _) in enumerate(body.shared)

@@ -33,6 +33,7 @@ naming them (updates.py), the body's Results and its shared carries, the outer v
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 import numpy as np
 import openvino as ov
@@ -171,6 +172,8 @@ def _scan(
     lowering = _lowering(options)
     seqs = parse_sequences(given_seqs)
     outs = parse_outputs_info(given_outs)
+    if last_only:
+        outs = [replace(out, last=True) for out in outs]
     invariants = [as_output(value) for value in as_list(given_invariants)]
     if isinstance(n_steps, (int, np.integer)) and n_steps < 0:
         n_steps, go_backwards = -int(n_steps), not go_backwards
@@ -206,10 +209,10 @@ def _build(
     step_values, explicit, condition = call_fn(fn, body, outs)
     roots = [*step_values, *(value for _, value in explicit.values())]
     implicit = implicit_updates(roots + ([condition] if condition else []), first_body_node)
-    outs = outs or [OutputInfo(None) for _ in step_values]
-    results, merged, emitted = body_results(outs, step_values, body, last_only)
+    outs = outs or [OutputInfo(None, last=last_only) for _ in step_values]
+    results, merged, emitted = body_results(outs, step_values, body)
     carry_shared({**implicit, **explicit}, body, results, set(explicit) if strict else set())
     results.append(keep_going(condition))
     capture(results, body, strict, first_body_node)
-    loop = loop_ir(name or "scan", results, body, merged, emitted, trip, last_only)
-    return loop.replace(results=loop_results(outs, body, last_only)), body, len(outs)
+    loop = loop_ir(name or "scan", results, body, merged, emitted, trip, outs)
+    return loop.replace(results=loop_results(outs, body)), body, len(outs)

@@ -1,0 +1,123 @@
+"""The translation registry and the walk over a FunctionGraph.
+
+    ov_translate(op, node, inputs) -> one openvino.Output per output of `node`
+    translate_graph(fgraph, inputs): for node in fgraph.toposort(): values[node.outputs] =
+        ov_translate(node.op, node, values[node.inputs]); return values[fgraph.outputs]
+
+An Op family registers its translation with `@ov_translate.register(OpClass)`; `unsupported`
+lists, before anything is built, the Ops of a graph (and of the graphs inside its Ops) that have
+none.
+"""
+
+from __future__ import annotations
+
+from functools import singledispatch
+
+import numpy as np
+import openvino as ov
+import openvino.opset15 as ops
+
+from ov_loops.errors import ConversionError
+
+# PyTensor rewrites whose results have no translation here (C-only and BLAS Ops, in-place
+# variants, the preallocated scan buffers): the mode and the scans' inner graphs exclude them.
+INCOMPATIBLE_REWRITES = (
+    "cxx_only",
+    "BlasOpt",
+    "local_careduce_fusion",
+    "scan_save_mem_prealloc",
+    "inplace",
+)
+
+
+class UnsupportedOpError(ConversionError):
+    """A PyTensor graph holds Ops the OpenVINO backend cannot translate: the message names them."""
+
+
+@singledispatch
+def ov_translate(op, node, inputs: list[ov.Output]) -> list[ov.Output]:
+    """The OpenVINO values of `node`'s outputs, given its inputs' values."""
+    raise UnsupportedOpError(f"no OpenVINO translation for the PyTensor Op {op}")
+
+
+@singledispatch
+def inner_ops(op) -> list:
+    """The Ops inside `op` that must be translatable too (an Elemwise's scalar Op, the nodes of
+    a Composite's or a Scan's graph)."""
+    return []
+
+
+def translatable(op) -> bool:
+    """Whether `op`'s type has a translation of its own (not the failing default)."""
+    return ov_translate.dispatch(type(op)) is not ov_translate.dispatch(object)
+
+
+def graph_ops(fgraph) -> list:
+    """The Ops of `fgraph`'s nodes, in order."""
+    return [node.op for node in fgraph.toposort()]
+
+
+def unsupported(ops_found) -> list[str]:
+    """The Ops among `ops_found` and inside them with no translation, each named once."""
+    found: dict[str, None] = {}
+    for op in ops_found:
+        if not translatable(op):
+            found.setdefault(str(op))
+        found.update(dict.fromkeys(unsupported(inner_ops(op))))
+    return list(found)
+
+
+def check_supported(fgraph) -> None:
+    """Raise UnsupportedOpError naming every untranslatable Op of `fgraph`, if any."""
+    missing = unsupported(graph_ops(fgraph))
+    if missing:
+        raise UnsupportedOpError(
+            f"no OpenVINO translation for the PyTensor Op{'s' if len(missing) > 1 else ''} "
+            + ", ".join(missing)
+        )
+
+
+def element_type(dtype) -> ov.Type:
+    """The OpenVINO element type of a numpy / PyTensor dtype."""
+    return ov.Type(np.dtype(dtype))
+
+
+def constant(data) -> ov.Output:
+    """A PyTensor Constant's data as an OpenVINO Constant."""
+    return ops.constant(np.asarray(data)).output(0)
+
+
+def cast(value: ov.Output, dtype) -> ov.Output:
+    """`value` converted to `dtype` (unchanged if it already is)."""
+    target = element_type(dtype)
+    if value.get_element_type() == target:
+        return value
+    return ops.convert(value, target).output(0)
+
+
+def translate_graph(fgraph, inputs: list[ov.Output]) -> list[ov.Output]:
+    """The values of `fgraph`'s outputs given its inputs' values (see the module docstring)."""
+    values = dict(zip(fgraph.inputs, inputs))
+
+    def value_of(variable) -> ov.Output:
+        if variable not in values:  # a Constant
+            values[variable] = constant(variable.data)
+        return values[variable]
+
+    for node in fgraph.toposort():
+        try:
+            outputs = ov_translate(node.op, node, [value_of(v) for v in node.inputs])
+        except NotImplementedError as error:
+            raise UnsupportedOpError(
+                f"cannot translate the PyTensor Op {node.op}: {error}"
+            ) from None
+        for variable, value in zip(node.outputs, outputs):
+            values[variable] = cast(value, variable.type.dtype) if _typed(variable) else value
+    return [value_of(variable) for variable in fgraph.outputs]
+
+
+def _typed(variable) -> bool:
+    """Whether a variable has a numeric dtype its value must have (tensors and scalars do)."""
+    return (
+        isinstance(getattr(variable.type, "dtype", None), str) and variable.type.dtype != "object"
+    )

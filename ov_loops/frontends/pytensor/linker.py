@@ -1,0 +1,105 @@
+"""The PyTensor Linker: the FunctionGraph as one OpenVINO model, compiled once per signature of
+input shapes.
+
+    fgraph_convert: every Op translatable (else one error naming them), then
+        model = ov.Model(translate_graph(fgraph, Parameters of the inputs' types))
+    call(*arrays): compiled = cache[shapes of arrays] or compile(model reshaped to them);
+        return compiled(arrays) as numpy arrays of the outputs' dtypes
+
+Shared variables are inputs of the FunctionGraph and their updates outputs: PyTensor's Function
+stores them, as for every linker. Values compute in f32 on CPU (INFERENCE_PRECISION_HINT, not the
+bf16 the plugin may choose); float64 graphs are computed in f32 too (OpenVINO's CPU plugin).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import openvino as ov
+import openvino.opset15 as ops
+from pytensor.link.basic import JITLinker
+
+from ov_loops.frontends.pytensor import blas, elemwise, scalar, scan, subtensor, tensor  # noqa: F401
+from ov_loops.frontends.pytensor.dispatch import (
+    INCOMPATIBLE_REWRITES,
+    UnsupportedOpError,
+    check_supported,
+    element_type,
+    translate_graph,
+)
+
+DEFAULT_CONFIG = {"INFERENCE_PRECISION_HINT": "f32"}
+
+
+def parameter(variable) -> ov.Node:
+    """A Parameter of a PyTensor variable's type (its static dims kept, the others dynamic)."""
+    dtype = getattr(variable.type, "dtype", None)
+    if not isinstance(dtype, str) or dtype == "object":
+        raise UnsupportedOpError(f"input {variable} of type {variable.type}: not a tensor")
+    shape = [-1 if dim is None else dim for dim in getattr(variable.type, "shape", ())]
+    return ops.parameter(shape, element_type(dtype), name=str(variable))
+
+
+def build_model(fgraph) -> ov.Model:
+    """The OpenVINO model of `fgraph` (its inputs as Parameters, its outputs as Results)."""
+    check_supported(fgraph)
+    parameters = [parameter(variable) for variable in fgraph.inputs]
+    values = translate_graph(fgraph, [p.output(0) for p in parameters])
+    return ov.Model([ops.result(value) for value in values], parameters, "pytensor")
+
+
+class CompiledFunction:
+    """A model compiled once per signature of input shapes; called with numpy arrays.
+
+    The model is reshaped to the inputs' static shapes, unless one is empty: OpenVINO then
+    folds a Loop whose trip count became 0 with its reference Loop, which refuses it (`Check
+    'trip_count != 0'`); the model with dynamic shapes runs such a loop zero times."""
+
+    def __init__(self, model: ov.Model, dtypes: list[str], device: str, config: dict) -> None:
+        self.model, self.dtypes, self.device, self.config = model, dtypes, device, config
+        self.compiled: dict[tuple, ov.CompiledModel] = {}
+        self.core = ov.Core()
+
+    def compiled_for(self, arrays: list[np.ndarray]) -> ov.CompiledModel:
+        """The model compiled for these inputs' shapes (compiled on first use)."""
+        key = tuple(array.shape for array in arrays)
+        if key not in self.compiled:
+            model = self.model.clone()
+            if all(array.size for array in arrays):  # see the class docstring
+                model.reshape(
+                    {p.output(0): list(a.shape) for p, a in zip(model.get_parameters(), arrays)}
+                )
+            self.compiled[key] = self.core.compile_model(model, self.device, self.config)
+        return self.compiled[key]
+
+    def __call__(self, *inputs) -> list[np.ndarray]:
+        arrays = [np.asarray(value) for value in inputs]
+        results = self.compiled_for(arrays)(arrays)
+        return [np.asarray(results[k], dtype=dtype) for k, dtype in enumerate(self.dtypes)]
+
+
+class OpenVINOLinker(JITLinker):
+    """A Linker that runs the whole FunctionGraph as one OpenVINO model (see the module
+    docstring); `device` and `config` go to `ov.Core.compile_model`."""
+
+    incompatible_rewrites = INCOMPATIBLE_REWRITES
+
+    def __init__(self, device: str = "CPU", config: dict | None = None, **kwargs) -> None:
+        self.device = device
+        self.config = {**DEFAULT_CONFIG, **(config or {})}
+        super().__init__(**kwargs)
+
+    def fgraph_convert(self, fgraph, **kwargs) -> Callable:
+        """The FunctionGraph as a callable of numpy arrays (translated now, compiled on call)."""
+        model = build_model(fgraph)
+        dtypes = [variable.type.dtype for variable in fgraph.outputs]
+        return CompiledFunction(model, dtypes, self.device, self.config)
+
+    def jit_compile(self, fn: Callable) -> Callable:
+        """Compiled per input-shape signature when called (CompiledFunction)."""
+        return fn
+
+    def create_thunk_inputs(self, storage_map) -> list:
+        """The storage cells of the FunctionGraph's inputs."""
+        return [storage_map[variable] for variable in self.fgraph.inputs]

@@ -1,0 +1,114 @@
+"""The OPENVINO mode outside scans: Op translations compared with PyTensor's default mode, one
+model compiled per input-shape signature, shared-variable updates and givens, and the one error
+naming every Op without a translation. Skipped without pytensor (ov-loops[pytensor])."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pytensor", reason="pytensor is not installed (pip install ov-loops[pytensor])")
+
+import pytensor  # noqa: E402
+import pytensor.tensor as pt  # noqa: E402
+
+from ov_loops.frontends.pytensor.linker import CompiledFunction  # noqa: E402
+from ov_loops.pytensor import UnsupportedOpError  # noqa: E402
+from tests.pytensor.compare import compare  # noqa: E402
+
+RNG = np.random.default_rng(11)
+A = RNG.random((3, 4)) + 0.5
+B = RNG.random(4) + 0.5
+
+
+def test_elementwise_ops_and_a_fused_composite():
+    x, y = pt.dmatrix("x"), pt.dvector("y")
+    outputs = [
+        pt.tanh(x * y) + pt.exp(-x) / (1 + pt.sqr(y)) - pt.sigmoid(x),
+        pt.log(x) ** 2 + pt.sqrt(x) - abs(x - 1.2),
+        pt.switch(x > y, pt.maximum(x, 0.9), pt.minimum(x, y)),
+        pt.cast(x * 10 - 12, "int32") // 3 + (x > 1) * 1,
+        pt.log1p(x) + pt.softplus(-x) + pt.erf(x),
+        pt.gammaln(x * 30) + pt.gammaln(y / 100) + pt.psi(x * 20) + pt.psi(y / 50),
+    ]
+    compare([x, y], outputs, [A, B])
+
+
+def test_dimshuffles_reductions_and_softmax():
+    x = pt.dmatrix("x")
+    outputs = [
+        x.T[:, None, :].sum(axis=(0, 2)),
+        x.dimshuffle("x", 1, 0),
+        x.max(axis=0) + x.min() + x.prod(axis=1).sum() + x.mean(),
+        pt.argmax(x, axis=1),
+        pt.special.softmax(x, axis=-1),
+        pt.special.log_softmax(x, axis=0),
+        pt.special.softmax(x, axis=None) + pt.special.log_softmax(x, axis=None),
+        pt.all(x > 0.6, axis=1),
+    ]
+    compare([x], outputs, [A])
+
+
+def test_shapes_join_split_reshape_alloc():
+    x, y = pt.dmatrix("x"), pt.dvector("y")
+    first, second = pt.split(y, [1, 3], n_splits=2)
+    outputs = [
+        x.reshape((2, -1)),
+        pt.concatenate([x, x[:1]], axis=0),
+        first * 2,
+        second,
+        pt.alloc(y, 2, 4),
+        pt.zeros_like(x) + x.shape[0],
+        pt.stack([y.sum(), y[0]]),
+        pt.arange(x.shape[1]),
+    ]
+    compare([x, y], outputs, [A, B])
+
+
+def test_indexing_and_increments():
+    x, y = pt.dmatrix("x"), pt.dvector("y")
+    index = pt.lvector("i")
+    outputs = [
+        x[1:, ::-1],
+        x[-1, 1:3],
+        x[::-2],
+        pt.set_subtensor(x[1:, 2], y[:2]),
+        pt.inc_subtensor(x[0], 5.0),
+        x[index],
+        pt.inc_subtensor(x[index], 1.0),
+    ]
+    compare([x, y, index], outputs, [A, B, np.array([2, 0, 2])])
+
+
+def test_matrix_products():
+    x, y, z = pt.dmatrix("x"), pt.dvector("y"), pt.dtensor3("z")
+    outputs = [x @ y, x.T @ x, pt.dot(y, y), pt.matmul(z, x.T)]
+    compare([x, y, z], outputs, [A, B, RNG.random((2, 5, 4))])
+
+
+def test_one_model_compiled_per_input_shape_signature():
+    x = pt.dmatrix("x")
+    function = pytensor.function([x], x.sum(axis=0), mode="OPENVINO")
+    compiled = function.vm.jit_fn
+    assert isinstance(compiled, CompiledFunction)
+    for rows in (2, 3, 2, 3, 2):
+        np.testing.assert_allclose(function(np.ones((rows, 4))), np.full(4, rows))
+    assert len(compiled.compiled) == 2
+
+
+def test_shared_variable_updates_and_givens():
+    x, y = pt.dvector("x"), pt.dvector("y")
+    weight = pytensor.shared(np.float64(1.0), name="w")
+    function = pytensor.function(
+        [y], (x * weight).sum(), givens={x: y + 1}, updates={weight: weight * 2}, mode="OPENVINO"
+    )
+    assert [float(function(np.ones(3))) for _ in range(3)] == [6.0, 12.0, 24.0]
+    assert weight.get_value() == 8.0
+
+
+def test_ops_without_translation_are_named_together_before_compiling():
+    x = pt.dvector("x")
+    with pytest.raises(UnsupportedOpError, match="erfinv") as raised:
+        pytensor.function([x], [pt.erfinv(x), pt.gamma(x) + 1], mode="OPENVINO")
+    assert "gamma" in str(raised.value)
+    assert "\n" not in str(raised.value)

@@ -1,0 +1,285 @@
+"""PyTensor's scans on the OPENVINO mode: the graphs of PyTensor's JAX-backend scan tests
+(tests/link/jax/test_scan.py), ported: the same graphs and expectations, each compared with
+PyTensor's default mode. Skipped without pytensor (an optional extra: ov-loops[pytensor])."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pytensor", reason="pytensor is not installed (pip install ov-loops[pytensor])")
+
+import pytensor  # noqa: E402
+import pytensor.tensor as pt  # noqa: E402
+from pytensor.compile.mode import get_mode  # noqa: E402
+from pytensor.scan import until  # noqa: E402
+from pytensor.scan.op import Scan  # noqa: E402
+
+from ov_loops.pytensor import UnsupportedOpError  # noqa: E402
+from tests.pytensor.compare import compare  # noqa: E402
+
+VIEWS = [None, (-1,), slice(-2, None, None)]
+SLICED_VIEWS = [None, (-1,), slice(-4, -1, None)]
+
+
+def scan(*args, **kwargs):
+    """pytensor.scan returning only its outputs."""
+    return pytensor.scan(*args, return_updates=False, **kwargs)
+
+
+def _viewed(value, view):
+    return value if view is None else value[view]
+
+
+def _is_scan(node) -> bool:
+    return isinstance(node.op, Scan)
+
+
+def _scans(function) -> int:
+    return sum(_is_scan(node) for node in function.maker.fgraph.apply_nodes)
+
+
+@pytest.mark.parametrize("view", VIEWS)
+def test_sit_sot(view):
+    start = pt.scalar("x0", dtype="float64")
+    values = scan(lambda previous: previous + 1, outputs_info=[start], n_steps=10)
+    compare([start], [_viewed(values, view)], [np.e])
+
+
+@pytest.mark.parametrize("view", SLICED_VIEWS)
+def test_mit_sot(view):
+    start = pt.vector("x0", dtype="float64", shape=(3,))
+    values = scan(
+        lambda back3, back1: back3 + back1 + 1,
+        outputs_info=[{"initial": start, "taps": [-3, -1]}],
+        n_steps=10,
+    )
+    compare([start], [_viewed(values, view)], [np.full((3,), np.e)])
+
+
+@pytest.mark.parametrize("view_x", SLICED_VIEWS)
+@pytest.mark.parametrize("view_y", SLICED_VIEWS)
+def test_two_mit_sots(view_x, view_y):
+    x0 = pt.vector("x0", dtype="float64", shape=(3,))
+    y0 = pt.vector("y0", dtype="float64", shape=(4,))
+    xs, ys = scan(
+        lambda x3, x1, y4, y2: (x3 + y4 + 1, x1 + y2 + 2),
+        outputs_info=[{"initial": x0, "taps": [-3, -1]}, {"initial": y0, "taps": [-4, -2]}],
+        n_steps=10,
+    )
+    outputs = [_viewed(xs, view_x), _viewed(ys, view_y)]
+    compare([x0, y0], outputs, [np.full((3,), np.e), np.full((4,), np.pi)])
+
+
+@pytest.mark.parametrize("view", [None, (-2,), slice(None, None, 2)])
+def test_nit_sot(view):
+    xs = pt.vector("x0", dtype="float64", shape=(10,))
+    ys = scan(lambda x: pt.exp(x), outputs_info=[None], sequences=[xs])
+    mode = get_mode("OPENVINO").excluding("scan_pushout")  # else no Scan is left
+    values = [np.random.default_rng(49).normal(size=10)]
+    function, _ = compare([xs], [_viewed(ys, view)], values, mode=mode)
+    assert _scans(function) == 1
+
+
+def test_shared_variable_updated_by_the_scan():
+    constant_part = pytensor.shared(np.array(0.0), name="sh_static")
+    doubled = pytensor.shared(np.array(1.0), name="sh_update")
+    xs, updates = pytensor.scan(
+        lambda s, u: (s + u, {u: u * 2}),
+        outputs_info=[None],
+        non_sequences=[constant_part, doubled],
+        strict=True,
+        n_steps=7,
+        return_updates=True,
+    )
+    function = pytensor.function([], xs, updates=updates, mode="OPENVINO")
+    np.testing.assert_array_equal(function(), 2.0 ** np.arange(7))
+    constant_part.set_value(1.0)
+    np.testing.assert_array_equal(function(), 2.0 ** np.arange(7, 14) + 1.0)
+    constant_part.set_value(2.0)
+    doubled.set_value(1.0)
+    np.testing.assert_array_equal(function(), 2.0 ** np.arange(7) + 2.0)
+
+
+def test_while_scan():
+    """JAX's backend refuses while scans (xfail there); here they run."""
+    xs = scan(lambda x: (x + 1, until(x < 10)), outputs_info=[pt.zeros(())], n_steps=100)
+    _, (got,) = compare([], [xs], [])
+    assert got.shape == (1,)
+
+
+def test_while_scan_that_runs_several_steps():
+    limit = pt.scalar("limit", dtype="float64")
+    xs = scan(
+        lambda x, top: (x * 2, until(x * 2 > top)),
+        outputs_info=[pt.ones(())],
+        non_sequences=[limit],
+        n_steps=100,
+    )
+    _, (got,) = compare([limit], [xs], [np.float64(45.0)])
+    np.testing.assert_array_equal(got, [2, 4, 8, 16, 32, 64])
+
+
+def test_mit_sot_with_non_sequence():
+    a = pt.scalar("a")
+    ys = scan(
+        lambda y1, y3, scale: (y1 + y3) * scale,
+        outputs_info=[
+            {
+                "initial": pt.as_tensor_variable(
+                    np.r_[-1.0, 1.3, 0.0].astype(pytensor.config.floatX)
+                ),
+                "taps": [-1, -3],
+            }
+        ],
+        non_sequences=[a],
+        n_steps=10,
+        name="y_scan",
+    )
+    compare([a], [ys], [np.array(10.0).astype(pytensor.config.floatX)])
+
+
+@pytest.mark.parametrize("x0_type", [pt.dvector, pt.dmatrix])
+def test_nd_sit_sot(x0_type):
+    x0, a = x0_type("x0"), pt.dmatrix("A")
+    xs = scan(lambda x, m: m @ x, non_sequences=[a], outputs_info=[x0], n_steps=3)
+    start = np.arange(3.0) if x0.ndim == 1 else np.diag(np.arange(3.0))
+    compare([x0, a], [xs], [start, np.eye(3)])
+
+
+def test_nd_sit_sot_with_sequence():
+    x = pt.matrix("x0", shape=(3, 3), dtype="float64")
+    a = pt.matrix("A", shape=(3, 3), dtype="float64")
+    xs = scan(lambda row, m: m @ row, non_sequences=[a], sequences=[x], n_steps=3)
+    compare([x, a], [xs], [np.arange(9.0).reshape(3, 3), np.eye(3)])
+
+
+def test_nd_mit_sot():
+    x0, a, b = (pt.matrix(n, shape=(3, 3), dtype="float64") for n in ("x0", "A", "B"))
+    xs = scan(
+        lambda x3, x1, m, n: m @ x3 + n @ x1,
+        outputs_info=[{"initial": x0, "taps": [-3, -1]}],
+        non_sequences=[a, b],
+        n_steps=10,
+    )
+    compare([x0, a, b], [xs], [np.arange(9.0).reshape(3, 3), np.eye(3), np.eye(3)])
+
+
+def test_nd_sit_sot_with_a_second_output():
+    x0 = pt.vector("x0", shape=(3,), dtype="float64")
+    a = pt.matrix("A", shape=(3, 3), dtype="float64")
+    xs = scan(lambda x, m: (m @ x, x.sum()), outputs_info=[x0, None], non_sequences=[a], n_steps=10)
+    compare([x0, a], xs, [np.arange(3.0), np.eye(3)])
+
+
+def test_matrix_product_state_without_blas_rewrites():
+    a, b = pt.dmatrix("A"), pt.dmatrix("B")
+    out = scan(lambda x, m: x @ m, outputs_info=[a], non_sequences=[b], n_steps=2)
+    compare([a, b], [out], [np.eye(3), np.eye(3)])
+
+
+def test_sequence_of_dynamic_length_including_zero():
+    x = pt.tensor("x", shape=(None, 3), dtype="float64")
+    out = scan(lambda row: row + 1, outputs_info=[None], sequences=[x])
+    function = pytensor.function([x], out, mode=get_mode("OPENVINO").excluding("scan"))
+    assert _scans(function) == 1
+    np.testing.assert_allclose(function(np.array([[1.0, 2, 3]])), [[2, 3, 4]])
+    assert function(np.zeros((0, 3))).shape == (0, 3)
+
+
+def test_sequence_taps_and_go_backwards():
+    x = pt.dmatrix("x")
+    ys = scan(lambda a, b: a * b, sequences=[{"input": x, "taps": [-1, 1]}], go_backwards=True)
+    compare([x], [ys], [np.random.default_rng(3).random((6, 2))])
+
+
+def test_rnn_with_a_sequence_and_weights():
+    x, h0, w = pt.dmatrix("x"), pt.dvector("h0"), pt.dmatrix("W")
+    hs = scan(
+        lambda xt, h, m: pt.tanh(xt + h @ m), sequences=[x], outputs_info=[h0], non_sequences=[w]
+    )
+    rng = np.random.default_rng(5)
+    compare([x, h0, w], [hs, hs[-1]], [rng.random((5, 3)), rng.random(3), rng.random((3, 3))])
+
+
+def test_gradient_through_a_scan_with_a_mit_sot():
+    """pytensor.grad through a scan builds a scan with mit-mot outputs (JAX test_scan_mit_mot)."""
+    rho = pt.scalar("rho", dtype="float64")
+    x0 = pt.vector("xs", shape=(2,), dtype="float64")
+    y0 = pt.vector("ys", shape=(3,), dtype="float64")
+    outs, _ = scan(
+        lambda x1, y3, y1, r: ((x1 + y1) * r, y3 * (1 - r) + y1 * r),
+        outputs_info=[x0, {"initial": y0, "taps": [-3, -1]}],
+        non_sequences=[rho],
+        n_steps=10,
+    )
+    gradients = pt.grad(outs.sum(), wrt=[x0, y0, rho])
+    function, _ = compare(
+        [x0, y0, rho], gradients, [np.arange(2.0), np.array([0.5, 0.5, 0.5]), np.array(0.95)]
+    )
+    mit_mots = [n.op.info.n_mit_mot for n in function.maker.fgraph.apply_nodes if _is_scan(n)]
+    assert sum(mit_mots) > 0
+
+
+def test_value_and_gradient_of_an_rnn_loss():
+    x, h0, w = pt.dmatrix("x"), pt.dvector("h0"), pt.dmatrix("W")
+    hs = scan(
+        lambda xt, h, m: pt.tanh(xt + h @ m), sequences=[x], outputs_info=[h0], non_sequences=[w]
+    )
+    loss = (hs**2).sum()
+    rng = np.random.default_rng(7)
+    values = [rng.random((6, 3)), rng.random(3), rng.random((3, 3)) * 0.5]
+    compare([x, h0, w], [loss, *pt.grad(loss, wrt=[x, h0, w])], values)
+
+
+def _binomial_logp(n, p, k):
+    log_choose = pt.gammaln(n + 1) - pt.gammaln(k + 1) - pt.gammaln(n - k + 1)
+    return log_choose + k * pt.log(p) + (n - k) * pt.log(1 - p)
+
+
+def test_seir_model_log_probability_and_its_gradient():
+    """JAX test_scan_benchmark's SEIR model: its loss and PyTensor's gradients of it."""
+    infected, removed = (pt.vector(n, dtype="int32", shape=(1200,)) for n in ("C_t", "D_t"))
+    s0, e0, i0, beta, gamma, delta = (
+        pt.scalar(n, dtype="float64") for n in ("s0", "e0", "i0", "beta", "gamma", "delta")
+    )
+
+    def step(c, d, s, e, i, b, g, dl):
+        new = (s * b).astype(s.dtype)
+        logp_c, logp_d = _binomial_logp(e, g, c), _binomial_logp(i, dl, d)
+        return s - new, e + new - c, i + c - d, logp_c, logp_d
+
+    *_, logp_c, logp_d = scan(
+        step,
+        sequences=[infected, removed],
+        outputs_info=[s0, e0, i0, None, None],
+        non_sequences=[beta, gamma, delta],
+    )
+    loss = logp_c.sum() + logp_d.sum()
+    gradients = pt.grad(loss, wrt=[s0, e0, i0, beta, gamma, delta])
+    values = [
+        np.array([3, 5, 8, 13, 21, 26, 10, 3] * 150, np.int32),
+        np.array([1, 2, 3, 7, 9, 11, 5, 1] * 150, np.int32),
+        *(np.array(v) for v in (100.0, 50.0, 25.0, 0.277792, 0.135330, 0.108753)),
+    ]
+    inputs = [infected, removed, s0, e0, i0, beta, gamma, delta]
+    compare(inputs, [loss, *gradients], values)
+
+
+def test_random_draws_in_a_scan_are_refused():
+    rng = pytensor.shared(np.random.default_rng(190), name="rng")
+
+    def draw(generator):
+        next_generator, x = pt.random.normal(rng=generator).owner.outputs
+        return x, {generator: next_generator}
+
+    xs, updates = pytensor.scan(
+        draw,
+        outputs_info=[None],
+        non_sequences=[rng],
+        strict=True,
+        n_steps=10,
+        return_updates=True,
+    )
+    with pytest.raises(UnsupportedOpError, match="normal"):
+        pytensor.function([], [xs], updates=updates, mode="OPENVINO")
