@@ -14,7 +14,7 @@ import pytensor.tensor as pt  # noqa: E402
 
 from ov_loops.frontends.pytensor.linker import CompiledFunction  # noqa: E402
 from ov_loops.pytensor import UnsupportedOpError  # noqa: E402
-from tests.pytensor.compare import compare  # noqa: E402
+from tests.frontends.pytensor.compare import compare  # noqa: E402
 
 RNG = np.random.default_rng(11)
 A = RNG.random((3, 4)) + 0.5

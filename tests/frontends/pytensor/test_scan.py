@@ -16,7 +16,7 @@ from pytensor.scan import until  # noqa: E402
 from pytensor.scan.op import Scan  # noqa: E402
 
 from ov_loops.pytensor import UnsupportedOpError  # noqa: E402
-from tests.pytensor.compare import compare  # noqa: E402
+from tests.frontends.pytensor.compare import compare  # noqa: E402
 
 VIEWS = [None, (-1,), slice(-2, None, None)]
 SLICED_VIEWS = [None, (-1,), slice(-4, -1, None)]
