@@ -12,9 +12,6 @@ from __future__ import annotations
 # Defect classes (the reasons of KNOWN_FAILURES).
 SHAPES_LOSE_STATIC_DIMS = "issue 22 item 3: output shapes lose static dims with a dynamic batch"
 F64_COMPUTED_AS_F32 = "issue 22 item 8: f64 computed as f32 by the CPU plugin"
-NPU_TF2ONNX_WHILE = (
-    "issue 22 item 9: NPU refuses a tf2onnx while loop whose count static shapes fix"
-)
 NPU_WHILE_COUNT_FROM_SHAPES = (
     "issue 22 item 9: NPU refuses a while loop whose count static shapes fix"
 )
@@ -51,23 +48,6 @@ KNOWN_FAILURES: dict[tuple[str, str], str] = {
     ("skl_gaussian_process_f64", "npu"): F64_COMPUTED_AS_F32,
     ("skl_gaussian_process_f64", "static-default"): F64_COMPUTED_AS_F32,
     ("skl_gaussian_process_f64", "static-max"): F64_COMPUTED_AS_F32,
-    ("tf_keras_bidirectional_gru", "npu"): NPU_TF2ONNX_WHILE,
-    ("tf_keras_conv1d_gru_classifier", "npu"): NPU_TF2ONNX_WHILE,
-    ("tf_keras_custom_cell_rnn", "npu"): NPU_TF2ONNX_WHILE,
-    ("tf_keras_gru_go_backwards", "npu"): NPU_TF2ONNX_WHILE,
-    ("tf_keras_gru_opset13", "npu"): NPU_TF2ONNX_WHILE,
-    ("tf_keras_gru_reset_after", "npu"): NPU_TF2ONNX_WHILE,
-    ("tf_keras_gru_reset_before", "npu"): NPU_TF2ONNX_WHILE,
-    ("tf_keras_gru_state_in_out", "npu"): NPU_TF2ONNX_WHILE,
-    ("tf_keras_gru_stateful_batch2", "npu"): NPU_TF2ONNX_WHILE,
-    ("tf_keras_masking_gru_sequences", "npu"): NPU_TF2ONNX_WHILE,
-    ("tf_keras_masking_lstm", "npu"): NPU_TF2ONNX_WHILE,
-    ("tf_keras_simple_rnn_last", "npu"): NPU_TF2ONNX_WHILE,
-    ("tf_keras_simple_rnn_sequences", "npu"): NPU_TF2ONNX_WHILE,
-    ("tf_keras_stacked_lstm_gru_dense", "npu"): NPU_TF2ONNX_WHILE,
-    ("tf_keras_stacked_rnn_cells", "npu"): NPU_TF2ONNX_WHILE,
-    ("tf_scan_cumulative", "npu"): NPU_TF2ONNX_WHILE,
-    ("tf_scan_reverse_tuple", "npu"): NPU_TF2ONNX_WHILE,
     ("tf_while_tensor_array", "npu"): NPU_WHILE_COUNT_FROM_SHAPES,
     ("torch_ts_gru_by_hand_cat", "npu"): NPU_SEQUENCE_SHAPES_DYNAMIC,
     ("torch_ts_gru_by_hand_cat", "shapes"): SHAPES_LOSE_STATIC_DIMS,
