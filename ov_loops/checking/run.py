@@ -84,29 +84,20 @@ def check(
 ) -> CheckReport:
     """Run `model` (.onnx or .xml) on `device` and compare it with the numpy reference.
 
-    An .onnx is converted as `ov_loops.convert` and `save` would convert it with the same
-    `optimize`, `input`, `target`, `unroll`, `stateful`, `max_trip_count` and `compress_to_fp16`
-    (None: their defaults; `input` shapes the inputs generated and the reference's model too);
-    an .xml is converted already: any of them given is an InputError.
-    Tolerances go by the precision each output was computed in (`ov_loops.checking.tolerance`),
-    loosened (`F16_WEIGHTS`) where weights stored as f16 meet results of f32 weights;
-    `rtol`/`atol` replace the float defaults, `tolerances` (`parse_tolerances`) also per output.
-    `val_ranges` bounds generated values (by input name; None: all number inputs). The inputs
-    fed and the device's outputs can be saved as .npz or polygraphy .json (`save_inputs`,
-    `save_outputs`; `inputs` and `load_outputs` read both, and np.savez's positional arr_N
-    arrays in the graph's order); outputs
-    saved earlier (`load_outputs`) are compared with the device's and decide the verdict too.
-    `against=("convert-model",)` also runs `openvino.convert_model`'s IR. `chunks`
-    ("NAME[:AXIS]=N|L1,L2,...", `ov_loops.checking.chunks`) feeds a stateful model (an .onnx is
-    converted with `stateful=True`) that input in chunks on one infer request, then the whole
-    once more after `reset_state()` (a deciding opinion). The references stop after
-    `max_iterations` loop iterations in total. Compilation and inference run in a child
-    process: a native crash there is an InputError naming the signal.
+    An .onnx is converted as `ov_loops.convert` and `save` would with the same `optimize`,
+    `input`, `target`, `unroll`, `stateful`, `max_trip_count` and `compress_to_fp16` (None:
+    their defaults; `input` also shapes the generated inputs); for an .xml any of them is an
+    InputError. Tolerances go by the precision each output was computed in (`tolerance`),
+    loosened (`F16_WEIGHTS`) where f16-stored weights meet results of f32 weights; `rtol`/`atol`
+    replace the float defaults, `tolerances` (`parse_tolerances`) also per output; `val_ranges`
+    bounds generated values. `inputs`, `save_inputs`, `save_outputs` and `load_outputs` (saved
+    outputs that decide the verdict too) are .npz (by name, or np.savez's arr_N in graph order)
+    or polygraphy .json. `against=("convert-model",)` also runs `openvino.convert_model`'s IR.
+    `chunks` ("NAME[:AXIS]=N|L1,...", `checking.chunks`) feeds a stateful model that input in
+    chunks on one infer request, then whole after `reset_state()`. The references stop after
+    `max_iterations` iterations; a native crash of the device's child process is an InputError.
     """
-    if seed < 0:
-        raise InputError(f"--seed must be a non-negative integer, not {seed}")
-    if max_iterations < 1:
-        raise InputError(f"--max-iterations must be positive, not {max_iterations}")
+    _require_bounds(seed, max_iterations)
     path = Path(model)
     require_against(tuple(against), path.suffix != ".xml")
     chunks = _chunk_spec(chunks, tuple(against))
@@ -118,16 +109,27 @@ def check(
     f32 = tolerances.for_output("", np.float32, "f32")
     settings = Settings(device, shapes or {}, seed, f32.rtol, f32.atol, precision, max_iterations)
     saved = None if load_outputs is None else SavedOutputs.read(load_outputs)
-    request = Request(
-        settings, tolerances, val_ranges or {}, save_inputs, saved, against, chunks, conversion
-    )
+    extras = (val_ranges or {}, save_inputs, saved, against, chunks, conversion)
+    request = Request(settings, tolerances, *extras)
     for written, what in ((save_inputs, "inputs"), (save_outputs, "outputs")):
         require_directory(written, what)
     report = (_check_ir if path.suffix == ".xml" else _check_onnx)(path, given, request)
-    if save_outputs is not None:
-        named = dict(zip((row.name for row in report.rows), report.outputs))
-        save_arrays(save_outputs, named, "outputs")
+    _save_outputs(save_outputs, report)
     return report
+
+
+def _save_outputs(path: str | os.PathLike | None, report: CheckReport) -> None:
+    """The device's outputs of `report`, by output name, into `path` (None: nowhere)."""
+    if path is not None:
+        save_arrays(path, dict(zip((row.name for row in report.rows), report.outputs)), "outputs")
+
+
+def _require_bounds(seed: int, max_iterations: int) -> None:
+    """InputError for a negative seed or a non-positive iteration bound."""
+    if seed < 0:
+        raise InputError(f"--seed must be a non-negative integer, not {seed}")
+    if max_iterations < 1:
+        raise InputError(f"--max-iterations must be positive, not {max_iterations}")
 
 
 def _chunk_spec(chunks: str | ChunkSpec | None, against: tuple[str, ...]) -> ChunkSpec | None:

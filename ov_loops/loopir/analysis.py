@@ -1,5 +1,6 @@
-"""Analyses of a LoopIR that passes and lowerings share: which body Parameters are read, and
-whether a loop is computed from constants alone."""
+"""Analyses of a LoopIR that passes and lowerings share: which body Parameters are read,
+whether a loop is computed from constants alone, which carried values the body returns
+unchanged."""
 
 from __future__ import annotations
 
@@ -90,3 +91,30 @@ def unread_parameters(
             for reader in parameters[entry.body_parameter].output(0).get_target_inputs()
         )
     }
+
+
+def returned_unchanged(value: ov.Output) -> ov.Node:
+    """The node whose output `value` is, through Identity ops and Converts to the same type."""
+    node = value.get_node()
+    while node.get_type_name() == "Identity" or (
+        node.get_type_name() == "Convert"
+        and node.get_input_element_type(0) == node.get_output_element_type(0)
+    ):
+        node = node.input_value(0).get_node()
+    return node
+
+
+def unchanged_carried(loop: LoopIR) -> set[int]:
+    """The positions in merged_inputs of back edges that return their own Parameter unchanged,
+    whole carried values only."""
+    parameters = loop.body.get_parameters()
+    returned = returned_unchanged
+    unchanged = {
+        index
+        for index, entry in enumerate(loop.spec.merged_inputs)
+        if returned(loop.body_value(entry.body_result)) == parameters[entry.body_parameter]
+    }
+    for value in loop.carried:
+        if not unchanged.issuperset(value.merged):
+            unchanged -= set(value.merged)
+    return unchanged

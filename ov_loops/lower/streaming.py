@@ -28,8 +28,8 @@ from __future__ import annotations
 import openvino as ov
 
 from ov_loops.errors import ConversionError
+from ov_loops.loopir.analysis import returned_unchanged, unchanged_carried
 from ov_loops.loopir.loop import LoopIR
-from ov_loops.loopir.passes.dead_values import returned_unchanged, unchanged_carried
 from ov_loops.loopir.steps import Reverse
 from ov_loops.ovgraph import constant_value, folded_value, upstream
 

@@ -12,7 +12,7 @@ import openvino as ov
 from ov_loops import ovgraph
 from ov_loops.contract import ports
 from ov_loops.contract.spec import InvariantInput
-from ov_loops.loopir.analysis import unread_parameters
+from ov_loops.loopir.analysis import returned_unchanged, unchanged_carried, unread_parameters
 from ov_loops.loopir.loop import LoopIR, LoopResult
 from ov_loops.loopir.passes.base import LoopPass
 from ov_loops.loopir.steps import AfterLoop
@@ -68,33 +68,6 @@ class OuterValue:
     @classmethod
     def apply_all(cls, items, after: AfterLoop) -> list[ov.Output]:
         return [ovgraph.passthrough(step.value) for _, step in items]
-
-
-def returned_unchanged(value: ov.Output) -> ov.Node:
-    """The node whose output `value` is, through Identity ops and Converts to the same type."""
-    node = value.get_node()
-    while node.get_type_name() == "Identity" or (
-        node.get_type_name() == "Convert"
-        and node.get_input_element_type(0) == node.get_output_element_type(0)
-    ):
-        node = node.input_value(0).get_node()
-    return node
-
-
-def unchanged_carried(loop: LoopIR) -> set[int]:
-    """The positions in merged_inputs of back edges that return their own Parameter unchanged,
-    whole carried values only."""
-    parameters = loop.body.get_parameters()
-    returned = returned_unchanged
-    unchanged = {
-        index
-        for index, entry in enumerate(loop.spec.merged_inputs)
-        if returned(loop.body_value(entry.body_result)) == parameters[entry.body_parameter]
-    }
-    for value in loop.carried:
-        if not unchanged.issuperset(value.merged):
-            unchanged -= set(value.merged)
-    return unchanged
 
 
 def _as_invariants(loop: LoopIR, unchanged: set[int]) -> LoopIR:
