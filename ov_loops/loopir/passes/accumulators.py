@@ -220,4 +220,5 @@ def _empty_stack_shape(initial: ov.Output, append: _Append) -> ov.Output:
         return empty
     rows = ops.constant(np.array([append.length], np.int64))
     order = [*range(append.axis + 1), rank, *range(append.axis + 1, rank)]
-    return ops.gather(ops.concat([empty, rows], 0), ops.constant(np.array(order)), np.int64(0))
+    joined = ops.concat([empty, rows], 0)
+    return ops.gather(joined, ops.constant(np.array(order)), np.int64(0)).output(0)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import numpy as np
+import openvino as ov
 
 import ov_loops
 from ov_loops.contract.spec import ConcatenatedOutput
@@ -40,6 +41,11 @@ def test_parts_of_two_rows_are_stacked_with_an_axis_of_their_own():
     (result,) = [r for r in after.results if r.port == stacked.external_port]
     (step,) = result.after
     assert isinstance(step, PrependInitial) and step.rows == 2
+    # The stack's shape after zero iterations is a value the zero-run If can read (a Node made
+    # the lowering fail: "'openvino.Node' object has no attribute 'get_node'", fuzz seed
+    # 2700400194 at default and max).
+    assert isinstance(result.empty_shape, ov.Output)
+    assert list(result.empty_shape.get_partial_shape()) == [3]
 
 
 def test_an_accumulator_read_by_the_body_stays_carried():
