@@ -52,7 +52,7 @@ def configure(verbosity: int, stream=None) -> None:
     warnings, -v info, -vv debug; messages as `ov-loops: LEVEL: message` on `stream` (stderr).
     Progress lines as the module says. Calling it again replaces what it set up."""
     stream = stream or sys.stderr
-    root = logging.getLogger("ov_loops")
+    root = _root()
     for logger in (root, PROGRESS):
         for handler in [h for h in logger.handlers if getattr(h, "_ov_loops_cli", False)]:
             logger.removeHandler(handler)
@@ -73,6 +73,26 @@ def configure(verbosity: int, stream=None) -> None:
         PROGRESS.setLevel(logging.INFO)
     else:
         PROGRESS.setLevel(logging.NOTSET)
+
+
+@contextmanager
+def configured(verbosity: int, stream=None) -> Iterator[None]:
+    """`configure` for the duration of the block, then put the `ov_loops` loggers back as they
+    were (handlers, levels, propagation): `cli.main` run inside a program or a test leaves no
+    handler behind on a stream that may be closed by then."""
+    saved = [(lg, list(lg.handlers), lg.level, lg.propagate) for lg in (_root(), PROGRESS)]
+    configure(verbosity, stream)
+    try:
+        yield
+    finally:
+        for logger, handlers, level, propagate in saved:
+            logger.handlers[:] = handlers
+            logger.setLevel(level)
+            logger.propagate = propagate
+
+
+def _root() -> logging.Logger:
+    return logging.getLogger("ov_loops")
 
 
 def _is_terminal(stream) -> bool:

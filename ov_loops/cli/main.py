@@ -74,7 +74,12 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run `ov-loops` with `argv` (default: the process's arguments); returns the exit code."""
     args = _parser().parse_args(argv)
-    logs.configure(args.verbose - args.quiet)
+    with logs.configured(args.verbose - args.quiet):
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    """Run the parsed command; errors become their exit codes and one line on stderr."""
     try:
         return args.run(args)
     except OvLoopsError as exc:

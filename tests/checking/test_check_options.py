@@ -533,7 +533,12 @@ def test_progress_on_a_terminal_waits_for_long_work_and_quiet_silences_it(monkey
     """On a terminal, progress lines appear once the work has taken PROGRESS_AFTER seconds."""
     monkeypatch.delenv("OV_LOOPS_PROGRESS", raising=False)
     terminal = _Terminal()
-    logs.configure(0, terminal)
+    with logs.configured(0, terminal):
+        _progress_waits_then_shows(terminal)
+    assert not any(getattr(h, "_ov_loops_cli", False) for h in logs.PROGRESS.handlers)
+
+
+def _progress_waits_then_shows(terminal: _Terminal) -> None:
     (handler,) = logs.PROGRESS.handlers
     logs.progress("main/Loop_0 converted", 0.1)
     assert terminal.getvalue() == ""  # quick work: no line

@@ -318,3 +318,21 @@ def test_stdout_closed_early_stops_quietly(tmp_path):
     stderr = process.stderr.read()
     assert process.wait(timeout=300) == 1
     assert stderr == "", stderr
+
+
+def test_main_in_process_leaves_the_ov_loops_loggers_as_it_found_them(capsys, caplog):
+    """`main` configures logging for its run only: afterwards the `ov_loops` logger propagates
+    again (caplog and the host program see its records) and holds no handler on the stream
+    main wrote to (CI failed on a later test's log capture before this)."""
+    import logging
+
+    from ov_loops.cli.main import main
+
+    logger = logging.getLogger("ov_loops")
+    before = (list(logger.handlers), logger.level, logger.propagate)
+    assert main(["validate", "ir_samples/valid/nested_loops.xml"]) == 0
+    capsys.readouterr()
+    assert (list(logger.handlers), logger.level, logger.propagate) == before
+    with caplog.at_level(logging.WARNING, logger="ov_loops"):
+        logging.getLogger("ov_loops.api").warning("seen after main")
+    assert "seen after main" in caplog.text
