@@ -133,7 +133,7 @@ def _feeds(carried, steps_count, rng, loop):
     return feeds
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(body=bodies())
 def test_random_loop_bodies(body, tmp_path_factory):
     rng = np.random.default_rng(0)
@@ -143,7 +143,7 @@ def test_random_loop_bodies(body, tmp_path_factory):
     )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(body=bodies())
 def test_random_scan_bodies(body, tmp_path_factory):
     rng = np.random.default_rng(1)

@@ -24,18 +24,18 @@ def _failures(counts: dict) -> str:
 
 
 def test_mutated_onnx_loops_convert_cleanly_to_runnable_ir():
-    counts = mutate_onnx.run(budget_seconds=40, seed=1, max_inputs=14)  # with the others: ~2 min
+    counts = mutate_onnx.run(budget_seconds=25, seed=1, max_inputs=14)  # with the others: ~75 s
     assert counts["inputs"] > 0
     assert failure_count(counts) == 0, _failures(counts)
 
 
 def test_mutated_ir_port_maps_validate_and_check_cleanly():
-    counts = mutate_ir.run(budget_seconds=40, seed=1, max_inputs=6)
+    counts = mutate_ir.run(budget_seconds=25, seed=1, max_inputs=6)
     assert counts["inputs"] > 0
     assert failure_count(counts) == 0, _failures(counts)
 
 
 def test_hostile_convert_arguments_are_refused_in_one_line_or_converted():
-    counts = hostile_convert.run(budget_seconds=40, seed=1, max_inputs=120)
+    counts = hostile_convert.run(budget_seconds=25, seed=1, max_inputs=120)
     assert counts["inputs"] > 0
     assert failure_count(counts) == 0, _failures(counts)

@@ -75,7 +75,7 @@ def test_backend_case_at_optimize_max_passes(name: str, tmp_path):
     assert_backend_case_passes(name, tmp_path, optimize="max")
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(body=bodies())
 def test_random_loop_bodies_at_optimize_max(body, tmp_path_factory):
     """Runs of 3, 0, 17 and 5 iterations: 17 = 16 + 1 with the factor 16 of these bodies."""
@@ -85,7 +85,7 @@ def test_random_loop_bodies_at_optimize_max(body, tmp_path_factory):
     assert_matches_onnxruntime(made, runs, directory, oracle=reference_oracle, optimize="max")
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(body=bodies())
 def test_random_scan_bodies_at_optimize_max(body, tmp_path_factory):
     rng = np.random.default_rng(1)
