@@ -4,6 +4,7 @@
     ov_loops.save(model, "out/model.xml")       # f16 weights, as ovc
     ov_loops.validate("out/model.xml")          # a Report of the IR's loop layers
     ov_loops.check("model.onnx")                # run on a device, compare with numpy
+    compiled = ov_loops.compile("model.onnx")   # compiled anew per input-shape signature
     ov_loops.scan(fn, sequences, outputs_info)  # build a Loop-5 with Theano's scan API
 
 Each function's help() gives its options. The manual is README.md and docs/ in the ov-loops
@@ -36,6 +37,7 @@ _HOMES = {
     "SharedVariableError": "ov_loops.frontends.theano.shared_variables",
     "UnsupportedError": "ov_loops.errors",
     "check": "ov_loops.checking",
+    "compile": "ov_loops.specialising.compiled",
     "convert": "ov_loops.api",
     "foldl": "ov_loops.frontends.theano.scan",
     "foldr": "ov_loops.frontends.theano.scan",
