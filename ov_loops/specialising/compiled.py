@@ -111,7 +111,7 @@ def reshaped(model: ov.Model, signature: Signature) -> ov.Model:
         clone.reshape(shapes)
     except RuntimeError as exc:
         detail = message_line(exc, last=True)
-        raise InputError(f"the model refuses inputs {signature}: {detail}") from None
+        raise InputError(f"the model refuses these shapes: {detail}") from None
     return clone
 
 

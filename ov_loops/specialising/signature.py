@@ -74,7 +74,9 @@ def onnx_slots(model: onnx.ModelProto) -> list[Slot]:
             dim.dim_value if dim.HasField("dim_value") else None for dim in tensor.shape.dim
         )
         symbols = tuple(dim.dim_param or None for dim in tensor.shape.dim)
-        slots.append(Slot((value.name,), dims, ov_element_type(tensor.elem_type), symbols))
+        element = ov_element_type(tensor.elem_type)
+        typed = None if element is None or element.is_dynamic() else element
+        slots.append(Slot((value.name,), dims, typed, symbols))
     return slots
 
 
