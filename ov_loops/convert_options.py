@@ -63,10 +63,9 @@ class ConvertOptions:
         )
 
     def translate_keywords(self) -> dict[str, object]:
-        """The keywords of `ov_loops.api.translate` (all but `compress_to_fp16`, `save`'s)."""
-        keywords = dataclasses.asdict(self)
-        del keywords["compress_to_fp16"]
-        return keywords
+        """The keywords of `ov_loops.api.translate` (all but `compress_to_fp16`, `save`'s), the
+        values as given (not copied: `input` may hold OpenVINO types, which cannot be)."""
+        return {name: getattr(self, name) for name in OPTION_NAMES if name != "compress_to_fp16"}
 
     def spelled(self) -> str:
         """The options as `ov-loops convert` takes them; --input, --unroll, --stateful and

@@ -133,6 +133,15 @@ def test_every_python_form_of_input_gives_the_same_model(given):
     assert [loop.spec.trip_count for loop in conversion.loops] == [5]
 
 
+def test_check_takes_an_input_holding_openvino_types(tmp_path):
+    """check hands convert's options on; an `input` holding an ov.Type (a form translate
+    takes) reached it through a deep copy, which OpenVINO's types refuse (a TypeError)."""
+    path = tmp_path / "rows.onnx"
+    onnx.save(_loop_over_rows(), path)
+    report = ov_loops.check(path, input=[("X", ov.Type.f32, [5, 3]), ("acc0", [3])])
+    assert report.ok
+
+
 def test_a_range_reaches_the_model_and_runs_any_length_in_it(tmp_path):
     out = tmp_path / "o.xml"
     result = run_cli(
