@@ -49,6 +49,7 @@ class Request:
     against: tuple[str, ...]
     chunks: ChunkSpec | None = None
     conversion: ConvertOptions | None = None
+    specialise: bool = False  # the device runs the model specialised to the inputs' shapes
 
     def require_outputs(self, names: list[str]) -> None:
         """Output names in the options (tolerances, saved outputs) are the model's."""

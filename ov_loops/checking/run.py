@@ -16,6 +16,8 @@ from __future__ import annotations
 import dataclasses
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -40,6 +42,7 @@ from ov_loops.checking.report import CheckReport
 from ov_loops.checking.saved import SavedOutputs, require_directory, save_arrays
 from ov_loops.checking.sequence_inputs import with_sequence_inputs
 from ov_loops.checking.settings import Settings
+from ov_loops.checking.specialised import specialised_conversion, specialised_ir
 from ov_loops.checking.tolerance import Tolerances, magnitude, parse_tolerances
 from ov_loops.checking.weights import f16_weights, rounded_weights
 from ov_loops.conversion.report import Conversion
@@ -81,6 +84,7 @@ def check(
     stateful: bool | None = None,
     max_trip_count: int | None = None,
     compress_to_fp16: bool | None = None,
+    specialise: bool = False,
 ) -> CheckReport:
     """Run `model` (.onnx or .xml) on `device` and compare it with the numpy reference.
 
@@ -94,13 +98,14 @@ def check(
     outputs that decide the verdict too) are .npz (by name, or np.savez's arr_N in graph order)
     or polygraphy .json. `against=("convert-model",)` also runs `openvino.convert_model`'s IR.
     `chunks` ("NAME[:AXIS]=N|L1,...", `checking.chunks`) feeds a stateful model that input in
-    chunks on one infer request, then whole after `reset_state()`. The references stop after
+    chunks on one infer request, then whole after `reset_state()`; `specialise` runs the model
+    specialised to the inputs' shapes (checking/specialised.py). The references stop after
     `max_iterations` iterations; a native crash of the device's child process is an InputError.
     """
     _require_bounds(seed, max_iterations)
     path = Path(model)
     require_against(tuple(against), path.suffix != ".xml")
-    chunks = _chunk_spec(chunks, tuple(against))
+    chunks = _chunk_spec(chunks, tuple(against), specialise)
     converting = (optimize, input, target, unroll, stateful, max_trip_count, compress_to_fp16)
     conversion = _conversion(path, chunks, *converting)
     tolerances = tolerances or parse_tolerances(rtol, atol)
@@ -109,19 +114,19 @@ def check(
     f32 = tolerances.for_output("", np.float32, "f32")
     settings = Settings(device, shapes or {}, seed, f32.rtol, f32.atol, precision, max_iterations)
     saved = None if load_outputs is None else SavedOutputs.read(load_outputs)
-    extras = (val_ranges or {}, save_inputs, saved, against, chunks, conversion)
+    extras = (val_ranges or {}, save_inputs, saved, against, chunks, conversion, specialise)
     request = Request(settings, tolerances, *extras)
     for written, what in ((save_inputs, "inputs"), (save_outputs, "outputs")):
         require_directory(written, what)
     report = (_check_ir if path.suffix == ".xml" else _check_onnx)(path, given, request)
-    _save_outputs(save_outputs, report)
-    return report
+    return _save_outputs(save_outputs, report)
 
 
-def _save_outputs(path: str | os.PathLike | None, report: CheckReport) -> None:
-    """The device's outputs of `report`, by output name, into `path` (None: nowhere)."""
+def _save_outputs(path: str | os.PathLike | None, report: CheckReport) -> CheckReport:
+    """`report`, its device outputs saved by output name into `path` (None: nowhere)."""
     if path is not None:
         save_arrays(path, dict(zip((row.name for row in report.rows), report.outputs)), "outputs")
+    return report
 
 
 def _require_bounds(seed: int, max_iterations: int) -> None:
@@ -132,10 +137,14 @@ def _require_bounds(seed: int, max_iterations: int) -> None:
         raise InputError(f"--max-iterations must be positive, not {max_iterations}")
 
 
-def _chunk_spec(chunks: str | ChunkSpec | None, against: tuple[str, ...]) -> ChunkSpec | None:
-    """The parsed --chunks, which --against cannot go with."""
+def _chunk_spec(
+    chunks: str | ChunkSpec | None, against: tuple[str, ...], specialise: bool
+) -> ChunkSpec | None:
+    """The parsed --chunks, which --against and --specialise cannot go with."""
     if isinstance(chunks, str):
         chunks = parse_chunks(chunks)
+    if chunks is not None and specialise:
+        raise InputError("--specialise cannot be combined with --chunks (each chunk has a shape)")
     if chunks is not None and against:
         raise InputError(
             "--chunks cannot be combined with --against convert-model (its IR keeps no state)"
@@ -183,9 +192,16 @@ def _settled(request: Request, report: CheckReport, outcome: Outcome) -> Setting
 
 def _translate(source: Path, options: ConvertOptions) -> Conversion:
     """`translate` with `options`, whose unexpected failures are one-line ConversionErrors."""
+    with _converting():
+        return translate(source, **options.translate_keywords())
+
+
+@contextmanager
+def _converting() -> Iterator[None]:
+    """A conversion, timed; its unexpected failures are one-line ConversionErrors."""
     try:
         with timed("model converted"):
-            return translate(source, **options.translate_keywords())
+            yield
     except OvLoopsError:
         raise
     except Exception as exc:
@@ -228,12 +244,18 @@ def _check_onnx(path: Path, given: dict, request: Request) -> CheckReport:
     names = [value.name for value in loaded.model.graph.output]
     request.require_outputs(names)
     given = by_position(given, _graph_inputs(loaded.model), "inputs")
-    conversion = _translate(path, options)  # from the file, as convert: its errors name it
+    # from the file, as convert: its errors name it (specialised: once the inputs are known)
+    conversion = signature = None
+    if not request.specialise:
+        conversion = _translate(path, options)
     source, settings = _with_input(loaded, options, settings, given)
     given, shapes = with_sequence_inputs(path, source, given, request.val_ranges, settings)
     request = dataclasses.replace(request, settings=dataclasses.replace(settings, shapes=shapes))
     feeds, generated = request.feeds(onnx_input_specs(source.model), given)
     chunking = request.chunking(feeds)
+    if conversion is None:
+        with _converting():
+            conversion, signature = specialised_conversion(path, options, source.model, feeds)
     expected, trace = _reference("ONNX reference", run_onnx, Trace(), source.model, feeds, settings)
     outcome = Outcome(path, "ONNX reference (numpy)", names, expected)
     with tempfile.TemporaryDirectory(prefix="ov-loops-check-") as scratch:
@@ -253,6 +275,8 @@ def _check_onnx(path: Path, given: dict, request: Request) -> CheckReport:
                 )
         report = report_of(outcome, request)
         report.warnings.extend(loops_never_run(conversion.loops, trace, generated))
+        if signature is not None:
+            report.notes.append(SPECIALISED.format(signature))
         if chunking is not None and not any(loop.states for loop in conversion.loops):
             report.notes.append(NO_STATE)
         if _locating(report, chunking):
@@ -260,6 +284,10 @@ def _check_onnx(path: Path, given: dict, request: Request) -> CheckReport:
                 settled = _settled(request, report, outcome)
                 report.divergence = locate(source, conversion, trace, feeds, settled, scratch)
     return report
+
+
+SPECIALISED = "specialised: the device ran the model converted for inputs {}"
+SPECIALISED_IR = "specialised: the device ran the model reshaped to inputs {}"
 
 
 def _graph_inputs(model) -> list[str]:
@@ -307,9 +335,17 @@ def _check_ir(path: Path, given: dict, request: Request) -> CheckReport:
     expected = _ir_expected(model, computed)
     outcome = Outcome(path, "IR reference (numpy)", names, expected, ir_reference=True)
     outcome.f16_weights = outcome.rounded_weights = f16_weights(model)  # originals unknown
-    outcome.run_device(path, feeds, request, chunking)
+    with tempfile.TemporaryDirectory(prefix="ov-loops-check-") as scratch:
+        signature = None
+        if request.specialise:
+            signature = specialised_ir(model, feeds, Path(scratch) / "model.xml")
+        outcome.run_device(
+            Path(scratch) / "model.xml" if signature else path, feeds, request, chunking
+        )
     outcome.others["onnxruntime"] = IR_NOT_FOR_ONNXRUNTIME
     report = report_of(outcome, request)
+    if signature is not None:
+        report.notes.append(SPECIALISED_IR.format(signature))
     if validation.errors:
         report.notes.append(
             f"the IR has {len(validation.errors)} validation error(s): run ov-loops validate"

@@ -83,6 +83,13 @@ def add_check_options(check: argparse.ArgumentParser) -> None:
     )
     check.set_defaults(**dict.fromkeys(OPTION_NAMES))
     check.add_argument(
+        "--specialise",
+        action="store_true",
+        help="run the model specialised to the inputs' shapes, as ov_loops.compile does: an "
+        ".onnx converted with --input set to them (the static-shape passes run), an .xml "
+        "reshaped to them; compared with the references of the model as given",
+    )
+    check.add_argument(
         "--chunks",
         metavar="NAME[:AXIS]=N|L1,L2,...",
         help="feed input NAME in chunks along AXIS (default 0): N near-equal ones or these "
@@ -171,5 +178,6 @@ def _report(args: argparse.Namespace):
         load_outputs=args.load_outputs,
         against=tuple(args.against),
         chunks=args.chunks,
+        specialise=args.specialise,
         **given_values(args),
     )

@@ -13,13 +13,17 @@ call(inputs):
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import logging
 import os
 import time
 from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import openvino as ov
 
@@ -34,6 +38,9 @@ from ov_loops.specialising.signature import (
     signature_of,
     symbol_conflict,
 )
+
+if TYPE_CHECKING:
+    from ov_loops.conversion.report import Conversion
 
 log = logging.getLogger(__name__)
 DEFAULT_CACHE_SIZE = 8
@@ -65,21 +72,31 @@ class CacheInfo:
 
 
 class OnnxSource:
-    """An ONNX model, converted for a signature with `input` set to it (`options` otherwise)."""
+    """An ONNX model (as `translate` takes it) and its inputs, converted for a signature with
+    `options` and `input` set to the signature."""
 
-    def __init__(self, model: object, options: ConvertOptions) -> None:
+    def __init__(self, model: object, options: ConvertOptions, slots: list[Slot]) -> None:
+        self.model, self.options, self.slots = model, options, slots
+
+    @classmethod
+    def read(cls, model: object, options: ConvertOptions) -> OnnxSource:
+        """The source of `model`, read (and checked) once: InputError when it cannot be."""
         from ov_loops.frontends.onnx.load.load import load_model
 
-        self.model = model.read() if isinstance(model, io.IOBase) else model
-        self.options = options
-        self.slots = onnx_slots(load_model(self.model, weights_in_files=True).model)
+        model = model.read() if isinstance(model, io.IOBase) else model
+        return cls(model, options, onnx_slots(load_model(model, weights_in_files=True).model))
 
     def specialised(self, signature: Signature) -> ov.Model:
+        return self.conversion(signature).model
+
+    def conversion(self, signature: Signature) -> Conversion:
+        """`translate` with the signature as `input`; a failure that the signature's giving one
+        symbolic dim two lengths explains is an InputError saying so."""
         from ov_loops.api import translate
 
-        keywords = {**self.options.translate_keywords(), "input": signature.input_shapes()}
+        options = dataclasses.replace(self.options, input=signature.input_shapes())
         try:
-            return translate(self.model, **keywords).model
+            return translate(self.model, **options.translate_keywords())
         except ConversionError:
             conflict = symbol_conflict(self.slots, signature)
             if conflict is None:
@@ -96,6 +113,17 @@ class IrSource:
 
     def specialised(self, signature: Signature) -> ov.Model:
         return reshaped(self.model, signature)
+
+
+@contextmanager
+def naming(signature: Signature) -> Iterator[None]:
+    """Errors of specialising to `signature` as the same kind (input or conversion) of error,
+    prefixed with "inputs SIGNATURE: "."""
+    try:
+        yield
+    except OvLoopsError as exc:
+        kind = InputError if isinstance(exc, InputError) else ConversionError
+        raise kind(f"inputs {signature}: {exc}") from None
 
 
 def reshaped(model: ov.Model, signature: Signature) -> ov.Model:
@@ -171,11 +199,8 @@ class SpecialisedModel:
         from ov_loops.checking.device import core
 
         started = time.perf_counter()
-        try:
+        with naming(signature):
             model = self._source.specialised(signature)
-        except OvLoopsError as exc:
-            kind = InputError if isinstance(exc, InputError) else ConversionError
-            raise kind(f"inputs {signature}: {exc}") from None
         made = time.perf_counter()
         try:
             compiled = core().compile_model(model, self.device, self.config)
@@ -252,7 +277,7 @@ def _source(model: object, named: dict[str, object], device: str) -> OnnxSource 
     kind = device.split(":")[0].split(".")[0].upper()
     defaults = {"optimize": "max", "target": kind if kind in TARGET_DEVICES else "CPU"}
     values = {name: value for name, value in named.items() if value is not None}
-    return OnnxSource(model, ConvertOptions.given({**defaults, **values}))
+    return OnnxSource.read(model, ConvertOptions.given({**defaults, **values}))
 
 
 def _read_ir(path: Path) -> ov.Model:
