@@ -4,10 +4,14 @@
         [--warmup 2] [--conversion-rounds 3] [--json OUT]
 
 Rows are loops (benchmarks/loop_models.py): RNN, GRU (linear_before_reset 0 and 1) and LSTM
-cells as Loop and Scan, and loops shaped like jax2onnx, tf2onnx and torch's exports, for H, B
-and T from the grid (--full) or a small subset (--quick, the default; about two minutes).
+cells as Loop and Scan, loops shaped like jax2onnx, tf2onnx and torch's exports, and real
+jax2onnx exports of flax RNNs from the corpus (tests/models/exporters; form "jax2onnx", batch
+and time dims symbolic as exported, H as exported), for H, B and T from the grid (--full) or a
+small subset (--quick, the default; about three minutes).
 Columns: `ov_loops.convert(model, optimize=...)` with "max", "default" and "none" (a cell
-marked [LSTMSequence] etc. where the loop became that op: lower/cells.py),
+marked [LSTMSequence] etc. where the loop became that op: lower/cells.py), "specialised"
+(`ov_loops.compile(model, optimize="max")`: converted and compiled for the row's shapes on its
+first call, whose time is its own column, "1st call", not in the latency),
 `openvino.convert_model(path)` and onnxruntime. OpenVINO runs on CPU with
 INFERENCE_PRECISION_HINT=f32, INFERENCE_NUM_THREADS=1, NUM_STREAMS=1; onnxruntime with one
 intra- and one inter-op thread.
@@ -18,7 +22,8 @@ tolerance is printed loudly and marked in the table), each column is warmed up, 
 round runs every column once, in an order shuffled each round (seeded; --rounds, or as many as
 fit in --budget seconds per row at the warm-up's pace, 5 to 60). A cell is the median
 latency of one inference, the median of the per-round ratios to the openvino column and their
-spread (lowest-highest). The "convert" column is the ratio of the fastest conversion times
+spread (lowest-highest); the specialised cell also gives the ratio to onnxruntime ("ort×").
+The "convert" column is the ratio of the fastest conversion times
 ov_loops.convert / openvino.convert_model for max, default, none, then the same ratios to
 openvino.Core.read_model (the ONNX frontend without convert_model's own Python work: argument
 handling, telemetry, MOC transformations).
@@ -49,12 +54,24 @@ import ov_loops
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
 from benchmarks.loop_models import loop_feeds, loop_model  # noqa: E402
 
+EXPORTS = Path(__file__).resolve().parents[1] / "tests" / "models" / "exporters"
+EXPORTED = "jax2onnx"  # the form of rows read from the real-exports corpus
+# cell name: (corpus model, H as exported)
+EXPORTS_ROWS = {
+    "flax_lstm": ("jax_linen_lstm_carry_init", 8),
+    "flax_gru": ("jax_linen_gru_carry_init", 8),
+    "flax_simple": ("jax_linen_simple_carry_init", 8),
+    "flax_stacked": ("jax_linen_stacked_gru_lstm", 8),
+}
+
 CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": 1, "NUM_STREAMS": 1}
 LEVELS = ("max", "default", "none")
 BASELINE = "openvino"
 FRONTEND = "read_model"  # OpenVINO's ONNX frontend alone: conversion times only
-COLUMNS = (*LEVELS, BASELINE, "onnxruntime")
+SPECIALISED = "specialised"  # ov_loops.compile: compiled for the row's shapes on first call
+COLUMNS = (*LEVELS, SPECIALISED, BASELINE, "onnxruntime")
 HEADINGS = {level: f"ov-loops {level}" for level in LEVELS} | {
+    SPECIALISED: "ov_loops.compile (max)",
     BASELINE: "openvino.convert_model",
     "onnxruntime": "onnxruntime",
 }
@@ -87,7 +104,9 @@ def full_rows() -> list[Row]:
         (cell, form) for cell in ("rnn", "gru", "gru_lbr", "lstm") for form in ("loop", "scan")
     ]
     pairs += [(cell, form) for form, cell in EXPORTER_ROWS]
-    return [Row(cell, form, *shape) for cell, form in pairs for shape in shapes]
+    rows = [Row(cell, form, *shape) for cell, form in pairs for shape in shapes]
+    exported = itertools.product(EXPORTS_ROWS.items(), (1, 16), (100, 1000))
+    return rows + [Row(cell, EXPORTED, hidden, b, t) for (cell, (_, hidden)), b, t in exported]
 
 
 def quick_rows() -> list[Row]:
@@ -99,6 +118,7 @@ def quick_rows() -> list[Row]:
     rows += [Row("rnn", "scan", 256, 1, 1000), Row("rnn", "loop", 1024, 1, 100)]
     rows += [Row("lstm", "loop", 256, 1, 100)]
     rows += [Row("gru_lbr", "loop", 256, 16, 100)]
+    rows += [Row(cell, EXPORTED, hidden, 1, 1000) for cell, (_, hidden) in EXPORTS_ROWS.items()]
     return rows
 
 
@@ -113,6 +133,7 @@ class Measured:
     difference: dict[str, float] = field(default_factory=dict)
     mismatched: list[str] = field(default_factory=list)
     lowered: dict[str, str] = field(default_factory=dict)  # by level: "Loop" or a *Sequence op
+    first_call: float | None = None  # seconds of the specialised column's first call
 
 
 def lowering(model: ov.Model) -> str:
@@ -187,16 +208,34 @@ def openvino_runner(model: ov.Model, outputs: list[str], feeds: dict) -> Callabl
     return run
 
 
+def specialised_runner(path: Path, outputs: list[str], feeds: dict, measured: Measured) -> Callable:
+    """A call running `ov_loops.compile(path)` at max with CONFIG, after its first call (timed
+    into measured.first_call: the conversion and compilation for the feeds' shapes)."""
+    compiled = ov_loops.compile(path, "CPU", CONFIG, optimize="max")
+    start = time.perf_counter()
+    compiled(feeds)
+    measured.first_call = time.perf_counter() - start
+
+    def run() -> list[np.ndarray]:
+        results = compiled(feeds)
+        return [results[name] for name in outputs]
+
+    return run
+
+
 def runners(
-    model: onnx.ModelProto, models: dict[str, ov.Model], feeds: dict, measured: Measured
+    path: Path, models: dict[str, ov.Model], feeds: dict, measured: Measured
 ) -> dict[str, Callable]:
     """A call per column (in COLUMNS order) that compiled; failures go to measured.errors."""
+    model = onnx.load(path)
     outputs = [output.name for output in model.graph.output]
     made = {}
     for name in COLUMNS:
         try:
             if name == "onnxruntime":
                 made[name] = onnxruntime_runner(model, outputs, feeds)
+            elif name == SPECIALISED:
+                made[name] = specialised_runner(path, outputs, feeds, measured)
             elif name in models:
                 made[name] = openvino_runner(models[name], outputs, feeds)
         except Exception as error:
@@ -258,16 +297,36 @@ def time_rounds(
     return samples
 
 
+def row_model(row: Row, scratch: Path) -> tuple[Path, dict[str, np.ndarray]]:
+    """The ONNX file of `row` (written into `scratch`, or the corpus export) and its feeds."""
+    if row.form != EXPORTED:
+        path = scratch / "model.onnx"
+        onnx.save(loop_model(row.cell, row.form, row.hidden, row.batch), path)
+        return path, loop_feeds(row.cell, row.hidden, row.batch, row.steps)
+    name, _ = EXPORTS_ROWS[row.cell]
+    return EXPORTS / f"{name}.onnx", exported_feeds(name, row.batch, row.steps)
+
+
+def exported_feeds(name: str, batch: int, steps: int) -> dict[str, np.ndarray]:
+    """Inputs of corpus model `name` as the manifest gives their dims, B and T (the symbolic
+    batch and time dims of jax2onnx's exports) set: N(0, 1) floats."""
+    manifest = json.loads((EXPORTS / "manifest.json").read_text())
+    (entry,) = [entry for entry in manifest["models"] if entry["name"] == name]
+    rng = np.random.default_rng(0)
+    sizes = {"B": batch, "T": steps}
+    return {
+        input_name: rng.standard_normal([sizes.get(dim, dim) for dim in dims]).astype(np.float32)
+        for input_name, dims in entry["input_dims"].items()
+    }
+
+
 def measure_row(row: Row, args: argparse.Namespace, scratch: Path) -> Measured:
     """Convert, check and time one row."""
     measured = Measured(row)
-    model = loop_model(row.cell, row.form, row.hidden, row.batch)
-    path = scratch / "model.onnx"
-    onnx.save(model, path)
-    feeds = loop_feeds(row.cell, row.hidden, row.batch, row.steps)
+    path, feeds = row_model(row, scratch)
     models = convert_all(path, args.conversion_rounds, measured)
     measured.lowered = {name: lowering(made) for name, made in models.items() if name in LEVELS}
-    calls = runners(model, models, feeds, measured)
+    calls = runners(path, models, feeds, measured)
     del models
     check_outputs(calls, measured)
     measured.latency = time_rounds(calls, args.warmup, args.rounds, args.budget)
@@ -304,6 +363,10 @@ def cell_text(measured: Measured, name: str) -> str:
     if per_round and name != BASELINE:
         middle, low, high = statistics.median(per_round), min(per_round), max(per_round)
         text += f" ×{middle:.2f} ({low:.2f}–{high:.2f})"
+    to_onnxruntime = ratios(measured, name, "onnxruntime")
+    if name == SPECIALISED and to_onnxruntime:
+        middle, low, high = (f(to_onnxruntime) for f in (statistics.median, min, max))
+        text += f" ort×{middle:.2f} ({low:.2f}–{high:.2f})"
     if measured.lowered.get(name, "Loop") != "Loop":
         text += f" [{measured.lowered[name]}]"
     return text + (" MISMATCH" if name in measured.mismatched else "")
@@ -314,6 +377,7 @@ def table(results: list[Measured]) -> str:
     headings = [
         "loop",
         *(HEADINGS[name] for name in COLUMNS),
+        "1st call",
         "convert × max/default/none: convert_model; read_model",
     ]
     lines = ["| " + " | ".join(headings) + " |", "|" + "---|" * len(headings)]
@@ -325,18 +389,20 @@ def table(results: list[Measured]) -> str:
             )
             for baseline in (BASELINE, FRONTEND)
         )
-        cells = [measured.row.name, *(cell_text(measured, name) for name in COLUMNS), conversion]
+        first = "–" if measured.first_call is None else f"{measured.first_call * 1e3:.0f} ms"
+        cells = [measured.row.name, *(cell_text(measured, name) for name in COLUMNS), first]
+        cells.append(conversion)
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
 def as_json(measured: Measured) -> dict:
     """One row's measurements as plain data."""
-    summary = {}
-    for name in COLUMNS:
-        per_round = ratios(measured, name)
-        if per_round:
-            summary[name] = {
+    summary = {baseline: {} for baseline in (BASELINE, "onnxruntime")}
+    for baseline, name in itertools.product(summary, COLUMNS):
+        per_round = ratios(measured, name, baseline)
+        if per_round and name != baseline:
+            summary[baseline][name] = {
                 "median": statistics.median(per_round),
                 "min": min(per_round),
                 "max": max(per_round),
@@ -346,7 +412,9 @@ def as_json(measured: Measured) -> dict:
         **vars(measured.row),
         "latency_s": measured.latency,
         "median_latency_s": {k: statistics.median(v) for k, v in measured.latency.items()},
-        "ratio_to_openvino": summary,
+        "ratio_to_openvino": summary[BASELINE],
+        "ratio_to_onnxruntime": summary["onnxruntime"],
+        "specialised_first_call_s": measured.first_call,
         "conversion_s": measured.conversion,
         "conversion_ratio": {
             baseline: {level: conversion_ratio(measured, level, baseline) for level in LEVELS}

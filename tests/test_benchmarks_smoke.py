@@ -39,8 +39,22 @@ def test_loop_matches_onnxruntime_at_every_level(cell: str, form: str) -> None:
 
 def test_every_form_and_cell_is_a_row() -> None:
     for rows in (loops.quick_rows(), loops.full_rows()):
-        assert {row.form for row in rows} == set(FORMS)
-        assert {row.cell for row in rows} == set(CELLS)
+        assert {row.form for row in rows} == {*FORMS, loops.EXPORTED}
+        assert {row.cell for row in rows} == {*CELLS, *loops.EXPORTS_ROWS}
+
+
+def test_a_corpus_row_fills_every_column_and_times_the_first_call(tmp_path: Path) -> None:
+    settings = argparse.Namespace(conversion_rounds=1, warmup=0, rounds=2, budget=0.0)
+    measured = loops.measure_row(
+        loops.Row("flax_lstm", loops.EXPORTED, 8, 2, 5), settings, tmp_path
+    )
+    assert measured.errors == {} and measured.mismatched == []
+    assert set(measured.latency) == set(loops.COLUMNS)
+    assert measured.first_call is not None and measured.first_call > 0
+    row = loops.as_json(measured)
+    assert row["ratio_to_onnxruntime"]["specialised"]["median"] > 0
+    text = loops.table([measured])
+    assert "flax_lstm jax2onnx H=8 B=2 T=5" in text and " ort×" in text
 
 
 def test_a_measured_row_fills_every_column(tmp_path: Path) -> None:
