@@ -251,7 +251,8 @@ def compile(  # noqa: A001 -- openvino's name for it
     logged (info, logger `ov_loops.specialising.compiled`) and kept in `first_calls`;
     `cache_info()` counts hits, misses and evictions. Bad inputs (unknown or missing names, a
     rank or a static dim the model declares otherwise, shapes the model refuses) are
-    InputErrors; a model that cannot be converted for a signature is a ConversionError.
+    InputErrors; a model that cannot be converted for a signature is a ConversionError. One
+    call at a time, as CompiledModel's call: it is not thread-safe.
     """
     if isinstance(cache_size, bool) or not isinstance(cache_size, int) or cache_size < 1:
         raise InputError(f"cache_size must be a positive integer, not {cache_size!r}")
