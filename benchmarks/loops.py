@@ -189,6 +189,7 @@ def onnxruntime_runner(model: onnx.ModelProto, outputs: list[str], feeds: dict) 
     options = ort.SessionOptions()
     options.intra_op_num_threads = options.inter_op_num_threads = 1
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    options.log_severity_level = 3  # errors only: not the exports' unused initializers
     session = ort.InferenceSession(
         model.SerializeToString(), options, providers=["CPUExecutionProvider"]
     )
