@@ -12,18 +12,7 @@ import openvino as ov
 from ov_loops.conversion.report import Conversion
 from ov_loops.convert_options import ConvertOptions
 from ov_loops.specialising.compiled import OnnxSource, naming, reshaped
-from ov_loops.specialising.signature import (
-    Signature,
-    Slot,
-    arranged,
-    ir_slots,
-    onnx_slots,
-    signature_of,
-)
-
-
-def _signature(slots: list[Slot], feeds: dict) -> Signature:
-    return signature_of(slots, arranged(slots, feeds))
+from ov_loops.specialising.signature import Signature, call_signature, ir_slots, onnx_slots
 
 
 def specialised_conversion(
@@ -32,7 +21,7 @@ def specialised_conversion(
     """The conversion of the .onnx at `path` (whose graph is `model`) for `feeds`' signature,
     with `options` otherwise, and that signature."""
     slots = onnx_slots(model)
-    signature = _signature(slots, feeds)
+    signature = call_signature(slots, feeds)
     with naming(signature):
         return OnnxSource(path, options, slots).conversion(signature), signature
 
@@ -40,7 +29,7 @@ def specialised_conversion(
 def specialised_ir(model: ov.Model, feeds: dict, xml: Path) -> Signature:
     """Write `model` reshaped to `feeds`' signature as the IR `xml` (weights stored as they
     are); the signature."""
-    signature = _signature(ir_slots(model), feeds)
+    signature = call_signature(ir_slots(model), feeds)
     with naming(signature):
         ov.save_model(reshaped(model, signature), str(xml), compress_to_fp16=False)
     return signature

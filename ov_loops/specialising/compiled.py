@@ -33,6 +33,7 @@ from ov_loops.specialising.signature import (
     Signature,
     Slot,
     arranged,
+    call_signature,
     ir_slots,
     onnx_slots,
     signature_of,
@@ -169,7 +170,7 @@ class SpecialisedModel:
 
     def signature(self, inputs: object) -> Signature:
         """The signature (cache key) a call with `inputs` has."""
-        return signature_of(self.slots, arranged(self.slots, inputs))
+        return call_signature(self.slots, inputs)
 
     def compiled_for(self, signature: Signature) -> ov.CompiledModel:
         """The compiled model of `signature`: cached, or made (and cached) now."""

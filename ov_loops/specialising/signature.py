@@ -123,6 +123,11 @@ def _by_key(slots: list[Slot], inputs: dict) -> list[np.ndarray]:
     return [np.asarray(found[position]) for position in range(len(slots))]
 
 
+def call_signature(slots: list[Slot], inputs: object) -> Signature:
+    """The signature of a call with `inputs` (as `arranged` takes them)."""
+    return signature_of(slots, arranged(slots, inputs))
+
+
 def signature_of(slots: list[Slot], values: list[np.ndarray]) -> Signature:
     """The signature of `values` (in slot order); InputError for a value the slot refuses."""
     return Signature(tuple(_entry(slot, value) for slot, value in zip(slots, values)))
