@@ -31,13 +31,14 @@ class InlineConstantCaptures(LoopPass):
         for entry in loop.spec.invariant_inputs:
             value = loop.outer[entry.external_port]
             if ovgraph.is_constant(value):
-                _inline(parameters[entry.body_parameter], value)
+                inline_constant(parameters[entry.body_parameter], value)
                 inlined.add(entry.body_parameter)
         return loop.without_parameters(inlined) if inlined else loop
 
 
-def _inline(parameter: ov.Node, value: ov.Output) -> None:
-    """Feed every reader of `parameter` a copy of the Constant `value` (one per nested Loop)."""
+def inline_constant(parameter: ov.Node, value: ov.Output) -> ov.Output | None:
+    """Feed every reader of `parameter` a copy of the Constant `value` (one per nested Loop);
+    the copy the other readers share, if any."""
 
     def copy() -> ov.Node:
         return ov.op.Constant(value.get_node().get_tensor_view(), shared_memory=False)
@@ -50,3 +51,4 @@ def _inline(parameter: ov.Node, value: ov.Output) -> None:
             shared = shared or copy()
             constant = shared
         target.replace_source_output(constant.output(0))
+    return None if shared is None else shared.output(0)

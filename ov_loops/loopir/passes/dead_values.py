@@ -11,10 +11,11 @@ import openvino as ov
 
 from ov_loops import ovgraph
 from ov_loops.contract import ports
-from ov_loops.contract.spec import InvariantInput
+from ov_loops.contract.spec import InvariantInput, MergedInput
 from ov_loops.loopir.analysis import returned_unchanged, unchanged_carried, unread_parameters
 from ov_loops.loopir.loop import LoopIR, LoopResult
 from ov_loops.loopir.passes.base import LoopPass
+from ov_loops.loopir.passes.constants import inline_constant
 from ov_loops.loopir.steps import AfterLoop
 
 
@@ -25,12 +26,16 @@ class RemoveDeadValues(LoopPass):
                 (directly or through Identity ops and Converts to the same type):
             its merged inputs -> invariant inputs (same outer value, same Parameter)
             a last-value output that returns such a Parameter -> its outer value (OuterValue)
+            outer value a Constant: the Parameter's readers, and the readers of those Identity
+                ops and Converts other than Results and nested Loops, read a copy of it
         for invariant and sliced inputs: if nothing reads the Parameter: drop the input
 
     An invariant input has no back edge: nothing is copied between iterations. The Loop-5
     output of an unchanged value stays (its Result reads the invariant Parameter, which Loop-5
     allows) but the graph reads the outer value itself, which is right after any number of
-    iterations, zero included, and does not wait for the Loop.
+    iterations, zero included, and does not wait for the Loop. jax2onnx's Loops carry their
+    weights unchanged: as body Constants (InlineConstantCaptures, which ran before, saw them
+    carried) the CPU plugin pre-packs them and the cell lowering (lower/cells.py) reads them.
 
     Not done: carried values whose cycle feeds nothing but itself. Their last-value outputs may
     be read by the graph, and a LoopIR does not know which of its results the graph reads.
@@ -43,6 +48,8 @@ class RemoveDeadValues(LoopPass):
     def run(self, loop: LoopIR) -> LoopIR:
         unchanged = unchanged_carried(loop)
         after = _as_invariants(loop, unchanged) if unchanged else loop
+        for index in unchanged:
+            _inline_if_constant(after, loop.spec.merged_inputs[index])
         spec = after.spec
         unread = unread_parameters(after, (*spec.invariant_inputs, *spec.sliced_inputs))
         if unread:
@@ -53,6 +60,29 @@ class RemoveDeadValues(LoopPass):
         if unread:
             after = after.noting(f"dropped {len(unread)} unread input(s)")
         return after
+
+
+def _inline_if_constant(loop: LoopIR, entry: MergedInput) -> None:
+    """Readers of the Parameter of `entry` (an unchanged carried value), and readers other
+    than Results and nested Loops of the Identity ops and same-type Converts after it, read a
+    copy of its outer value when that is a Constant."""
+    value = loop.outer[entry.external_port]
+    if not ovgraph.is_constant(value):
+        return
+    shared = inline_constant(loop.body.get_parameters()[entry.body_parameter], value)
+    pending = [] if shared is None else [shared]
+    while pending:
+        for target in pending.pop().get_target_inputs():
+            node = target.get_node()
+            if (
+                node.get_type_name() in ("Result", "Loop")
+                or returned_unchanged(node.output(0)) != shared.get_node()
+            ):
+                continue
+            pending.append(node.output(0))
+            for reader in list(node.output(0).get_target_inputs()):
+                if reader.get_node().get_type_name() not in ("Result", "Loop"):
+                    reader.replace_source_output(shared)
 
 
 @dataclass(frozen=True)
