@@ -1015,3 +1015,52 @@ def mean_of_a_concat_also_read_by_abs() -> Scenario:
         execution_condition=2,
     )
     return loop, parameters, feeds
+
+
+def gathered_rows(count: int, runtime: bool, rows: int | None) -> Scenario:
+    """h = tanh(h + xs[i]) (a Gather of row i, a scalar index, of xs [4, 2, 3] captured),
+    `count` iterations (a runtime trip count M, or a constant), stacked h and last h; xs's own
+    last value is given back (jax2onnx's Loop carries xs unchanged). `rows`: xs's declared
+    first dim (None: dynamic)."""
+    xs, h0 = _parameter("xs", [rows or -1, 2, 3]), _parameter("h0", [2, 3])
+    i, h, xs_in = (
+        _parameter("i", [], ov.Type.i64),
+        _parameter("h", [2, 3]),
+        _parameter("xs_in", [rows or -1, 2, 3]),
+    )
+    h_next = ops.tanh(ops.add(h, ops.gather(xs_in, i, _i64(0))))
+    results = [ops.result(h_next), _stacked(h_next), ops.result(xs_in), _always()]
+    parameters = [xs, h0]
+    feeds = {"xs": _sequence([4, 2, 3], 5), "h0": np.full((2, 3), 0.25, np.float32)}
+    loop = _loop(
+        "gathered_rows",
+        results,
+        [i, h, xs_in],
+        [MergedInput(UNNUMBERED, 1, 0), InvariantInput(UNNUMBERED, 2)],
+        [
+            LastValueOutput(UNNUMBERED, 0),
+            ConcatenatedOutput(UNNUMBERED, 1, 0),
+            LastValueOutput(UNNUMBERED, 2),
+        ],
+        [h0.output(0), xs.output(0)],
+        _trip(count, runtime, parameters, feeds),
+        initial_condition(None),
+        current_iteration=0,
+        execution_condition=3,
+    )
+    return loop, parameters, feeds
+
+
+@scenario
+def gathered_rows_runtime_trip_count() -> Scenario:
+    return gathered_rows(4, True, None)
+
+
+@scenario
+def gathered_rows_runtime_trip_count_zero() -> Scenario:
+    return gathered_rows(0, True, None)
+
+
+@scenario
+def gathered_rows_constant_trip_count() -> Scenario:
+    return gathered_rows(3, False, 4)

@@ -67,11 +67,20 @@ def trip_count(
     known = [size for size in static if size is not None]
     if must_agree and len(set(known)) > 1:
         raise ConversionError(f"{what}: scan inputs differ in length along their axes: {known}")
+    return capped(trip, sliced, axes, ops.maximum if must_agree else ops.minimum)
+
+
+def capped(
+    trip: TripCount, sliced: list[ov.Output], axes: list[int], combine=ops.minimum
+) -> TripCount:
+    """`trip` capped at the length of the sliced values `sliced` along `axes` (their lengths
+    joined by `combine`; static lengths by their minimum): an unbounded count becomes that
+    length; a count that is constant and lengths that are static, a constant."""
+    static = [_static_length(value, axis) for value, axis in zip(sliced, axes)]
     if None not in static and trip.source != TRIP_COUNT_INPUT:
         count = min(static) if trip.constant is None else min(min(static), trip.constant)
         return TripCount(ops.constant(np.int64(count)).output(0), TRIP_COUNT_CONSTANT, count, False)
     lengths = [length(value, axis) for value, axis in zip(sliced, axes)]
-    combine = ops.maximum if must_agree else ops.minimum
     span = lengths[0]
     for other in lengths[1:]:
         span = combine(span, other)

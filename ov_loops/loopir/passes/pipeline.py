@@ -1,12 +1,14 @@
 """The order of the LoopIR passes, stated once, and the target profiles that switch them on.
 
-Order: constants are inlined first (the copies below must not see their Parameters); the
-copies before an Abs of a shared Concat next, before the simplification, whose MOC would
-otherwise rewrite such a Concat wrongly itself (abs_concats.py); other copies inside the body
-after the optimisations; then the zero-run branch, which reads the body's final shapes and
-spares its loops the zero-iteration guards; those guards read each concatenated output's
-per-iteration part, so they come before the parts of rank above 12 are flattened; a loop
-computed from constants alone gets its run-time input after the passes that read or rewrite
+Order: constants are inlined first (the copies below must not see their Parameters); the copies
+before an Abs of a shared Concat next, before the simplification, whose MOC would otherwise
+rewrite such a Concat wrongly itself (abs_concats.py); unchanged carried values become invariant
+(and Constants, when a Constant feeds them) before the simplification, so that MOC folds them
+into the step (jax2onnx's carried weights: biases fused, pass-through Identity ops gone); other
+copies inside the body after the optimisations; then the zero-run branch, which reads the body's
+final shapes and spares its loops the zero-iteration guards; those guards read each concatenated
+output's per-iteration part, so they come before the parts of rank above 12 are flattened; a
+loop computed from constants alone gets its run-time input after the passes that read or rewrite
 the body. The iteration's Parameter moves first last of all, once no pass adds Parameters any
 more.
 """
@@ -31,6 +33,7 @@ from ov_loops.loopir.passes.concat_copies import (
 from ov_loops.loopir.passes.constant_loops import KeepConstantLoopsAtRunTime
 from ov_loops.loopir.passes.constants import InlineConstantCaptures
 from ov_loops.loopir.passes.dead_values import RemoveDeadValues
+from ov_loops.loopir.passes.gathered_slices import SliceGatheredRows
 from ov_loops.loopir.passes.hoist_sliced import HoistSlicedComputation
 from ov_loops.loopir.passes.iteration_first import IterationParameterFirst
 from ov_loops.loopir.passes.levels import OPTIMIZE_LEVELS, OptimizeLevel
@@ -44,17 +47,18 @@ from ov_loops.loopir.passes.zero_run_carry import BranchZeroRunsOfReshapedCarrie
 from ov_loops.loopir.passes.zero_run_guards import GuardZeroIterationRuns
 
 # The optimisations that shape the body before a lowering is chosen (lower/select.py): cells
-# are recognised after the body is simplified, dead values are gone, invariant work has left
-# and accumulators are stacked outputs (MOC folds the exporters' transposes and shape
-# arithmetic; carried weights become invariant constants; tf2onnx's Concat accumulator becomes
-# the stacked h), and before the passes that change the step itself: hoisting takes x W out of
-# the body, unrolling chains copies of it.
+# are recognised after the body is simplified, dead values are gone, invariant work has left,
+# rows read at the iteration number are sliced inputs and accumulators are stacked outputs
+# (MOC folds the exporters' transposes and shape arithmetic; carried weights become invariant
+# constants; tf2onnx's Concat accumulator becomes the stacked h), and before the passes that
+# change the step itself: hoisting takes x W out of the body, unrolling chains copies of it.
 BEFORE_CELLS: tuple[type[LoopPass], ...] = (
     InlineConstantCaptures,
     CopyConcatsBeforeAbs,
-    SimplifyBody,
     RemoveDeadValues,
+    SimplifyBody,
     HoistInvariantComputation,
+    SliceGatheredRows,
     StackAccumulators,
     ProveTripCount,
 )
