@@ -5,7 +5,8 @@ A loop is recognised (`recognized_cell`) when it reads one sequence X [T, B, I] 
 time (lower/cell_reads.py: a sliced input, or X[k] at a counter k while k < limit), carries h
 (and c for an LSTM) [B, H] and maybe counters, and its body is exactly one cell step
 (lower/cell_match.py) and the values it gives out: h' and c' as last values, h' with a length-1
-axis in front as the stacked output, the counters. Every op of the body must belong to that;
+axis in front as the stacked output, the counters, and Constants or invariant inputs returned
+unchanged (jax2onnx's Loops give their weights back). Every op of the body must belong to that;
 anything else (a clip, another activation, a peephole, a value read elsewhere) leaves the loop
 to Loop-5.
 
@@ -30,6 +31,7 @@ import openvino.opset15 as ops
 
 from ov_loops import ovgraph
 from ov_loops.contract.spec import ConcatenatedOutput, MergedInput
+from ov_loops.loopir.analysis import returned_unchanged
 from ov_loops.loopir.loop import LoopIR
 from ov_loops.loopir.passes.pipeline import GuardZeroIterationRuns
 from ov_loops.loopir.steps import AfterLoop, apply_steps
@@ -52,7 +54,8 @@ INERT = ("Parameter", "Result", "Constant")
 class Cell:
     """A recognised loop: the cell's weights, H, how it reads X, the external ports of the
     initial states (h, then c), and per Loop output (port order) what it is: ("last", state,
-    with a length-1 axis in front), ("stacked", reversed) or ("counter", port, step)."""
+    with a length-1 axis in front), ("stacked", reversed), ("counter", port, step) or
+    ("outer", value): a Constant or invariant input the body returns unchanged."""
 
     weights: CellWeights
     hidden: int
@@ -157,13 +160,28 @@ def _outputs(loop: LoopIR, m: Matcher, counters: dict, backward: bool) -> tuple[
                 raise NoMatch
             made.append(("stacked", backward != (entry.stride < 0)))
         elif role is None:
-            raise NoMatch
+            made.append(("outer", _passed_through(loop, m, value)))
         elif isinstance(role, tuple):
             step = counters[role[1]][0]
             made.append(("counter", merged[role[1]].external_port, step))
         else:
             made.append(("last", 0 if role in ("h", "part") else 1, role == "part"))
     return tuple(made)
+
+
+def _passed_through(loop: LoopIR, m: Matcher, value: ov.Output) -> ov.Output:
+    """The outer value a body Result returns unchanged in every iteration (through Identity
+    ops and same-type Converts, which are taken): a copy of its Constant, or an invariant
+    input's outer value; NoMatch for anything else."""
+    node = returned_unchanged(value)
+    for step in ovgraph.upstream([value], lambda passed: passed != node):
+        m.take(step)
+    if node.get_type_name() == "Constant":
+        return ov.op.Constant(node.get_tensor_view(), shared_memory=False).output(0)
+    for entry in loop.spec.invariant_inputs:
+        if loop.body.get_parameters()[entry.body_parameter] == node:
+            return loop.outer[entry.external_port]
+    raise NoMatch
 
 
 def _is_step_part(m: Matcher, value: ov.Output, h_new: tuple[int, int]) -> bool:
@@ -199,6 +217,8 @@ def lower_to_sequence(loop: LoopIR, cell: Cell) -> list[ov.Output]:
             outputs.append(ovgraph.reverse(stacked, 0) if what[1] else stacked)
         elif what[0] == "counter":
             outputs.append(_counted(loop.outer[what[1]], what[2], steps))
+        elif what[0] == "outer":
+            outputs.append(what[1])
         else:
             final = finals[what[1]]
             outputs.append(ops.unsqueeze(final, zero).output(0) if what[2] else final)
