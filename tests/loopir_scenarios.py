@@ -1017,18 +1017,22 @@ def mean_of_a_concat_also_read_by_abs() -> Scenario:
     return loop, parameters, feeds
 
 
-def gathered_rows(count: int, runtime: bool, rows: int | None) -> Scenario:
-    """h = tanh(h + xs[i]) (a Gather of row i, a scalar index, of xs [4, 2, 3] captured),
-    `count` iterations (a runtime trip count M, or a constant), stacked h and last h; xs's own
-    last value is given back (jax2onnx's Loop carries xs unchanged). `rows`: xs's declared
-    first dim (None: dynamic)."""
+def gathered_rows(count: int, runtime: bool, rows: int | None, projected: bool = True) -> Scenario:
+    """h = tanh(h + xs[i] @ W) (a Gather of row i, a scalar index, of xs [4, 2, 3] captured;
+    W a body Constant; without the product when not `projected`), `count` iterations (a
+    runtime trip count M, or a constant), stacked h and last h; xs's own last value is given
+    back (jax2onnx's Loop carries xs unchanged). `rows`: xs's declared first dim (None:
+    dynamic)."""
     xs, h0 = _parameter("xs", [rows or -1, 2, 3]), _parameter("h0", [2, 3])
     i, h, xs_in = (
         _parameter("i", [], ov.Type.i64),
         _parameter("h", [2, 3]),
         _parameter("xs_in", [rows or -1, 2, 3]),
     )
-    h_next = ops.tanh(ops.add(h, ops.gather(xs_in, i, _i64(0))))
+    row = ops.gather(xs_in, i, _i64(0))
+    if projected:
+        row = ops.matmul(row, _weights(3, 3, 7), False, False)
+    h_next = ops.tanh(ops.add(h, row))
     results = [ops.result(h_next), _stacked(h_next), ops.result(xs_in), _always()]
     parameters = [xs, h0]
     feeds = {"xs": _sequence([4, 2, 3], 5), "h0": np.full((2, 3), 0.25, np.float32)}

@@ -49,6 +49,12 @@ def test_a_constant_trip_count_stays_a_constant_below_static_rows():
     assert after.trip.constant == after.spec.trip_count == 3
 
 
+def test_a_row_no_matmul_reads_is_left_alone():
+    """Sliced, it would cost a back-edge copy and open up neither cells nor hoisting."""
+    loop, _, _ = gathered_rows(4, True, None, projected=False)
+    assert SliceGatheredRows()(loop) is loop
+
+
 def test_a_constant_trip_count_over_dynamic_rows_is_left_alone():
     """Capping it at the rows would make it a runtime count (unrolling needs a constant)."""
     loop, _, _ = gathered_rows(3, False, None)
