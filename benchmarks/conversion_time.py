@@ -20,7 +20,7 @@ whose options follow `fresh`):
 
     python -m benchmarks.conversion_time fresh [--models seq10,seq1000,nest8] [--rounds 5]
 
-On the rows of benchmarks/loops.py --quick (its models, from benchmarks/loop_models.py), in this
+On the rows of benchmarks/loops.py --quick (its models: benchmarks/loop_models.py, exports), in this
 process: `ov_loops.convert` at none, default and max against `openvino.convert_model`, the order
 rotated every round; ratios of CPU time (process time: the machine may be shared), medians with
 their spread over the rounds:
@@ -174,23 +174,21 @@ def report(times: dict[str, tuple]) -> None:
 def rows(rounds: int) -> int:
     """Print, per distinct model of loops.py's quick rows, convert_model's median CPU time and
     each level's median ratio to it with the lowest and highest per-round ratio."""
-    import onnx
     import openvino as ov
 
     import ov_loops
-    from benchmarks.loop_models import loop_model
-    from benchmarks.loops import quick_rows
+    from benchmarks.loops import quick_rows, row_model
 
     ways = {
         level: partial(ov_loops.convert, optimize=level) for level in ("none", "default", "max")
     }
     ways["convert_model"] = lambda path: ov.convert_model(str(path))
     print(f"{'model':24} {'convert_model':>13}   " + "   ".join(f"{w:>18}" for w in list(ways)[:3]))
-    models = {(row.cell, row.form, row.hidden, row.batch) for row in quick_rows()}
+    models = {(row.cell, row.form, row.hidden, row.batch): row for row in quick_rows()}
     with tempfile.TemporaryDirectory(prefix="conversion-rows-") as scratch:
-        for cell, form, hidden, batch in sorted(models):
-            path = Path(scratch) / f"{cell}_{form}_{hidden}_{batch}.onnx"
-            onnx.save(loop_model(cell, form, hidden, batch), path)
+        for index, ((cell, form, hidden, batch), row) in enumerate(sorted(models.items())):
+            (Path(scratch) / str(index)).mkdir()
+            path, _ = row_model(row, Path(scratch) / str(index))  # written, or the corpus export
             times = {name: [] for name in ways}
             for convert in ways.values():  # warm-up
                 convert(path)
