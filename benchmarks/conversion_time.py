@@ -19,6 +19,13 @@ generated models (N sequential loops, nesting depth, big weights; benchmarks/fre
 whose options follow `fresh`):
 
     python -m benchmarks.conversion_time fresh [--models seq10,seq1000,nest8] [--rounds 5]
+
+On the rows of benchmarks/loops.py --quick (its models: benchmarks/loop_models.py, exports), in this
+process: `ov_loops.convert` at none, default and max against `openvino.convert_model`, the order
+rotated every round; ratios of CPU time (process time: the machine may be shared), medians with
+their spread over the rounds:
+
+    python -m benchmarks.conversion_time rows [--rounds 5]
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 HERE = Path(__file__).resolve()
@@ -163,7 +171,49 @@ def report(times: dict[str, tuple]) -> None:
     )
 
 
+def rows(rounds: int) -> int:
+    """Print, per distinct model of loops.py's quick rows, convert_model's median CPU time and
+    each level's median ratio to it with the lowest and highest per-round ratio."""
+    import openvino as ov
+
+    import ov_loops
+    from benchmarks.loops import quick_rows, row_model
+
+    ways = {
+        level: partial(ov_loops.convert, optimize=level) for level in ("none", "default", "max")
+    }
+    ways["convert_model"] = lambda path: ov.convert_model(str(path))
+    print(f"{'model':24} {'convert_model':>13}   " + "   ".join(f"{w:>18}" for w in list(ways)[:3]))
+    models = {(row.cell, row.form, row.hidden, row.batch): row for row in quick_rows()}
+    with tempfile.TemporaryDirectory(prefix="conversion-rows-") as scratch:
+        for index, ((cell, form, hidden, batch), row) in enumerate(sorted(models.items())):
+            (Path(scratch) / str(index)).mkdir()
+            path, _ = row_model(row, Path(scratch) / str(index))  # written, or the corpus export
+            times = {name: [] for name in ways}
+            for convert in ways.values():  # warm-up
+                convert(path)
+            for round_index in range(rounds):
+                order = (
+                    list(ways)[round_index % len(ways) :] + list(ways)[: round_index % len(ways)]
+                )
+                for name in order:
+                    started = time.process_time()
+                    ways[name](path)
+                    times[name].append(time.process_time() - started)
+            base = times["convert_model"]
+            cells = []
+            for name in list(ways)[:3]:
+                ratios = [mine / theirs for mine, theirs in zip(times[name], base)]
+                median = statistics.median(ratios)
+                cells.append(f"{median:6.2f} {min(ratios):5.2f}-{max(ratios):5.2f}")
+            label = f"{cell} {form} H={hidden} B={batch}"
+            print(f"{label:24} {statistics.median(base) * 1e3:10.1f} ms   " + "   ".join(cells))
+    return 0
+
+
 def main() -> int:
+    if sys.argv[1:2] == ["rows"]:
+        return rows(int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 5)
     if sys.argv[1:2] == ["fresh"]:
         from benchmarks.fresh_conversion import main as fresh
 

@@ -86,10 +86,16 @@ def run(method: str, model: str, scratch: Path, tree: Path = TREE) -> tuple[floa
     return seconds, usage.ru_maxrss / 1024
 
 
-def model_paths(names: list[str], directory: Path) -> dict[str, str]:
-    """label -> path: generated models by name (written when missing), paths as given."""
-    from benchmarks.generated_models import write
+WRITE_GENERATED = (  # python -c WRITE_GENERATED NAME DIRECTORY: prints the model's path
+    "import sys; from pathlib import Path; from benchmarks.generated_models import write; "
+    "print(write(sys.argv[1], Path(sys.argv[2])))"
+)
 
+
+def model_paths(names: list[str], directory: Path) -> dict[str, str]:
+    """label -> path: generated models by name (written when missing, by a process of their
+    own: a child's peak RSS counts the memory of the process it was started from, so a parent
+    that had held big300 made every child's peak at least its size), paths as given."""
     paths = {}
     for name in names:
         if name == "bench":
@@ -97,7 +103,14 @@ def model_paths(names: list[str], directory: Path) -> dict[str, str]:
         elif name.endswith(".onnx"):
             paths[Path(name).stem] = name
         else:
-            paths[name] = str(write(name, directory))
+            written = subprocess.run(
+                [sys.executable, "-c", WRITE_GENERATED, name, str(directory)],
+                cwd=TREE,
+                check=True,
+                capture_output=True,
+                text=True,
+            )
+            paths[name] = written.stdout.strip()
     return paths
 
 

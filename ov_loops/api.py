@@ -95,9 +95,20 @@ def convert(
     return conversion.model
 
 
+def ir_path(path: str | os.PathLike) -> Path:
+    """`path` as the IR's .xml file, named as `ovc -o` names it: `.xml` appended unless it ends
+    in `.xml` (`out` -> `out.xml`, `model.XML` -> `model.XML.xml`); InputError for a path ending
+    in a separator (a directory: save needs the file's name)."""
+    text = os.fspath(path)
+    if text.endswith(("/", os.sep)):
+        raise InputError(f"{text}: names a directory; give the IR's file name (NAME.xml)")
+    return Path(text if text.endswith(".xml") else text + ".xml")
+
+
 def save(model: ov.Model, path: str | os.PathLike, compress_to_fp16: bool = True) -> None:
-    """Write `path` (.xml) and its .bin beside it, creating missing directories; on failure
-    nothing is left half-written (nor a directory made for it).
+    """Write `path` (`ir_path`: `.xml` appended unless it ends in `.xml`, as `ovc` does) and
+    its .bin beside it, creating missing directories; on failure nothing is left half-written
+    (nor a directory made for it).
 
     `compress_to_fp16` (on by default, as in `openvino.save_model` and `ovc`) stores f32
     constants, those in loop bodies too, as f16 that the model converts back to f32. Unlike
@@ -108,9 +119,7 @@ def save(model: ov.Model, path: str | os.PathLike, compress_to_fp16: bool = True
     rejects is never written (ConversionError naming the loop and the rule; warnings do not
     block). An IR without Loop, TensorIterator or If layers has nothing to validate.
     """
-    target = Path(path)
-    if target.suffix != ".xml":
-        raise InputError(f"{target}: the output path must end in .xml")
+    target = ir_path(path)
     if compress_to_fp16 and keeps_f64_weights(model):
         log.info("the model has f64 constants: no weights stored as f16 (f64 kept)")
         compress_to_fp16 = False

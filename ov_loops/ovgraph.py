@@ -3,6 +3,7 @@ empty stacks, reversal, copies the CPU plugin keeps."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 
 import numpy as np
@@ -182,3 +183,37 @@ def all_ops(model: ov.Model) -> Iterator[ov.Node]:
         elif kind == "If":
             yield from all_ops(op.get_then_body())
             yield from all_ops(op.get_else_body())
+
+
+SUBGRAPH_OPS = frozenset({"Loop", "TensorIterator", "If"})
+
+
+def structure_digest(model: ov.Model) -> bytes | None:
+    """A digest of what `model` computes and how, without its names: per op in order, its type
+    and version, attributes, runtime info, input sources (by op position and output index),
+    output types and shapes, and a Constant's bytes; the Parameters' and Results' order. Two
+    models of equal digests differ at most in their names. None for a model with an op holding
+    a body (Loop, TensorIterator, If), whose bodies are not looked into."""
+    nodes = model.get_ordered_ops()
+    position = {node.get_instance_id(): index for index, node in enumerate(nodes)}
+    digest = hashlib.blake2b(digest_size=20)
+    ends = [*model.get_parameters(), *model.get_results()]
+    digest.update(repr([position[node.get_instance_id()] for node in ends]).encode())
+    for node in nodes:
+        info = node.get_type_info()
+        if info.name in SUBGRAPH_OPS:
+            return None
+        sources = [
+            (position[v.get_node().get_instance_id()], v.get_index()) for v in node.input_values()
+        ]
+        outputs = [
+            (str(out.get_element_type()), str(out.get_partial_shape())) for out in node.outputs()
+        ]
+        runtime = sorted((key, str(value)) for key, value in node.get_rt_info().items())
+        attributes = sorted(node.get_attributes().items())
+        digest.update(
+            repr((info.name, info.version_id, attributes, runtime, sources, outputs)).encode()
+        )
+        if info.name == "Constant":
+            digest.update(np.ascontiguousarray(node.get_data()).tobytes())
+    return digest.digest()

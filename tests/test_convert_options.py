@@ -367,6 +367,27 @@ def test_save_refuses_a_file_in_the_way_of_its_directory(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
 
 
+@pytest.mark.parametrize(
+    "given, written",
+    [("out", "out.xml"), ("M.XML", "M.XML.xml"), ("o.txt", "o.txt.xml"), ("o.xml", "o.xml")],
+)
+def test_save_appends_xml_to_a_path_not_ending_in_it_as_ovc_does(tmp_path, given, written):
+    """The CLI's rule (ovc's, tests/cli/test_cli.py) in Python: `.xml` appended unless the path
+    ends in `.xml` (case-sensitive); the .bin beside it, named the same."""
+    made = ov_loops.convert(_loop_over_rows())
+    ov_loops.save(made, tmp_path / given)
+    bin_name = written[: -len(".xml")] + ".bin"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([written, bin_name])
+    assert ov.Core().read_model(tmp_path / written).get_parameters()
+
+
+def test_save_refuses_a_path_naming_a_directory(tmp_path):
+    made = ov_loops.convert(_loop_over_rows())
+    with pytest.raises(ov_loops.InputError, match="names a directory"):
+        ov_loops.save(made, f"{tmp_path}/out/")
+    assert list(tmp_path.iterdir()) == []
+
+
 # -- --compress_to_fp16 ----------------------------------------------------------------------
 def _rnn_with_body_weights() -> onnx.ModelProto:
     """h = tanh(h W + b) for M steps, W and b initializers the body captures (body Consts)."""

@@ -220,7 +220,9 @@ def output_path(args: argparse.Namespace) -> Path:
         return Path(Path(model).stem + ".xml")
     if Path(given).is_dir() or given.endswith(("/", os.sep)):
         return Path(given) / (Path(model).stem + ".xml")
-    return Path(given if given.endswith(".xml") else given + ".xml")  # ovc: out -> out.xml
+    from ov_loops.api import ir_path
+
+    return ir_path(given)  # ovc: out -> out.xml
 
 
 def record_cli_options(model: ov.Model, args: argparse.Namespace, options: ConvertOptions) -> None:

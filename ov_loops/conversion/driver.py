@@ -159,7 +159,7 @@ class Converter:
         """Convert `model`, whose loops are the children of `parent`; `graph` is the graph as
         the user wrote it, for node paths. Returns the model, the reports of its loops (in the
         order the frontend expanded them) and the first error of one of them."""
-        children = self._children.get(parent, [])
+        children = set(self._children.get(parent, []))
         for key in children:
             self._outcomes.pop(key, None)
         self._files.refer_to_memory(model)

@@ -10,7 +10,6 @@ import openvino as ov
 
 from ov_loops.contract.spec import InvariantInput, MergedInput, SlicedInput
 from ov_loops.loopir.loop import LoopIR
-from ov_loops.ovgraph import upstream
 
 # Ops whose values the CPU plugin never treats as constant (ConstantType::StrictNoConst).
 RUNTIME_SOURCES = frozenset({"Parameter", "ReadValue", "RandomUniform"})
@@ -73,8 +72,23 @@ def _read_inputs(value: ov.Output) -> list[ov.Output]:
 
 def computed_from_constants(values: Iterable[ov.Output]) -> bool:
     """Whether `values` are computed from Constants alone: no Parameter, ReadValue or
-    RandomUniform (RUNTIME_SOURCES) upstream of any of them."""
-    return not any(node.get_type_name() in RUNTIME_SOURCES for node in upstream(values))
+    RandomUniform (RUNTIME_SOURCES) upstream of any of them. Breadth first, so a source near
+    the values ends the walk: loops in a chain each reading a Parameter would otherwise walk
+    back through every loop before them (quadratic in their number)."""
+    seen: set[int] = set()
+    layer = [value.get_node() for value in values]
+    while layer:
+        if any(node.get_type_name() in RUNTIME_SOURCES for node in layer):
+            return False
+        seen.update(node.get_instance_id() for node in layer)
+        following = {}
+        for node in layer:
+            for value in node.input_values():
+                source = value.get_node()
+                if source.get_instance_id() not in seen:
+                    following[source.get_instance_id()] = source
+        layer = list(following.values())
+    return True
 
 
 def unread_parameters(

@@ -67,6 +67,11 @@ class LoopIR:
     applied: tuple[str, ...] = ()
     zero_run_branch: bool = False
     in_main_graph: bool = True  # a node of the main graph itself, not of a body or If branch
+    # The body's (Parameter, Result) counts when check() last passed: all else it reads is
+    # frozen, so a pipeline checking one LoopIR before and after each pass checks it once.
+    _checked: tuple[int, int] | None = dataclasses.field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     @property
     def may_run_zero(self) -> bool:
@@ -87,8 +92,11 @@ class LoopIR:
         execution condition); every port_map input has an outer value and nothing else does;
         every result reads an output port; carried values name existing merged inputs; the
         spec's constant trip count is the trip count's."""
+        counts = (len(self.body.get_parameters()), len(self.body.get_results()))
+        if counts == self._checked:
+            return
         spec = self.spec
-        spec.check(len(self.body.get_parameters()), len(self.body.get_results()), True)
+        spec.check(*counts, True)
         problems = []
         ports_in = {entry.external_port for entry in spec.inputs()}
         if set(self.outer) != ports_in:
@@ -104,6 +112,7 @@ class LoopIR:
             problems.append(f"spec trip count {spec.trip_count}, trip count {self.trip.constant}")
         if problems:
             raise SpecError(f"{self.path}: LoopIR: " + "; ".join(problems))
+        object.__setattr__(self, "_checked", counts)  # frozen: the memo is not a field's change
 
     def with_trip_count(self, count: int) -> LoopIR:
         """This loop with the constant trip count `count` (its spec's too)."""

@@ -9,7 +9,12 @@ pruning of unread body Parameters left a nested Loop's current_iteration pointin
 Parameter (OpenVINO 2026.4.1; found by tests/loopir/passes/test_pass_unroll.py's random bodies). On
 a body it may prune or renumber its nested Loops' ports, so the driver reads every Loop's spec again
 afterwards (conversion.report.rederived). It runs before the CPU workarounds, which it must not see:
-e.g. it would drop a Convert to the same type."""
+e.g. it would drop a Convert to the same type.
+
+MOC costs about 10 ms of CPU on any body, however small (benchmarks/conversion_time.py): the
+digests of bodies it left unchanged (`ovgraph.structure_digest`: everything but names) are
+remembered, so a body like one already seen (many loops of one form) skips it; a body MOC
+changed runs it every time, for its own names."""
 
 from __future__ import annotations
 
@@ -20,6 +25,10 @@ from ov_loops.contract.spec import SpecError
 from ov_loops.loopir.loop import LoopIR
 from ov_loops.loopir.passes.base import LoopPass
 from ov_loops.loopir.read_back import loop_nodes, spec_of
+from ov_loops.ovgraph import structure_digest
+
+MAX_REMEMBERED = 4096  # digests of bodies MOC left unchanged, kept per process (oldest dropped)
+_UNCHANGED: dict[bytes, None] = {}
 
 
 class SimplifyBody(LoopPass):
@@ -32,11 +41,14 @@ class SimplifyBody(LoopPass):
     level = "default"
 
     def run(self, loop: LoopIR) -> LoopIR:
-        body = simplified(loop.body)
-        if body is None or _ports(body) != _ports(loop.body):
+        digest = structure_digest(loop.body)
+        if digest in _UNCHANGED:
             return loop
-        count, left = len(loop.body.get_ordered_ops()), len(body.get_ordered_ops())
-        if left >= count:
+        body = simplified(loop.body)
+        count = len(loop.body.get_ordered_ops())
+        left = count if body is None else len(body.get_ordered_ops())
+        if body is None or _ports(body) != _ports(loop.body) or left >= count:
+            _remember(digest)
             return loop
         return loop.replace(body=body).noting(f"simplified body ({count} -> {left} ops)")
 
@@ -60,6 +72,15 @@ def simplified(model: ov.Model) -> ov.Model | None:
     except SpecError:
         return None
     return copy
+
+
+def _remember(digest: bytes | None) -> None:
+    """Remember that MOC leaves a body of `digest` unchanged (None: not remembered)."""
+    if digest is None:
+        return
+    if len(_UNCHANGED) >= MAX_REMEMBERED:
+        del _UNCHANGED[next(iter(_UNCHANGED))]
+    _UNCHANGED[digest] = None
 
 
 def _ports(body: ov.Model) -> list[str]:
