@@ -757,17 +757,23 @@ UNROLL_COUNTS = (0, 1, 3, 4, 5, 14)  # around multiples of 4: 0, 1, k-1, k, k+1,
 
 
 def unrolling_loop(
-    count: int | None, runtime: bool, stop_after: int | None = None, backward: bool = False
+    count: int | None,
+    runtime: bool,
+    stop_after: int | None = None,
+    backward: bool = False,
+    rows: int | None = None,
 ) -> Scenario:
     """acc = acc / 2 + x_t + i over xs [count + 3, 2] read forward or from its end, `count`
     times (a constant or a runtime M; None: xs' length), stopped after iteration `stop_after`
     by the body's condition when given; the last acc, the stack of acc along axis 0 and the
-    stack of 2 * x_t along axis 1."""
+    stack of 2 * x_t along axis 1. With `rows`, acc is [rows, 2], declared [?, 2] (a dynamic
+    batch)."""
     steps = 14 if count is None else count + 3
-    xs, acc0 = _parameter("xs", [steps, 2]), _parameter("acc0", [2])
+    shape = [2] if rows is None else [-1, 2]
+    xs, acc0 = _parameter("xs", [steps, 2]), _parameter("acc0", shape)
     i, acc, part = (
         _parameter("i", [], ov.Type.i64),
-        _parameter("acc", [2]),
+        _parameter("acc", shape),
         _parameter("x_t", [1, 2]),
     )
     x_t = ops.squeeze(part, _i64(0))
@@ -783,6 +789,8 @@ def unrolling_loop(
         "xs": np.arange(steps * 2, dtype=np.float32).reshape(steps, 2) - 5,
         "acc0": np.array([1.0, -1.0], np.float32),
     }
+    if rows is not None:
+        feeds["acc0"] = np.linspace(-1, 1, 2 * rows, dtype=np.float32).reshape(rows, 2)
     limit = None if count is None else _trip(count, runtime, parameters, feeds).value
     reading = dict(start=-1, stride=-1, end=0) if backward else {}
     loop = _loop(

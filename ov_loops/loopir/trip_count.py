@@ -30,12 +30,16 @@ def _scalar(value: ov.Output, element_type: ov.Type) -> ov.Output:
 
 @dataclass(frozen=True)
 class TripCount:
-    """What the Loop receives as trip count, where it came from, and whether it may be zero."""
+    """What the Loop receives as trip count, where it came from, and whether it may be zero;
+    what is known of a runtime count: a divisor (`multiple_of`) and an upper bound (`most`),
+    which the two loops of a split loop have (lower/remainder.py)."""
 
     value: ov.Output
     source: str
     constant: int | None
     runtime: bool
+    multiple_of: int = 1
+    most: int | None = None
 
     @property
     def proven_zero(self) -> bool:

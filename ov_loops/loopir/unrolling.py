@@ -116,9 +116,8 @@ class Plan:
         """`counted`: the number of copies that ran leaves the Loop (stacked outputs are cut to
         it), unless it is the constant trip count."""
         count = loop.trip.constant
-        limited = loop.trip.source != TRIP_COUNT_UNBOUNDED and (
-            count is None or count % factor != 0
-        )
+        known = loop.trip.multiple_of if count is None else count
+        limited = loop.trip.source != TRIP_COUNT_UNBOUNDED and known % factor != 0
         conditional = not always_true(loop.body_value(loop.spec.execution_condition))
         stacked = bool(loop.spec.concatenated_outputs)
         counted = stacked and (conditional or (limited and count is None))
@@ -210,6 +209,21 @@ class UnrolledBody:
             else:
                 self.parameters[self.spec.current_iteration] = self.iteration
         self.limit = self._limit()
+        self.first = self._first()
+        self.remaining = self._remaining()
+
+    def _first(self) -> ov.Output | None:
+        """i*k, the iteration the chunk's first copy runs (computed once per chunk)."""
+        if self.iteration is None:
+            return None
+        return ops.multiply(self.iteration, _scalar_i64(self.plan.factor)).output(0)
+
+    def _remaining(self) -> ov.Output | None:
+        """n - i*k, the iterations left for this chunk: copy j runs iff j < n - i*k (one
+        scalar Subtract per chunk, then one Less per copy, instead of i*k + j < n)."""
+        if self.limit is None:
+            return None
+        return ops.subtract(self.limit, self.first).output(0)
 
     def _limit(self) -> ov.Output | None:
         """The trip count as the body compares with it, when copies past it are masked."""
@@ -270,7 +284,7 @@ class UnrolledBody:
         for copy in range(factor):
             current = self._current(copy)
             if copy > 0:
-                active = self._active(active, condition, current)
+                active = self._active(active, condition, copy)
             feeds = self._feeds(copy, current, pieces, finals)
             values = _copy(body, feeds, copy)
             finals = (
@@ -280,18 +294,23 @@ class UnrolledBody:
             )
             for index, stack in parts.items():
                 stack.append(values[index])
-            if self.plan.counted:
+            if self.plan.counted and self.plan.conditional:
                 ran = ops.add(current, ops.constant(np.int64(1))).output(0)
                 count = _keep(active, ran, count)
             condition = _scalar(values[self.spec.execution_condition])
+        if self.plan.counted and not self.plan.conditional:
+            # without a condition the copies that ran are the first min(n - i*k, k)
+            end = ops.add(self.first, _scalar_i64(factor))
+            count = ops.minimum(end, self.limit).output(0)
         return finals, parts, _both(active, condition), count
 
     def _current(self, copy: int) -> ov.Output | None:
         """i*k + copy, the iteration copy `copy` runs (None without an iteration Parameter)."""
-        if self.iteration is None:
+        if self.first is None:
             return None
-        first = ops.multiply(self.iteration, ops.constant(np.int64(self.plan.factor)))
-        return ops.add(first, ops.constant(np.int64(copy))).output(0)
+        if copy == 0:
+            return self.first
+        return ops.add(self.first, ops.constant(np.int64(copy))).output(0)
 
     def _clamped(self, current: ov.Output) -> ov.Output:
         """The iteration number a copy sees: at most n - 1, so a copy masked for being past the
@@ -302,10 +321,12 @@ class UnrolledBody:
         last = ops.subtract(self.limit, ops.constant(np.int64(1)))
         return ops.minimum(current, last).output(0)
 
-    def _active(self, active, condition, current) -> ov.Output | None:
+    def _active(self, active, condition, copy: int) -> ov.Output | None:
         """Whether a copy runs: the one before it ran and its condition held, and it is below n
         (which alone says the copies before it ran, when no condition stops the loop)."""
-        below = None if self.limit is None else ops.less(current, self.limit).output(0)
+        below = None
+        if self.remaining is not None:
+            below = ops.less(_scalar_i64(copy), self.remaining).output(0)
         if not self.plan.conditional:
             return below
         return _both(_both(active, condition), below)

@@ -19,6 +19,7 @@ from ov_loops.lower.cell_cost import sequence_is_faster
 from ov_loops.lower.cells import lower_to_sequence, recognized_cell
 from ov_loops.lower.fold import fold, fold_reason
 from ov_loops.lower.loop5 import lower_to_loop5
+from ov_loops.lower.remainder import lower_split, split_factor
 from ov_loops.lower.stateful import assign_states, read_states
 from ov_loops.lower.static import refuse_unless_static
 from ov_loops.lower.streaming import refuse_unless_streamable
@@ -82,6 +83,11 @@ def _lowered(loop: LoopIR, options: LoweringOptions) -> Lowered:
     if cell is not None and sequence_is_faster(cell, loop):
         applied = (*loop.applied, f"-> {cell.op}")
         lowered = Lowered(lower_to_sequence(loop, cell), None, None, applied, names, f"{cell.op}-5")
+        return dataclasses.replace(lowered, not_unrolled=why)
+    factor = split_factor(loop, options)
+    if factor is not None:
+        first, values = lower_split(loop, options, factor)
+        lowered = Lowered(values, first.spec, None, first.applied, names)
         return dataclasses.replace(lowered, not_unrolled=why)
     loop = options.run(loop, AFTER_CELLS)
     names = tuple(value.name for value in loop.carried)

@@ -18,6 +18,7 @@ from ov_loops import ovgraph
 from ov_loops.contract.spec import ConcatenatedOutput, LoopSpec
 from ov_loops.loopir.loop import LoopIR
 from ov_loops.loopir.trip_count import runs_zero
+from ov_loops.loopir.unrolling import Unchunk
 from ov_loops.lower.fold import empty_of_shape
 
 LoopBuilder = Callable[
@@ -70,7 +71,13 @@ def _zero_iteration_branch(
     """
     spec: LoopSpec = loop.spec
     initial = {entry.body_result: loop.outer[entry.external_port] for entry in spec.merged_inputs}
-    shapes = {result.port: result.empty_shape for result in loop.results if result.empty_shape}
+    # A result unrolling cut into chunks (Unchunk) is empty in the Loop's own shape, one axis
+    # more than the empty_shape its steps make of it.
+    shapes = {
+        result.port: result.empty_shape
+        for result in loop.results
+        if result.empty_shape and not any(isinstance(s, Unchunk) for s in result.after)
+    }
     inputs: list[ov.Output] = []
     parameters: list[ov.Node] = []
 

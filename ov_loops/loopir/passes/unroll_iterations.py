@@ -68,8 +68,14 @@ def body_size(body: ov.Model) -> int:
 def chosen_factor(loop: LoopIR) -> int | None:
     """k: TARGET_BODY_OPS over the body's size, at most MAX_FACTOR and the trip count; with a
     constant trip count its largest divisor between k/2 and k instead, if there is one; when
-    the copies need masking, at most `masked_limit` of the body."""
+    the copies need masking, at most `masked_limit` of the body. A runtime trip count known to
+    be a multiple of some k (the first loop of a split loop, lower/remainder.py) gets that k;
+    one known to be at most some bound (its second loop) at most that bound."""
+    if loop.trip.multiple_of > 1:
+        return loop.trip.multiple_of
     factor = min(MAX_FACTOR, TARGET_BODY_OPS // max(1, body_size(loop.body)))
+    if loop.trip.most is not None:
+        factor = min(factor, loop.trip.most)
     count = loop.trip.constant
     if count is not None:
         factor = min(factor, count)
