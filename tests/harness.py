@@ -15,6 +15,7 @@ from lxml import etree
 import ov_loops
 from ov_loops.checking.device import core, run
 from ov_loops.ir.reader import loop_spec, loops, read_ir
+from ov_loops.lower.remainder import REMAINDER
 
 F32 = {"INFERENCE_PRECISION_HINT": "f32"}  # the CPU config: this CPU computes in bf16 by default
 
@@ -54,7 +55,12 @@ def save_and_reload(
     assert not report.errors, [finding.text(xml) for finding in report.errors]
     if conversion is not None:
         document = read_ir(xml)
-        read_back = sorted(repr(loop_spec(document, g, layer)) for _, g, layer in loops(document))
+        # A split loop's second Loop-5 (lower/remainder.py) is not a loop of the report.
+        read_back = sorted(
+            repr(loop_spec(document, g, layer))
+            for _, g, layer in loops(document)
+            if not layer.name.endswith(REMAINDER)
+        )
         built = sorted(repr(loop.spec) for loop in conversion.loops if loop.spec is not None)
         assert read_back == built
     return core().read_model(str(xml)), tree

@@ -127,6 +127,21 @@ class Plan:
     def masked(self) -> bool:
         return self.limited or self.conditional
 
+    @property
+    def masking(self) -> str | None:
+        """What the report says of the masks (None: no mask)."""
+        if not self.masked:
+            return None
+        past = " and ".join(
+            what
+            for what, needed in (
+                ("the trip count", self.limited),
+                ("a false condition", self.conditional),
+            )
+            if needed
+        )
+        return f"copies past {past} masked"
+
 
 @dataclass(frozen=True)
 class Unchunk:

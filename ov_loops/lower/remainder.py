@@ -41,6 +41,8 @@ from ov_loops.loopir.unrolling import always_true, shapes_kept, unrollable
 from ov_loops.lower.loop5 import lower_to_loop5
 from ov_loops.ovgraph import copy, length
 
+REMAINDER = "/remainder"  # the second Loop-5's path: the first's and this
+
 
 def split_factor(loop: LoopIR, options: LoweringOptions) -> int | None:
     """k when `loop` is lowered as two Loop-5s (see the module), else None: unrolling runs
@@ -86,7 +88,8 @@ def lower_split(loop: LoopIR, options: LoweringOptions, factor: int) -> tuple[Lo
     rest = _rest_loop(loop, rest_body, first_count, rest_count, carried, factor)
     rest_values = lower_to_loop5(options.run(rest, AFTER_CELLS))
     joined = _joined(loop, values[: len(loop.results)], rest_values, first_count, rest_count)
-    return first.noting(f"remainder of n mod {factor} in a second Loop-5"), joined
+    why = f"no masks (dynamic shapes): the remainder n mod {factor} in a second Loop-5"
+    return first.noting(why), joined
 
 
 def _first_loop(loop: LoopIR, count: ov.Output, factor: int) -> tuple[LoopIR, list[int]]:
@@ -121,7 +124,7 @@ def _rest_loop(
     outer.update(carried)
     for entry in spec.sliced_inputs:
         outer[entry.external_port] = _from_part(outer[entry.external_port], entry, offset)
-    rest = loop.replace(path=f"{loop.path}/remainder", body=body, outer=outer)
+    rest = loop.replace(path=f"{loop.path}{REMAINDER}", body=body, outer=outer)
     if spec.current_iteration is not None:
         rest = _offset_iteration(rest, offset)
     trip = TripCount(count, TRIP_COUNT_INPUT, None, True, most=factor - 1)

@@ -15,7 +15,7 @@ from ov_loops.loopir.passes.pipeline import (
     RECOGNIZE_CELLS,
     LoweringOptions,
 )
-from ov_loops.lower.cell_cost import sequence_is_faster
+from ov_loops.lower.cell_cost import kept_as_loop, sequence_is_faster
 from ov_loops.lower.cells import lower_to_sequence, recognized_cell
 from ov_loops.lower.fold import fold, fold_reason
 from ov_loops.lower.loop5 import lower_to_loop5
@@ -84,6 +84,8 @@ def _lowered(loop: LoopIR, options: LoweringOptions) -> Lowered:
         applied = (*loop.applied, f"-> {cell.op}")
         lowered = Lowered(lower_to_sequence(loop, cell), None, None, applied, names, f"{cell.op}-5")
         return dataclasses.replace(lowered, not_unrolled=why)
+    if cell is not None:
+        loop = loop.noting(kept_as_loop(cell, loop))
     factor = split_factor(loop, options)
     if factor is not None:
         first, values = lower_split(loop, options, factor)

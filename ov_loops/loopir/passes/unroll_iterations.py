@@ -57,7 +57,8 @@ class UnrollIterations(LoopPass):
         plan = Plan.of(loop, factor)
         if plan.masked and not shapes_kept(loop):
             return loop
-        return UnrolledBody(loop, plan).loop().noting(f"unrolled x{factor}")
+        unrolled = UnrolledBody(loop, plan).loop().noting(f"unrolled x{factor}")
+        return unrolled if plan.masking is None else unrolled.noting(plan.masking)
 
 
 def body_size(body: ov.Model) -> int:
