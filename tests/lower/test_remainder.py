@@ -9,13 +9,19 @@ one compiled model, runs whose trip count and batch change from run to run.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
+import onnxruntime as ort
 import openvino as ov
 import openvino.opset15 as ops
 import pytest
 
 import ov_loops.lower.remainder as remainder
-from ov_loops.loopir.passes.pipeline import CPU, LoweringOptions
+from benchmarks.rnn_loop import rnn_loop_model
+from ov_loops.conversion.driver import Converter
+from ov_loops.frontends.onnx.load.load import load_model
+from ov_loops.loopir.passes.pipeline import CPU, RECOGNIZE_CELLS, LoweringOptions
 from ov_loops.loopir.passes.unroll_iterations import body_size
 from ov_loops.lower.loop5 import lower_to_loop5
 from ov_loops.lower.select import lower
@@ -106,9 +112,7 @@ RUNS = [(9, 3), (2, 2), (0, 2), (4, 3), (3, 1), (8, 2), (0, 4), (5, 3), (1, 1), 
 
 @pytest.mark.parametrize("backward", [False, True], ids=["forward", "backward"])
 def test_on_the_cpu_with_changing_trip_counts_and_batches(backward: bool, tmp_path):
-    """(trip count, rows) change between runs of one compiled model: a first loop of no
-    iteration right after one of several with another batch returned every output of the
-    model stale on the CPU (OpenVINO 2026.4.1) until that loop went into an If."""
+    """(trip count, rows) change between runs of one compiled model."""
     loop, parameters, feeds = unrolling_loop(LONGEST, True, backward=backward, rows=3)
     lowered = lower(loop, MAX)
     compiled = compile_f32(_saved(lowered.values, parameters, tmp_path / "split.xml"))
@@ -119,3 +123,30 @@ def test_on_the_cpu_with_changing_trip_counts_and_batches(backward: bool, tmp_pa
         got = run(compiled, feeds)
         for index, (want, have) in enumerate(zip(expected, got)):
             assert_close(want, have, f"M={count} rows={rows} output {index}", 1e-5, 1e-5)
+
+
+def test_an_rnn_of_symbolic_batch_on_the_cpu_with_changing_lengths_and_batches():
+    """The bench RNN (h = tanh(x W + h R + b), H = 8) with a symbolic batch, kept a Loop-5 at
+    max: lengths and batches change between runs of one compiled model. A first Loop of no
+    iteration right after a run of several with another batch, (37, 3) then (3, 2), returned
+    every output of the inference stale on the CPU (OpenVINO 2026.4.1) until that Loop went
+    into an If (docs/pitfalls.md)."""
+    made = rnn_loop_model(8, batch="B")
+    options = LoweringOptions(dataclasses.replace(CPU, skips=frozenset({RECOGNIZE_CELLS.name})))
+    options = dataclasses.replace(options, optimize="max")
+    conversion = Converter(load_model(made), options).convert()
+    (loop,) = conversion.loops
+    assert any("second Loop-5" in done for done in loop.optimizations)
+    compiled = compile_f32(conversion.model)
+    session = ort.InferenceSession(made.SerializeToString(), providers=["CPUExecutionProvider"])
+    rng = np.random.default_rng(0)
+    for steps, rows in [(37, 3), (3, 2), (16, 2), (0, 2), (20, 1), (0, 3), (5, 4), (33, 2)]:
+        feeds = {
+            "X": rng.standard_normal((steps, rows, 8)).astype(np.float32),
+            "h0": rng.standard_normal((rows, 8)).astype(np.float32),
+        }
+        expected = session.run(None, feeds)
+        got = run(compiled, feeds)
+        assert_close(expected[0], got[0], f"T={steps} B={rows} h_last", 1e-5, 1e-5)
+        if steps:
+            assert_close(expected[1], got[1], f"T={steps} B={rows} hs", 1e-5, 1e-5)
