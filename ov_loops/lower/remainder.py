@@ -46,12 +46,15 @@ REMAINDER = "/remainder"  # the second Loop-5's path: the first's and this
 
 def split_factor(loop: LoopIR, options: LoweringOptions) -> int | None:
     """k when `loop` is lowered as two Loop-5s (see the module), else None: unrolling runs
-    at these options, the trip count is a runtime value, no condition stops the loop early
+    at these options and the target unrolls no loop whole (CPU without --unroll: the only
+    plugin measured), the trip count is a runtime value, no condition stops the loop early
     (initial and body conditions constant true), the loop can be unrolled, masked unrolling
     cannot (a value of dynamic shape, `shapes_kept`), every last-value result is a carried
     value's and no stacked result starts with an accumulator's initial value; k as
     UnrollIterations chooses it."""
-    if not options.runs(UnrollIterations) or loop.trip.source != TRIP_COUNT_INPUT:
+    if not options.runs(UnrollIterations) or options.target.unroll:
+        return None
+    if loop.trip.source != TRIP_COUNT_INPUT:
         return None
     if loop.start.constant is not True or loop.trip.multiple_of > 1:
         return None

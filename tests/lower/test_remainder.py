@@ -21,7 +21,7 @@ import ov_loops.lower.remainder as remainder
 from benchmarks.rnn_loop import rnn_loop_model
 from ov_loops.conversion.driver import Converter
 from ov_loops.frontends.onnx.load.load import load_model
-from ov_loops.loopir.passes.pipeline import CPU, RECOGNIZE_CELLS, LoweringOptions
+from ov_loops.loopir.passes.pipeline import CPU, GPU, RECOGNIZE_CELLS, LoweringOptions
 from ov_loops.loopir.passes.unroll_iterations import body_size
 from ov_loops.lower.loop5 import lower_to_loop5
 from ov_loops.lower.select import lower
@@ -91,9 +91,10 @@ def test_loops_it_does_not_split(build):
     assert remainder.split_factor(unrolling_loop(9, True, rows=3)[0], MAX) == FACTOR
 
 
-def test_not_split_below_max():
+def test_not_split_below_max_nor_where_loops_unroll_whole():
     loop, _, _ = unrolling_loop(9, True, rows=3)
     assert remainder.split_factor(loop, LoweringOptions(CPU, "default")) is None
+    assert remainder.split_factor(loop, LoweringOptions(GPU, "max")) is None
 
 
 def test_early_exit_with_dynamic_shapes_stays_one_loop_and_matches(tmp_path):
