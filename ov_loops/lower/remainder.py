@@ -1,14 +1,17 @@
 """Lowering: a loop with a runtime trip count n as two Loop-5s, the first unrolled by k
 without masks, the second running the remainder (`split_factor`, `lower_split`)::
 
-    m = k * (max(n, 0) // k);  r = n - m
+    m = k * ((max(n, 1) - 1) // k);  r = n - m      (1 <= r <= k when n >= 1)
     first:  iterations 0 .. m-1, k copies of the body per Loop-5 iteration, no Select
-    second: iterations m .. n-1 (r < k), the body as it is, from the first's carried values,
-            reading the sliced inputs from part m on, current_iteration offset by m
-    last values: the second's (the first's when r is 0: its zero-run guard);
+    second: iterations m .. n-1, the body as it is, from the first's carried values, reading
+            the sliced inputs from part m on, current_iteration offset by m
+    last values: the second's;
     stacked outputs: first ++ second along the axis (second ++ first when reversed after
-            the loop); when either ran zero times, the other alone (an If: the empty one's
-            dynamic dims are not the other's)
+            the loop); the second's alone when m is 0 (an If: the empty one's dynamic dims
+            are not the other's)
+
+The second loop runs at least once when the loop does (r = k, not 0, when k divides n), so
+the join needs one If, and no second loop's output of no iteration meets a first's.
 
 Masked unrolling (loopir/unrolling.py) runs copies past the end on padding, so it needs static
 shapes; the split runs only real iterations, so a body with dynamic dims (a symbolic batch)
@@ -79,9 +82,10 @@ def _results_split(loop: LoopIR) -> bool:
 def lower_split(loop: LoopIR, options: LoweringOptions, factor: int) -> tuple[LoopIR, list]:
     """The first Loop-5 (after AFTER_CELLS, for the report) and the loop's values."""
     count = loop.trip.value
-    zero = ops.constant(np.int64(0))
+    one = ops.constant(np.int64(1))
     k = ops.constant(np.int64(factor))
-    first_count = ops.multiply(ops.divide(ops.maximum(count, zero), k), k).output(0)
+    chunks = ops.divide(ops.subtract(ops.maximum(count, one), one), k)
+    first_count = ops.multiply(chunks, k).output(0)
     rest_count = ops.subtract(count, first_count).output(0)
     rest_body = loop.body.clone()  # the first loop's passes may rewrite loop.body in place
     first, finals = _first_loop(loop, first_count, factor)
@@ -90,7 +94,7 @@ def lower_split(loop: LoopIR, options: LoweringOptions, factor: int) -> tuple[Lo
     carried = dict(zip(finals, values[len(loop.results) :]))
     rest = _rest_loop(loop, rest_body, first_count, rest_count, carried, factor)
     rest_values = lower_to_loop5(options.run(rest, AFTER_CELLS))
-    joined = _joined(loop, values[: len(loop.results)], rest_values, first_count, rest_count)
+    joined = _joined(loop, values[: len(loop.results)], rest_values, first_count)
     why = f"no masks (dynamic shapes): the remainder n mod {factor} in a second Loop-5"
     return first.noting(why), joined
 
@@ -130,7 +134,7 @@ def _rest_loop(
     rest = loop.replace(path=f"{loop.path}{REMAINDER}", body=body, outer=outer)
     if spec.current_iteration is not None:
         rest = _offset_iteration(rest, offset)
-    trip = TripCount(count, TRIP_COUNT_INPUT, None, True, most=factor - 1)
+    trip = TripCount(count, TRIP_COUNT_INPUT, None, True, most=factor)
     initial = {e.body_result: carried[e.external_port] for e in spec.merged_inputs}
     last = {e.external_port: e.body_result for e in spec.last_value_outputs}
     results = tuple(
@@ -176,40 +180,28 @@ def _offset_iteration(loop: LoopIR, offset: ov.Output) -> LoopIR:
     return rest.replace(outer={**loop.outer, spec.inputs()[-1].external_port: value})
 
 
-def _joined(loop, first: list, rest: list, first_count, rest_count) -> list[ov.Output]:
+def _joined(loop, first: list, rest: list, first_count) -> list[ov.Output]:
     """Each result's value: a last value the second loop's, a stacked one both joined."""
     axes = {e.external_port: e.axis for e in loop.spec.concatenated_outputs}
     stacked = [i for i, result in enumerate(loop.results) if result.port in axes]
     values = list(rest)
     if not stacked:
         return values
-    order = [
-        any(isinstance(step, Reverse) for step in loop.results[index].after) for index in stacked
-    ]
+    backward = [any(isinstance(s, Reverse) for s in loop.results[i].after) for i in stacked]
     size = len(stacked)
 
     def both(inner: list[ov.Output]) -> list[ov.Output]:
         firsts, rests = inner[:size], inner[size:]
-        pairs = [(b, a) if back else (a, b) for a, b, back in zip(firsts, rests, order)]
+        pairs = [(b, a) if back else (a, b) for a, b, back in zip(firsts, rests, backward)]
         return [
             ops.concat(list(pair), axes[loop.results[i].port]).output(0)
             for pair, i in zip(pairs, stacked)
         ]
 
-    def unless_second_empty(inner: list[ov.Output]) -> list[ov.Output]:
-        flag, *pair = inner
-        return _either(flag, pair[:size], pair, both)
-
-    zero = ops.constant(np.int64(0))
     firsts = [first[index] for index in stacked]
     rests = [rest[index] for index in stacked]
-    second_empty = ops.equal(rest_count, zero).output(0)
-    joined = _either(
-        ops.equal(first_count, zero).output(0),
-        rests,
-        [second_empty, *firsts, *rests],
-        unless_second_empty,
-    )
+    first_ran_none = ops.equal(first_count, ops.constant(np.int64(0))).output(0)
+    joined = _either(first_ran_none, rests, [*firsts, *rests], both)
     for index, value in zip(stacked, joined):
         values[index] = value
     return values

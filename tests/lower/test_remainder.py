@@ -2,8 +2,8 @@
 first unrolled by k without masks over m = k * (n // k) iterations, the second over the rest.
 
 Device-free: the IR reference of the split loop against that of the loop as it is, for every
-trip count from 0 to 2k + 1 (zero trips; remainders 0 .. k-1; a first loop of no iteration
-with a second that runs, and the other way round), read forward and from the end. On the CPU:
+trip count from 0 to 2k + 1 (zero trips; a first loop of no iteration, of k and of 2k; second
+loops of 1 .. k iterations), read forward and from the end. On the CPU:
 one compiled model, runs whose trip count and batch change from run to run.
 """
 
