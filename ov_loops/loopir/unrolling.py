@@ -87,6 +87,11 @@ def shapes_kept(loop: LoopIR) -> bool:
     for op in loop.body.get_ordered_ops():
         if any(not output.get_partial_shape().is_static for output in op.outputs()):
             return False
+    return carried_shapes_kept(loop)
+
+
+def carried_shapes_kept(loop: LoopIR) -> bool:
+    """Whether every carried value's body Result declares the shape its Parameter does."""
     parameters = loop.body.get_parameters()
     return all(
         parameters[merged.body_parameter].get_partial_shape()

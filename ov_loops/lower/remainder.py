@@ -40,7 +40,12 @@ from ov_loops.loopir.passes.pipeline import AFTER_CELLS, LoweringOptions
 from ov_loops.loopir.passes.unroll_iterations import UnrollIterations, chosen_factor
 from ov_loops.loopir.steps import Reverse
 from ov_loops.loopir.trip_count import TripCount
-from ov_loops.loopir.unrolling import always_true, shapes_kept, unrollable
+from ov_loops.loopir.unrolling import (
+    always_true,
+    carried_shapes_kept,
+    shapes_kept,
+    unrollable,
+)
 from ov_loops.lower.loop5 import lower_to_loop5
 from ov_loops.ovgraph import copy, length
 
@@ -52,7 +57,9 @@ def split_factor(loop: LoopIR, options: LoweringOptions) -> int | None:
     at these options and the target unrolls no loop whole (CPU without --unroll: the only
     plugin measured), the trip count is a runtime value, no condition stops the loop early
     (initial and body conditions constant true), the loop can be unrolled, masked unrolling
-    cannot (a value of dynamic shape, `shapes_kept`), every last-value result is a carried
+    cannot (a value of dynamic shape, `shapes_kept`) but each carried value keeps the shape
+    its body Parameter declares (one whose shape changes has both Loop-5s in Ifs for their
+    runs of no iteration: zero_run_carry.py), every last-value result is a carried
     value's and no stacked result starts with an accumulator's initial value; k as
     UnrollIterations chooses it."""
     if not options.runs(UnrollIterations) or options.target.unroll:
@@ -63,7 +70,9 @@ def split_factor(loop: LoopIR, options: LoweringOptions) -> int | None:
         return None
     if not always_true(loop.body_value(loop.spec.execution_condition)):
         return None
-    if not unrollable(loop) or shapes_kept(loop) or not _results_split(loop):
+    if not unrollable(loop) or shapes_kept(loop) or not carried_shapes_kept(loop):
+        return None
+    if not _results_split(loop):
         return None
     return chosen_factor(loop)
 

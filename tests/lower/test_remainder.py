@@ -28,7 +28,7 @@ from ov_loops.lower.select import lower
 from ov_loops.ovgraph import all_ops
 from tests.harness import assert_close, compile_f32, run
 from tests.loopir.passes.test_passes import _reference_outputs, _saved
-from tests.loopir_scenarios import unrolling_loop
+from tests.loopir_scenarios import batch_loop, unrolling_loop
 
 FACTOR = 4
 LONGEST = 2 * FACTOR + 1
@@ -83,6 +83,7 @@ def test_two_loops_the_first_in_an_if_and_k_times_the_second(tmp_path):
         pytest.param(lambda: unrolling_loop(9, True, stop_after=6, rows=3), id="early exit"),
         pytest.param(lambda: unrolling_loop(9, True), id="static shapes: masked instead"),
         pytest.param(lambda: unrolling_loop(9, False, rows=3), id="constant trip count"),
+        pytest.param(lambda: batch_loop(grows=True), id="a carried value changes shape"),
     ],
 )
 def test_loops_it_does_not_split(build):
