@@ -87,6 +87,11 @@ def constant(data) -> ov.Output:
     return ops.constant(np.asarray(data)).output(0)
 
 
+def i64(*values: int) -> ov.Output:
+    """Integers as an i64 vector Constant."""
+    return ops.constant(np.array(values, np.int64)).output(0)
+
+
 def cast(value: ov.Output, dtype) -> ov.Output:
     """`value` converted to `dtype` (unchanged if it already is)."""
     target = element_type(dtype)

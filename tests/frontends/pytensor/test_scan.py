@@ -15,6 +15,7 @@ from pytensor.compile.mode import get_mode  # noqa: E402
 from pytensor.scan import until  # noqa: E402
 from pytensor.scan.op import Scan  # noqa: E402
 
+from ov_loops.ovgraph import all_ops  # noqa: E402
 from ov_loops.pytensor import UnsupportedOpError  # noqa: E402
 from tests.frontends.pytensor.compare import compare  # noqa: E402
 
@@ -230,6 +231,24 @@ def test_value_and_gradient_of_an_rnn_loss():
     rng = np.random.default_rng(7)
     values = [rng.random((6, 3)), rng.random(3), rng.random((3, 3)) * 0.5]
     compare([x, h0, w], [loss, *pt.grad(loss, wrt=[x, h0, w])], values)
+
+
+def test_gradient_scan_carries_rows_not_its_mit_mot_buffer():
+    """The gradient scan's mit-mot (the gradient of h, read at rows i and i + 1, written at
+    i + 1) is carried as one row: no Loop body scatters into a buffer of every step."""
+    x, h0, w = pt.dmatrix("x"), pt.dvector("h0"), pt.dmatrix("W")
+    hs = scan(
+        lambda xt, h, m: pt.tanh(xt + h @ m), sequences=[x], outputs_info=[h0], non_sequences=[w]
+    )
+    loss = (hs**2).sum()
+    rng = np.random.default_rng(3)
+    values = [rng.random((40, 3)), rng.random(3), rng.random((3, 3)) * 0.5]
+    function, _ = compare([x, h0, w], pt.grad(loss, wrt=[x, h0, w]), values)
+    assert any(n.op.info.n_mit_mot for n in function.maker.fgraph.apply_nodes if _is_scan(n))
+    loops = [op for op in all_ops(function.vm.jit_fn.model) if op.get_type_name() == "Loop"]
+    assert loops
+    kinds = {op.get_type_name() for loop in loops for op in all_ops(loop.get_function())}
+    assert not kinds & {"ScatterUpdate", "ScatterNDUpdate", "ScatterElementsUpdate"}
 
 
 def _binomial_logp(n, p, k):
