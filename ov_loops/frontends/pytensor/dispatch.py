@@ -18,6 +18,7 @@ import openvino as ov
 import openvino.opset15 as ops
 
 from ov_loops.errors import ConversionError
+from ov_loops.frontends.pytensor.generators import key_of
 
 # PyTensor rewrites whose results have no translation here (C-only and BLAS Ops, in-place
 # variants, the preallocated scan buffers): the mode and the scans' inner graphs exclude them.
@@ -82,8 +83,13 @@ def element_type(dtype) -> ov.Type:
     return ov.Type(np.dtype(dtype))
 
 
-def constant(data) -> ov.Output:
-    """A PyTensor Constant's data as an OpenVINO Constant."""
+def constant(data) -> ov.Output | None:
+    """A PyTensor Constant's data as an OpenVINO Constant (a Generator as its key; None, an
+    absent argument such as a RandomVariable's size, as None)."""
+    if data is None:
+        return None
+    if isinstance(data, np.random.Generator):
+        data = key_of(data)
     return ops.constant(np.asarray(data)).output(0)
 
 

@@ -16,7 +16,6 @@ from pytensor.scan import until  # noqa: E402
 from pytensor.scan.op import Scan  # noqa: E402
 
 from ov_loops.ovgraph import all_ops  # noqa: E402
-from ov_loops.pytensor import UnsupportedOpError  # noqa: E402
 from tests.frontends.pytensor.compare import compare  # noqa: E402
 
 VIEWS = [None, (-1,), slice(-2, None, None)]
@@ -283,22 +282,3 @@ def test_seir_model_log_probability_and_its_gradient():
     ]
     inputs = [infected, removed, s0, e0, i0, beta, gamma, delta]
     compare(inputs, [loss, *gradients], values)
-
-
-def test_random_draws_in_a_scan_are_refused():
-    rng = pytensor.shared(np.random.default_rng(190), name="rng")
-
-    def draw(generator):
-        next_generator, x = pt.random.normal(rng=generator).owner.outputs
-        return x, {generator: next_generator}
-
-    xs, updates = pytensor.scan(
-        draw,
-        outputs_info=[None],
-        non_sequences=[rng],
-        strict=True,
-        n_steps=10,
-        return_updates=True,
-    )
-    with pytest.raises(UnsupportedOpError, match="normal"):
-        pytensor.function([], [xs], updates=updates, mode="OPENVINO")
