@@ -21,13 +21,16 @@ from ov_loops.errors import ConversionError
 from ov_loops.frontends.pytensor.generators import key_of
 
 # PyTensor rewrites whose results have no translation here (C-only and BLAS Ops, in-place
-# variants, the preallocated scan buffers): the mode and the scans' inner graphs exclude them.
+# variants, the preallocated scan buffers, solves split into an LU factorisation and triangular
+# solves): the mode and the scans' inner graphs exclude them.
 INCOMPATIBLE_REWRITES = (
     "cxx_only",
     "BlasOpt",
     "local_careduce_fusion",
     "scan_save_mem_prealloc",
     "inplace",
+    "reuse_decomposition_multiple_solves",
+    "scan_split_non_sequence_decomposition_and_solve",
 )
 
 

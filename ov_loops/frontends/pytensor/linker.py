@@ -23,6 +23,8 @@ from pytensor.link.basic import JITLinker
 from ov_loops.frontends.pytensor import (  # noqa: F401  (they register their translations)
     blas,
     elemwise,
+    inner,
+    linalg,
     random,
     scalar,
     scan,
