@@ -221,28 +221,27 @@ def test_gradient_through_a_scan_with_a_mit_sot():
     assert sum(mit_mots) > 0
 
 
-def test_value_and_gradient_of_an_rnn_loss():
+def _rnn_loss(steps: int, seed: int):
+    """An RNN's sum of squared states: (inputs x, h0, W; the loss; values for them)."""
     x, h0, w = pt.dmatrix("x"), pt.dvector("h0"), pt.dmatrix("W")
     hs = scan(
         lambda xt, h, m: pt.tanh(xt + h @ m), sequences=[x], outputs_info=[h0], non_sequences=[w]
     )
-    loss = (hs**2).sum()
-    rng = np.random.default_rng(7)
-    values = [rng.random((6, 3)), rng.random(3), rng.random((3, 3)) * 0.5]
-    compare([x, h0, w], [loss, *pt.grad(loss, wrt=[x, h0, w])], values)
+    rng = np.random.default_rng(seed)
+    values = [rng.random((steps, 3)), rng.random(3), rng.random((3, 3)) * 0.5]
+    return [x, h0, w], (hs**2).sum(), values
+
+
+def test_value_and_gradient_of_an_rnn_loss():
+    inputs, loss, values = _rnn_loss(6, 7)
+    compare(inputs, [loss, *pt.grad(loss, wrt=inputs)], values)
 
 
 def test_gradient_scan_carries_rows_not_its_mit_mot_buffer():
     """The gradient scan's mit-mot (the gradient of h, read at rows i and i + 1, written at
     i + 1) is carried as one row: no Loop body scatters into a buffer of every step."""
-    x, h0, w = pt.dmatrix("x"), pt.dvector("h0"), pt.dmatrix("W")
-    hs = scan(
-        lambda xt, h, m: pt.tanh(xt + h @ m), sequences=[x], outputs_info=[h0], non_sequences=[w]
-    )
-    loss = (hs**2).sum()
-    rng = np.random.default_rng(3)
-    values = [rng.random((40, 3)), rng.random(3), rng.random((3, 3)) * 0.5]
-    function, _ = compare([x, h0, w], pt.grad(loss, wrt=[x, h0, w]), values)
+    inputs, loss, values = _rnn_loss(40, 3)
+    function, _ = compare(inputs, pt.grad(loss, wrt=inputs), values)
     assert any(n.op.info.n_mit_mot for n in function.maker.fgraph.apply_nodes if _is_scan(n))
     loops = [op for op in all_ops(function.vm.jit_fn.model) if op.get_type_name() == "Loop"]
     assert loops
