@@ -33,6 +33,7 @@ from ov_loops import ovgraph
 from ov_loops.frontends.pytensor import mitmot
 from ov_loops.frontends.pytensor.dispatch import (
     INCOMPATIBLE_REWRITES,
+    cast,
     i64,
     inner_ops,
     ov_translate,
@@ -46,8 +47,9 @@ _ZERO = np.int64(0)
 
 
 def _last(values: ov.Output, count: ov.Output) -> ov.Output:
-    """values[-count:] along axis 0 (all of them when there are fewer)."""
-    start = ops.maximum(ops.subtract(ovgraph.length(values, 0), count), ops.constant(_ZERO))
+    """values[-count:] along axis 0 (all of them when there are fewer; count of any int type)."""
+    length = ovgraph.length(values, 0)
+    start = ops.maximum(ops.subtract(length, cast(count, np.int64)), ops.constant(_ZERO))
     stop = ops.constant(np.array([np.iinfo(np.int64).max], np.int64))
     return ops.slice(values, ops.unsqueeze(start, i64(0)), stop, i64(1), i64(0)).output(0)
 

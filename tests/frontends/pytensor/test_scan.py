@@ -281,3 +281,22 @@ def test_seir_model_log_probability_and_its_gradient():
     ]
     inputs = [infected, removed, s0, e0, i0, beta, gamma, delta]
     compare(inputs, [loss, *gradients], values)
+
+
+def test_gradients_of_scans_with_an_int32_step_count():
+    """PyTensor's tests/scan/test_checkpoints.py backward pass: A**k by a scan and by
+    scan_checkpoints, k an int32 input that sizes nit-sots (their length was subtracted from an
+    i64 length)."""
+    from pytensor.scan.checkpoints import scan_checkpoints
+
+    k, a = pt.iscalar("k"), pt.vector("A")
+    arguments = dict(
+        fn=lambda s, prior, m: prior * m / s,
+        outputs_info=pt.ones_like(a),
+        sequences=[pt.arange(k, dtype="float32") + 1],
+        non_sequences=a,
+        n_steps=k,
+    )
+    checkpointed = scan_checkpoints(save_every_N=100, return_updates=False, **arguments)
+    gradients = [pt.grad(powers[-1].sum(), a) for powers in (scan(**arguments), checkpointed)]
+    compare([a, k], gradients, [np.arange(10.0), np.int32(101)])
