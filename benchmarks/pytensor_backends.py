@@ -44,7 +44,7 @@ def modes() -> dict[str, object]:
     """The backends to compare: OPENVINO (one thread), C, and Numba/JAX when installed."""
     found = {
         "OPENVINO": Mode(
-            ov_pytensor.OpenVINOLinker(config=ONE_THREAD), ov_pytensor.OPENVINO.optimizer
+            ov_pytensor.OpenVINOLinker(config=ONE_THREAD), ov_pytensor.OPENVINO.provided_optimizer
         ),
         "C": "FAST_RUN",
     }
