@@ -1,7 +1,8 @@
-"""Matrix products: Dot and Dot22, the matmul Blockwise (batched Dot), BatchedDot, and the BLAS
-forms Gemm, Gemv and Ger.
+"""Matrix products: Dot and Dot22, the Blockwise of Dot (matmul) and of linalg.py's Ops,
+BatchedDot, and the BLAS forms Gemm, Gemv and Ger.
 
     Dot(x, y) = numpy.dot for vectors and matrices      Blockwise(Dot) = numpy.matmul
+    Blockwise(MatrixInverse or Solve) = linalg.py's, batched
     Gemm(z, a, x, y, b) = b * z + a * dot(x, y)         Gemv(y, a, A, x, b) = b * y + a * A @ x
     Ger(A, a, x, y) = A + a * outer(x, y)
 """
@@ -12,6 +13,8 @@ import openvino.opset15 as ops
 from pytensor.tensor import blas
 from pytensor.tensor.blockwise import Blockwise
 from pytensor.tensor.math import Dot
+from pytensor.tensor.nlinalg import MatrixInverse
+from pytensor.tensor.slinalg import Solve
 
 from ov_loops.frontends.pytensor.dispatch import cast, inner_ops, ov_translate
 
@@ -28,11 +31,14 @@ def _dot(op, node, inputs):
     return [_matmul(node, *inputs)]
 
 
+BATCHED_CORE_OPS = (Dot, MatrixInverse, Solve)  # their translations batch over leading axes
+
+
 @ov_translate.register(Blockwise)
 def _blockwise(op, node, inputs):
-    if not isinstance(op.core_op, Dot):
+    if not isinstance(op.core_op, BATCHED_CORE_OPS):
         raise NotImplementedError(f"Blockwise of {op.core_op}")
-    return [_matmul(node, *inputs)]
+    return ov_translate(op.core_op, node, inputs)
 
 
 @inner_ops.register(Blockwise)

@@ -18,15 +18,19 @@ import openvino as ov
 import openvino.opset15 as ops
 
 from ov_loops.errors import ConversionError
+from ov_loops.frontends.pytensor.generators import key_of
 
 # PyTensor rewrites whose results have no translation here (C-only and BLAS Ops, in-place
-# variants, the preallocated scan buffers): the mode and the scans' inner graphs exclude them.
+# variants, the preallocated scan buffers, solves split into an LU factorisation and triangular
+# solves): the mode and the scans' inner graphs exclude them.
 INCOMPATIBLE_REWRITES = (
     "cxx_only",
     "BlasOpt",
     "local_careduce_fusion",
     "scan_save_mem_prealloc",
     "inplace",
+    "reuse_decomposition_multiple_solves",
+    "scan_split_non_sequence_decomposition_and_solve",
 )
 
 
@@ -82,9 +86,19 @@ def element_type(dtype) -> ov.Type:
     return ov.Type(np.dtype(dtype))
 
 
-def constant(data) -> ov.Output:
-    """A PyTensor Constant's data as an OpenVINO Constant."""
+def constant(data) -> ov.Output | None:
+    """A PyTensor Constant's data as an OpenVINO Constant (a Generator as its key; None, an
+    absent argument such as a RandomVariable's size, as None)."""
+    if data is None:
+        return None
+    if isinstance(data, np.random.Generator):
+        data = key_of(data)
     return ops.constant(np.asarray(data)).output(0)
+
+
+def i64(*values: int) -> ov.Output:
+    """Integers as an i64 vector Constant."""
+    return ops.constant(np.array(values, np.int64)).output(0)
 
 
 def cast(value: ov.Output, dtype) -> ov.Output:

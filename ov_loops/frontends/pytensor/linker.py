@@ -20,7 +20,17 @@ import openvino as ov
 import openvino.opset15 as ops
 from pytensor.link.basic import JITLinker
 
-from ov_loops.frontends.pytensor import blas, elemwise, scalar, scan, subtensor, tensor  # noqa: F401
+from ov_loops.frontends.pytensor import (  # noqa: F401  (they register their translations)
+    blas,
+    elemwise,
+    inner,
+    linalg,
+    random,
+    scalar,
+    scan,
+    subtensor,
+    tensor,
+)
 from ov_loops.frontends.pytensor.dispatch import (
     INCOMPATIBLE_REWRITES,
     UnsupportedOpError,
@@ -28,12 +38,16 @@ from ov_loops.frontends.pytensor.dispatch import (
     element_type,
     translate_graph,
 )
+from ov_loops.frontends.pytensor.generators import generator_of, is_random_type, key_of
 
 DEFAULT_CONFIG = {"INFERENCE_PRECISION_HINT": "f32"}
 
 
 def parameter(variable) -> ov.Node:
-    """A Parameter of a PyTensor variable's type (its static dims kept, the others dynamic)."""
+    """A Parameter of a PyTensor variable's type (its static dims kept, the others dynamic; a
+    random generator's an i32 key, generators.py)."""
+    if is_random_type(variable):
+        return ops.parameter([], ov.Type.i32, name=str(variable))
     dtype = getattr(variable.type, "dtype", None)
     if not isinstance(dtype, str) or dtype == "object":
         raise UnsupportedOpError(f"input {variable} of type {variable.type}: not a tensor")
@@ -56,8 +70,9 @@ class CompiledFunction:
     folds a Loop whose trip count became 0 with its reference Loop, which refuses it (`Check
     'trip_count != 0'`); the model with dynamic shapes runs such a loop zero times."""
 
-    def __init__(self, model: ov.Model, dtypes: list[str], device: str, config: dict) -> None:
-        self.model, self.dtypes, self.device, self.config = model, dtypes, device, config
+    def __init__(self, model: ov.Model, outputs: list, device: str, config: dict) -> None:
+        self.model, self.device, self.config = model, device, config
+        self.outputs = [_output_value(variable) for variable in outputs]
         self.compiled: dict[tuple, ov.CompiledModel] = {}
         self.core = ov.Core()
 
@@ -73,10 +88,23 @@ class CompiledFunction:
             self.compiled[key] = self.core.compile_model(model, self.device, self.config)
         return self.compiled[key]
 
-    def __call__(self, *inputs) -> list[np.ndarray]:
-        arrays = [np.asarray(value) for value in inputs]
+    def __call__(self, *inputs) -> list:
+        arrays = [_input_array(value) for value in inputs]
         results = self.compiled_for(arrays)(arrays)
-        return [np.asarray(results[k], dtype=dtype) for k, dtype in enumerate(self.dtypes)]
+        return [convert(results[k]) for k, convert in enumerate(self.outputs)]
+
+
+def _input_array(value) -> np.ndarray:
+    """An input's value as the model takes it (a numpy Generator as its key)."""
+    return key_of(value) if isinstance(value, np.random.Generator) else np.asarray(value)
+
+
+def _output_value(variable) -> Callable:
+    """How a model output becomes the value of `variable` (a key becomes a Generator)."""
+    if is_random_type(variable):
+        return generator_of
+    dtype = variable.type.dtype
+    return lambda array: np.asarray(array, dtype=dtype)
 
 
 class OpenVINOLinker(JITLinker):
@@ -93,8 +121,7 @@ class OpenVINOLinker(JITLinker):
     def fgraph_convert(self, fgraph, **kwargs) -> Callable:
         """The FunctionGraph as a callable of numpy arrays (translated now, compiled on call)."""
         model = build_model(fgraph)
-        dtypes = [variable.type.dtype for variable in fgraph.outputs]
-        return CompiledFunction(model, dtypes, self.device, self.config)
+        return CompiledFunction(model, fgraph.outputs, self.device, self.config)
 
     def jit_compile(self, fn: Callable) -> Callable:
         """Compiled per input-shape signature when called (CompiledFunction)."""

@@ -55,7 +55,7 @@ def _shift_right(h: ov.Output, bits: int) -> ov.Output:
     return ops.bitwise_and(shifted, _i32((1 << (32 - bits)) - 1)).output(0)
 
 
-def _mix(h: ov.Output) -> ov.Output:
+def mix(h: ov.Output) -> ov.Output:
     """mix(h) of the module docstring, on i32 tensors."""
     for shift, multiplier in _MIX:
         h = ops.bitwise_xor(h, _shift_right(h, shift)).output(0)
@@ -107,13 +107,7 @@ class RandomStreams:
     def normal(self, size, avg=0.0, std=1.0, dtype=np.float32) -> ov.Output:
         """Normal with mean `avg` and standard deviation `std` (Box-Muller on two uniforms)."""
         element = ov.Type(np.dtype(dtype))
-        shape = _shape(size)
-        pair = self._unit(ops.concat([_shape([2]), shape], 0).output(0), element)
-        first, second = (ops.gather(pair, _index(k), _index(0)) for k in (0, 1))
-        one = _value(1.0, element)
-        radius = ops.sqrt(ops.multiply(_value(-2.0, element), ops.log(ops.subtract(one, first))))
-        angle = ops.multiply(second, _value(2 * np.pi, element))
-        standard = ops.multiply(radius, ops.cos(angle))
+        standard = standard_normals(self._stream(), _shape(size), element)
         return ops.add(_value(avg, element), ops.multiply(standard, _value(std, element))).output(0)
 
     def binomial(self, size, n: int = 1, p=0.5, dtype=np.int64) -> ov.Output:
@@ -127,17 +121,36 @@ class RandomStreams:
 
     def _unit(self, shape: ov.Output, element: ov.Type) -> ov.Output:
         """Uniforms on [0, 1) of `shape`, from this draw's key and a new counter."""
+        return unit_uniforms(self._stream(), shape, element)
+
+    def _stream(self) -> ov.Output:
+        """A new draw's stream: mix(key ^ mix(counter)), its counter a new shared variable."""
         self._draws += 1
         key = _mix_numpy(_mix_numpy(self.seed & 0xFFFFFFFF) ^ (GOLDEN * self._draws & 0xFFFFFFFF))
         counter = shared(np.int32(0), fresh_name(f"random/{self.seed}/{self._draws}"))
         shared_variable(counter).default_increment = 1  # a scan whose fn draws carries it
-        stream = _mix(ops.bitwise_xor(_i32(key), _mix(counter.output(0))).output(0))
-        count = ops.reduce_prod(shape, _index(0), False)
-        elements = ops.range(_index(0), count, _index(1), ov.Type.i32)
-        bits = _mix(ops.add(stream, ops.multiply(elements, _i32(GOLDEN))).output(0))
-        top = ops.convert(_shift_right(bits, 8), ov.Type.f32)  # 24 bits: exact in f32
-        unit = ops.multiply(top, ops.constant(np.float32(2.0**-24)))
-        return ops.convert(ops.reshape(unit, shape, False), element).output(0)
+        return mix(ops.bitwise_xor(_i32(key), mix(counter.output(0))).output(0))
+
+
+def unit_uniforms(stream: ov.Output, shape: ov.Output, element: ov.Type) -> ov.Output:
+    """Uniforms on [0, 1) of `shape` (an i64 vector) from a stream (an i32 scalar):
+    bits[e] = mix(stream + GOLDEN * e), (bits >> 8) / 2**24 (the module docstring)."""
+    count = ops.reduce_prod(shape, _index(0), False)
+    elements = ops.range(_index(0), count, _index(1), ov.Type.i32)
+    bits = mix(ops.add(stream, ops.multiply(elements, _i32(GOLDEN))).output(0))
+    top = ops.convert(_shift_right(bits, 8), ov.Type.f32)  # 24 bits: exact in f32
+    unit = ops.multiply(top, ops.constant(np.float32(2.0**-24)))
+    return ops.convert(ops.reshape(unit, shape, False), element).output(0)
+
+
+def standard_normals(stream: ov.Output, shape: ov.Output, element: ov.Type) -> ov.Output:
+    """Standard normals of `shape` from a stream: Box-Muller on a pair of uniforms per element."""
+    pair = unit_uniforms(stream, ops.concat([_shape([2]), shape], 0).output(0), element)
+    first, second = (ops.gather(pair, _index(k), _index(0)) for k in (0, 1))
+    one = _value(1.0, element)
+    radius = ops.sqrt(ops.multiply(_value(-2.0, element), ops.log(ops.subtract(one, first))))
+    angle = ops.multiply(second, _value(2 * np.pi, element))
+    return ops.multiply(radius, ops.cos(angle)).output(0)
 
 
 def _index(value: int) -> ov.Output:

@@ -112,3 +112,40 @@ def test_ops_without_translation_are_named_together_before_compiling():
         pytensor.function([x], [pt.erfinv(x), pt.gamma(x) + 1], mode="OPENVINO")
     assert "gamma" in str(raised.value)
     assert "\n" not in str(raised.value)
+
+
+def test_inverse_and_general_solve_batched_and_not():
+    a, b, batch = pt.dmatrix("a"), pt.dvector("b"), pt.dtensor3("batch")
+    matrix = RNG.random((4, 4)) + 4 * np.eye(4)
+    outputs = [pt.linalg.solve(a, b), pt.linalg.inv(a), pt.linalg.solve(a, pt.outer(b, b))]
+    compare([a, b], outputs, [matrix, RNG.random(4)])
+    compare([batch], [pt.linalg.inv(batch)], [RNG.random((3, 4, 4)) + 4 * np.eye(4)])
+
+
+def test_linear_algebra_without_an_openvino_op_is_named():
+    a = pt.dmatrix("a")
+    with pytest.raises(UnsupportedOpError, match="Cholesky"):
+        pytensor.function([a], pt.linalg.cholesky(a), mode="OPENVINO")
+
+
+def test_ifelse_takes_the_branch_of_each_call_with_their_own_shapes():
+    from pytensor.ifelse import ifelse
+
+    c, x, y = pt.dscalar("c"), pt.dvector("x"), pt.dvector("y")
+    outputs = ifelse(c > 0, [x * 2, x.sum()], [y[:2], y.sum() * 3])
+    function = pytensor.function([c, x, y], outputs, mode="OPENVINO")
+    values = [np.arange(3.0), np.arange(5.0) + 10]
+    for condition in (1.0, -1.0, 1.0):
+        compare([c, x, y], outputs, [np.array(condition), *values])
+    then, taken = function(1.0, *values), function(-1.0, *values)
+    np.testing.assert_allclose(then[0], [0, 2, 4])
+    np.testing.assert_allclose(taken[0], [10, 11])
+
+
+def test_op_from_graph_is_inlined():
+    from pytensor.compile.builders import OpFromGraph
+
+    u, v = pt.dvectors("u", "v")
+    inner = OpFromGraph([u, v], [u * v + 1, (u - v).sum()])
+    x, y = pt.dvectors("x", "y")
+    compare([x, y], inner(x, y), [RNG.random(3), RNG.random(3)])

@@ -15,7 +15,7 @@ from pytensor.compile.mode import get_mode  # noqa: E402
 from pytensor.scan import until  # noqa: E402
 from pytensor.scan.op import Scan  # noqa: E402
 
-from ov_loops.pytensor import UnsupportedOpError  # noqa: E402
+from ov_loops.ovgraph import all_ops  # noqa: E402
 from tests.frontends.pytensor.compare import compare  # noqa: E402
 
 VIEWS = [None, (-1,), slice(-2, None, None)]
@@ -221,15 +221,32 @@ def test_gradient_through_a_scan_with_a_mit_sot():
     assert sum(mit_mots) > 0
 
 
-def test_value_and_gradient_of_an_rnn_loss():
+def _rnn_loss(steps: int, seed: int):
+    """An RNN's sum of squared states: (inputs x, h0, W; the loss; values for them)."""
     x, h0, w = pt.dmatrix("x"), pt.dvector("h0"), pt.dmatrix("W")
     hs = scan(
         lambda xt, h, m: pt.tanh(xt + h @ m), sequences=[x], outputs_info=[h0], non_sequences=[w]
     )
-    loss = (hs**2).sum()
-    rng = np.random.default_rng(7)
-    values = [rng.random((6, 3)), rng.random(3), rng.random((3, 3)) * 0.5]
-    compare([x, h0, w], [loss, *pt.grad(loss, wrt=[x, h0, w])], values)
+    rng = np.random.default_rng(seed)
+    values = [rng.random((steps, 3)), rng.random(3), rng.random((3, 3)) * 0.5]
+    return [x, h0, w], (hs**2).sum(), values
+
+
+def test_value_and_gradient_of_an_rnn_loss():
+    inputs, loss, values = _rnn_loss(6, 7)
+    compare(inputs, [loss, *pt.grad(loss, wrt=inputs)], values)
+
+
+def test_gradient_scan_carries_rows_not_its_mit_mot_buffer():
+    """The gradient scan's mit-mot (the gradient of h, read at rows i and i + 1, written at
+    i + 1) is carried as one row: no Loop body scatters into a buffer of every step."""
+    inputs, loss, values = _rnn_loss(40, 3)
+    function, _ = compare(inputs, pt.grad(loss, wrt=inputs), values)
+    assert any(n.op.info.n_mit_mot for n in function.maker.fgraph.apply_nodes if _is_scan(n))
+    loops = [op for op in all_ops(function.vm.jit_fn.model) if op.get_type_name() == "Loop"]
+    assert loops
+    kinds = {op.get_type_name() for loop in loops for op in all_ops(loop.get_function())}
+    assert not kinds & {"ScatterUpdate", "ScatterNDUpdate", "ScatterElementsUpdate"}
 
 
 def _binomial_logp(n, p, k):
@@ -266,20 +283,20 @@ def test_seir_model_log_probability_and_its_gradient():
     compare(inputs, [loss, *gradients], values)
 
 
-def test_random_draws_in_a_scan_are_refused():
-    rng = pytensor.shared(np.random.default_rng(190), name="rng")
+def test_gradients_of_scans_with_an_int32_step_count():
+    """PyTensor's tests/scan/test_checkpoints.py backward pass: A**k by a scan and by
+    scan_checkpoints, k an int32 input that sizes nit-sots (their length was subtracted from an
+    i64 length)."""
+    from pytensor.scan.checkpoints import scan_checkpoints
 
-    def draw(generator):
-        next_generator, x = pt.random.normal(rng=generator).owner.outputs
-        return x, {generator: next_generator}
-
-    xs, updates = pytensor.scan(
-        draw,
-        outputs_info=[None],
-        non_sequences=[rng],
-        strict=True,
-        n_steps=10,
-        return_updates=True,
+    k, a = pt.iscalar("k"), pt.vector("A")
+    arguments = dict(
+        fn=lambda s, prior, m: prior * m / s,
+        outputs_info=pt.ones_like(a),
+        sequences=[pt.arange(k, dtype="float32") + 1],
+        non_sequences=a,
+        n_steps=k,
     )
-    with pytest.raises(UnsupportedOpError, match="normal"):
-        pytensor.function([], [xs], updates=updates, mode="OPENVINO")
+    checkpointed = scan_checkpoints(save_every_N=100, return_updates=False, **arguments)
+    gradients = [pt.grad(powers[-1].sum(), a) for powers in (scan(**arguments), checkpointed)]
+    compare([a, k], gradients, [np.arange(10.0), np.int32(101)])
