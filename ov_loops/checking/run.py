@@ -102,7 +102,7 @@ def check(
     specialised to the inputs' shapes (checking/specialised.py). The references stop after
     `max_iterations` iterations; a native crash of the device's child process is an InputError.
     """
-    _require_bounds(seed, max_iterations)
+    _require_arguments(seed, max_iterations, save_inputs, save_outputs)
     path = Path(model)
     require_against(tuple(against), path.suffix != ".xml")
     chunks = _chunk_spec(chunks, tuple(against), specialise)
@@ -116,8 +116,6 @@ def check(
     saved = None if load_outputs is None else SavedOutputs.read(load_outputs)
     extras = (val_ranges or {}, save_inputs, saved, against, chunks, conversion, specialise)
     request = Request(settings, tolerances, *extras)
-    for written, what in ((save_inputs, "inputs"), (save_outputs, "outputs")):
-        require_directory(written, what)
     report = (_check_ir if path.suffix == ".xml" else _check_onnx)(path, given, request)
     return _save_outputs(save_outputs, report)
 
@@ -129,12 +127,20 @@ def _save_outputs(path: str | os.PathLike | None, report: CheckReport) -> CheckR
     return report
 
 
-def _require_bounds(seed: int, max_iterations: int) -> None:
-    """InputError for a negative seed or a non-positive iteration bound."""
+def _require_arguments(
+    seed: int,
+    max_iterations: int,
+    save_inputs: str | os.PathLike | None,
+    save_outputs: str | os.PathLike | None,
+) -> None:
+    """InputError, before any work, for a negative seed, a non-positive iteration bound, or a
+    file to save in a directory that does not exist."""
     if seed < 0:
         raise InputError(f"--seed must be a non-negative integer, not {seed}")
     if max_iterations < 1:
         raise InputError(f"--max-iterations must be positive, not {max_iterations}")
+    for written, what in ((save_inputs, "inputs"), (save_outputs, "outputs")):
+        require_directory(written, what)
 
 
 def _chunk_spec(
