@@ -6,7 +6,8 @@ Part `gemm`: one-thread f32 GEMM throughput, Y_i = X W_i for C distinct constant
 (so the weights come from L3, as a loop's do once other work ran), per (M, K, N):
 OpenVINO's MatMul with constant weights (a FullyConnected: MLAS), the same followed by a Tanh
 (fused into the FullyConnected, which then runs oneDNN's brgemm), the weights as a runtime
-input (a oneDNN MatMul), and onnxruntime's MatMul (MLAS). Printed: GFLOP/s of the median
+input (a oneDNN MatMul), the first from an IR saved with f16 weights (compress_to_fp16) and
+read back, and onnxruntime's MatMul (MLAS). Printed: GFLOP/s of the median
 time, the executor OpenVINO reports (PERF_COUNT) and the per-round ratios to onnxruntime.
 
 Part `step`: Loop-5s built with OpenVINO's API, the RNN step h = tanh(h R + xw_t) with
@@ -21,8 +22,9 @@ us per step and the ratio to the first variant.
 
 Part `rows`: the H=256 rows of benchmarks/loops.py --quick (RNN Loop and Scan B=1 T=1000;
 LSTM Scan and GRU-lbr Loop B=16 T=100): OpenVINO's frontend, onnxruntime, ov-loops at none,
-default and max, and max with recognised cells kept as Loop-5s ("max-loop"); ratios to the
-frontend. Every column is checked against onnxruntime first.
+default and max, max with recognised cells kept as Loop-5s ("max-loop"), and the frontend's and
+max's IRs saved with f16 weights and read back ("f16 IR", as `ovc` and `ov-loops convert`
+write them by default); ratios to the frontend. Every column is checked against onnxruntime first.
 
 CPU, INFERENCE_PRECISION_HINT=f32, one thread, one stream; onnxruntime one thread. Times are
 the process's CPU time (benchmarks/timing.py, clock "cpu"); rounds interleaved, the order
@@ -36,6 +38,7 @@ import dataclasses
 import io
 import random
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -111,8 +114,20 @@ def onnxruntime_call(model: onnx.ModelProto, feeds: dict) -> Callable:
     return lambda: session.run(None, feeds)
 
 
+def saved_f16(model: ov.Model) -> ov.Model:
+    """`model` as an IR saved with f16 weights (compress_to_fp16, ovc's and ov-loops' default)
+    reads back."""
+    with tempfile.TemporaryDirectory() as scratch:
+        path = Path(scratch) / "model.xml"
+        ov.save_model(model, path, compress_to_fp16=True)
+        return CORE.read_model(path)
+
+
 def gemm_model(m: int, k: int, n: int, weights: list[np.ndarray], form: str) -> ov.Model:
-    """Y_i = X W_i as OpenVINO runs `form`: "fc", "fc+tanh" or "runtime" (W_i model inputs)."""
+    """Y_i = X W_i as OpenVINO runs `form`: "fc", "fc+tanh", "runtime" (W_i model inputs) or
+    "fc f16 IR" (saved with f16 weights, read back)."""
+    if form == "fc f16 IR":
+        return saved_f16(gemm_model(m, k, n, weights, "fc"))
     x = ops.parameter([m, k], ov.Type.f32, name="X")
     inputs, outputs = [x], []
     for index, w in enumerate(weights):
@@ -164,7 +179,7 @@ def gemm(rounds: int) -> None:
         feeds = {"X": rng.standard_normal((m, k)).astype(np.float32)}
         feeds |= {f"W{i}": w for i, w in enumerate(weights)}
         calls, kinds = {}, {}
-        for form in ("fc", "fc+tanh", "runtime"):
+        for form in ("fc", "fc+tanh", "runtime", "fc f16 IR"):
             made = gemm_model(m, k, n, weights, form)
             wanted = {p.get_friendly_name() for p in made.get_parameters()}
             own = {name: value for name, value in feeds.items() if name in wanted}
@@ -256,7 +271,8 @@ def step_model(step: Step, projection: np.ndarray, recurrent: np.ndarray) -> ov.
         loop.set_invariant_input(parameters[4], inputs[-1].output(0))
     outputs = [loop.get_iter_value(results[1], -1)]
     if "s" in step.flags:
-        outputs.append(loop.get_concatenated_slices(results[2], 0, 1, 1, -1, 0))
+        chunks = loop.get_concatenated_slices(results[2], 0, 1, 1, -1, 0)
+        outputs.append(ops.reshape(chunks, [-1, 1, HIDDEN], False).output(0))
     return ov.Model(outputs, inputs)
 
 
@@ -291,6 +307,7 @@ def row_calls(model: onnx.ModelProto, feeds: dict) -> dict[str, Callable]:
     expected = reference()
     made = {"openvino": ov.convert_model(io.BytesIO(model.SerializeToString()))}
     made |= {level: ov_loops.convert(model, optimize=level) for level in ("none", "default", "max")}
+    made |= {f"{name} f16 IR": saved_f16(made[name]) for name in ("openvino", "max")}
     faster = select.sequence_is_faster
     select.sequence_is_faster = lambda cell, loop: False
     try:
@@ -301,8 +318,11 @@ def row_calls(model: onnx.ModelProto, feeds: dict) -> dict[str, Callable]:
     for name, converted in made.items():
         request = CORE.compile_model(converted, "CPU", CONFIG).create_infer_request()
         got = request.infer(feeds)
+        tolerance = 3e-2 if name.endswith("f16 IR") else 1e-4  # f16 weights: ~1e-3 relative
         for index, want in enumerate(expected):
-            np.testing.assert_allclose(got[index], want, rtol=1e-4, atol=1e-4, err_msg=name)
+            np.testing.assert_allclose(
+                got[index], want, rtol=tolerance, atol=tolerance, err_msg=name
+            )
         calls[name] = lambda r=request: r.infer(feeds)
     calls["onnxruntime"] = reference
     return calls
