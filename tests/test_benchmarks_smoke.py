@@ -14,7 +14,7 @@ import onnx
 import pytest
 
 import ov_loops
-from benchmarks import loops
+from benchmarks import loops, rnn256
 from benchmarks.loop_models import CELLS, FORMS, loop_feeds, loop_model
 
 HIDDEN, BATCH, STEPS = 4, 2, 3
@@ -111,3 +111,30 @@ def test_sequence_loops_benchmark_runs_and_prints_ratios(capsys: pytest.CaptureF
         assert len(ratios) == 2 * len(sequence_loops.VARIANTS) and all(
             ratio > 0 for ratio in ratios
         )
+
+
+@pytest.mark.parametrize("variant", ["k16-d-s-m", "k1-d-s", "k8-tb", "k16-d-f16", "k16-par"])
+def test_rnn256_step_loops_compute_the_rnn(variant: str) -> None:
+    """benchmarks/rnn256.py's hand-built Loop-5s: the RNN's last h and (with s) every h."""
+    rng = np.random.default_rng(0)
+    hidden, steps = rnn256.HIDDEN, rnn256.STEPS
+    projection, recurrent = (
+        (rng.standard_normal((hidden, hidden)) / 16).astype(np.float32) for _ in "WR"
+    )
+    x = rng.standard_normal((steps, 1, hidden)).astype(np.float32)
+    made = rnn256.step_model(rnn256.Step.parse(variant), projection, recurrent)
+    feeds = {"X": x, "h0": np.zeros((1, hidden), np.float32), "R": recurrent}
+    wanted = {p.get_friendly_name() for p in made.get_parameters()}
+    got = (
+        loops.CORE.compile_model(made, "CPU", rnn256.CONFIG)
+        .create_infer_request()
+        .infer({name: value for name, value in feeds.items() if name in wanted})
+    )
+    h, every = feeds["h0"], []
+    for t in range(steps):
+        h = np.tanh(h @ recurrent + x[t] @ projection)
+        every.append(h)
+    tolerance = 2e-3 if "f16" in variant else 1e-4  # f16: R rounded to f16
+    np.testing.assert_allclose(got[0], h, atol=tolerance)
+    if "s" in variant.split("-"):
+        np.testing.assert_allclose(got[1], np.stack(every), atol=tolerance)
