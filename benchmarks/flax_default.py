@@ -10,7 +10,10 @@ T=--steps for each batch of --batches. Columns: onnxruntime (one thread), openvi
 ov-loops "none", "default", "default" without the passes named by --without (by default the
 passes this benchmark was written for: what default gave before them), and "B static":
 "default" with `input` fixing B to the run's (T stays dynamic: the Loop-5's dynamic path
-without a dynamic body, the floor the body passes work towards). OpenVINO: CPU,
+without a dynamic body, the floor the body passes work towards), then for the one-cell rows the
+hand-built lower bounds of benchmarks/cell_floor.py (the cell math alone, fused gate weights)
+with B and T dynamic ("floor"), B static ("floor B static") and, for the LSTM, h and c in one
+back edge ("floor packed"). OpenVINO: CPU,
 INFERENCE_PRECISION_HINT=f32, one thread, one stream. Every column is checked against
 onnxruntime once, warmed up, then timed in --rounds rounds, the order rotated every round, by
 the process's CPU time (benchmarks/timing.py). Printed per row: each column's Loop body sizes
@@ -35,7 +38,16 @@ import openvino as ov
 import ov_loops
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
-from benchmarks.loops import ATOL, EXPORTS_ROWS, RTOL, onnxruntime_runner, openvino_runner  # noqa: E402
+from benchmarks.cell_floor import floor_model  # noqa: E402
+from benchmarks.loops import (  # noqa: E402
+    ATOL,
+    CONFIG,
+    CORE,
+    EXPORTS_ROWS,
+    RTOL,
+    onnxruntime_runner,
+    openvino_runner,
+)
 from benchmarks.symbolic_dims import (  # noqa: E402
     BASELINES,
     CORPUS,
@@ -51,6 +63,33 @@ from ov_loops.frontends.onnx.load.load import load_model  # noqa: E402
 from ov_loops.loopir.passes.pipeline import CPU, LoweringOptions  # noqa: E402
 
 NEW_PASSES = ("merge-shared-matmuls",)
+# corpus model: (cell, inputs, hidden) of its one loop, for the floor columns
+CELLS = {
+    "jax_linen_lstm_carry_init": ("lstm", 4, 8),
+    "jax_linen_gru_carry_init": ("gru", 4, 8),
+    "jax_linen_simple_carry_init": ("simple", 4, 8),
+}
+
+
+def floor_calls(name: str, steps: int, batch: int) -> dict[str, Callable]:
+    """The floor columns of row `name` (none for a model not in CELLS)."""
+    if name not in CELLS:
+        return {}
+    cell, inputs, hidden = CELLS[name]
+    rng = np.random.default_rng(0)
+    feeds = {
+        "x": rng.standard_normal((steps, batch, inputs)).astype(np.float32),
+        "h0": np.zeros((batch, hidden), np.float32),
+    }
+    variants = {"floor": (-1, False), "floor B static": (batch, False)}
+    if cell == "lstm":
+        variants["floor packed"] = (-1, True)
+    calls = {}
+    for column, (rows, packed) in variants.items():
+        made = floor_model(cell, inputs, hidden, rows, packed)
+        request = CORE.compile_model(made, "CPU", CONFIG).create_infer_request()
+        calls[column] = lambda request=request: request.infer(feeds)
+    return calls
 
 
 def batch_static(feeds: dict[str, np.ndarray], entry: dict) -> str:
@@ -90,6 +129,7 @@ def measure(name: str, steps: int, batch: int, args: argparse.Namespace) -> None
     for column, call in calls.items():
         if not all(np.allclose(a, b, rtol=RTOL, atol=ATOL) for a, b in zip(call(), expected)):
             print(f"  !!! MISMATCH: {column} differs from onnxruntime !!!")
+    calls |= floor_calls(name, steps, batch)  # not compared: random weights
     for call in calls.values():  # warm-up
         call()
     requests = {column: _Request(call) for column, call in calls.items()}
