@@ -62,7 +62,7 @@ from ov_loops.conversion.driver import Converter  # noqa: E402
 from ov_loops.frontends.onnx.load.load import load_model  # noqa: E402
 from ov_loops.loopir.passes.pipeline import CPU, LoweringOptions  # noqa: E402
 
-NEW_PASSES = ("merge-shared-matmuls",)
+NEW_PASSES = ("merge-shared-matmuls", "pack-carried-values")
 # corpus model: (cell, inputs, hidden) of its one loop, for the floor columns
 CELLS = {
     "jax_linen_lstm_carry_init": ("lstm", 4, 8),
