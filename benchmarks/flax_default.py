@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import statistics
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -40,24 +39,22 @@ import ov_loops
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
 from benchmarks.cell_floor import floor_model  # noqa: E402
 from benchmarks.loops import (  # noqa: E402
-    ATOL,
     CONFIG,
     CORE,
     EXPORTS_ROWS,
-    RTOL,
     onnxruntime_runner,
     openvino_runner,
 )
 from benchmarks.symbolic_dims import (  # noqa: E402
-    BASELINES,
     CORPUS,
-    _Request,
     body_sizes,
+    compare,
     feeds_for,
     manifest_entry,
-    spread,
+    measure_rows,
+    row_arguments,
+    time_columns,
 )
-from benchmarks.timing import interleaved_seconds  # noqa: E402
 from ov_loops.conversion.driver import Converter  # noqa: E402
 from ov_loops.frontends.onnx.load.load import load_model  # noqa: E402
 from ov_loops.loopir.passes.pipeline import CPU, LoweringOptions  # noqa: E402
@@ -125,39 +122,16 @@ def measure(name: str, steps: int, batch: int, args: argparse.Namespace) -> None
     for column, ov_model in converted(path, feeds, entry, tuple(args.without)).items():
         print(f"  {column:12} body ops {body_sizes(ov_model)}")
         calls[column] = openvino_runner(ov_model, outputs, feeds)
-    expected = calls["onnxruntime"]()
-    for column, call in calls.items():
-        if not all(np.allclose(a, b, rtol=RTOL, atol=ATOL) for a, b in zip(call(), expected)):
-            print(f"  !!! MISMATCH: {column} differs from onnxruntime !!!")
+    compare(calls)
     calls |= floor_calls(name, steps, batch)  # not compared: random weights
-    for call in calls.values():  # warm-up
-        call()
-    requests = {column: _Request(call) for column, call in calls.items()}
-    samples = interleaved_seconds(requests, {}, args.rounds, "cpu")
-    for column, seconds in samples.items():
-        per_step = statistics.median(seconds) / steps * 1e6
-        ratios = [
-            spread([mine / theirs for mine, theirs in zip(seconds, samples[base])])
-            for base in BASELINES
-        ]
-        print(
-            f"  {column:12} {per_step:7.2f} us/step"
-            f"  / onnxruntime {ratios[0]}  / openvino {ratios[1]}"
-        )
+    time_columns(calls, steps, args.rounds)
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=1000)
-    parser.add_argument("--batches", type=int, nargs="+", default=[1, 16])
-    parser.add_argument("--only", default="", help="rows whose model name contains this text")
-    parser.add_argument("--rounds", type=int, default=21)
+    parser = row_arguments(__doc__.splitlines()[0], 21)
     parser.add_argument("--without", nargs="+", default=list(NEW_PASSES))
     args = parser.parse_args()
-    for name, _ in EXPORTS_ROWS.values():
-        if args.only in name:
-            for batch in args.batches:
-                measure(name, args.steps, batch, args)
+    measure_rows([name for name, _ in EXPORTS_ROWS.values()], measure, args)
     return 0
 
 
