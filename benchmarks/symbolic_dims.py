@@ -123,14 +123,25 @@ def measure(name: str, steps: int, batch: int, args: argparse.Namespace) -> None
     calls: dict[str, Callable] = {"onnxruntime": onnxruntime_runner(model, outputs, feeds)}
     for column, ov_model in converted(path, feeds).items():
         calls[column] = openvino_runner(ov_model, outputs, feeds)
+    compare(calls)
+    time_columns(calls, steps, args.rounds)
+
+
+def compare(calls: dict[str, Callable]) -> None:
+    """Print loudly each column whose outputs differ from the "onnxruntime" column's."""
     expected = calls["onnxruntime"]()
     for column, call in calls.items():
         if not all(np.allclose(a, b, rtol=RTOL, atol=ATOL) for a, b in zip(call(), expected)):
             print(f"  !!! MISMATCH: {column} differs from onnxruntime !!!")
+
+
+def time_columns(calls: dict[str, Callable], steps: int, rounds: int) -> None:
+    """Warm each column up, time `rounds` interleaved rounds (CPU time), print per column the
+    median time per step and the per-round ratios to onnxruntime and openvino."""
     for call in calls.values():  # warm-up
         call()
     requests = {column: _Request(call) for column, call in calls.items()}
-    samples = interleaved_seconds(requests, {}, args.rounds, "cpu")
+    samples = interleaved_seconds(requests, {}, rounds, "cpu")
     for column, seconds in samples.items():
         per_step = statistics.median(seconds) / steps * 1e6
         ratios = [
@@ -143,17 +154,28 @@ def measure(name: str, steps: int, batch: int, args: argparse.Namespace) -> None
         )
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def row_arguments(description: str, rounds: int) -> argparse.ArgumentParser:
+    """The options of a benchmark of corpus rows: --steps, --batches, --only, --rounds."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--steps", type=int, default=1000)
     parser.add_argument("--batches", type=int, nargs="+", default=[1, 16])
     parser.add_argument("--only", default="", help="rows whose model name contains this text")
-    parser.add_argument("--rounds", type=int, default=15)
-    args = parser.parse_args()
-    for name in MODELS:
+    parser.add_argument("--rounds", type=int, default=rounds)
+    return parser
+
+
+def measure_rows(names, measure_one: Callable, args: argparse.Namespace) -> None:
+    """`measure_one(name, steps, batch, args)` for each of `names` containing --only, at each
+    batch of --batches."""
+    for name in names:
         if args.only in name:
             for batch in args.batches:
-                measure(name, args.steps, batch, args)
+                measure_one(name, args.steps, batch, args)
+
+
+def main() -> int:
+    args = row_arguments(__doc__.splitlines()[0], 15).parse_args()
+    measure_rows(MODELS, measure, args)
     return 0
 
 

@@ -691,6 +691,75 @@ def parts_cut_in_opposite_directions() -> Scenario:
     return loop, [xs, zs], feeds
 
 
+# -- per-gate products (MergeSharedMatMuls) ------------------------------------------------------
+def _gates(value: ov.Output, rows: int, transposed: bool, seed: int) -> list[ov.Output]:
+    """value @ W_k for four gates of 4 columns each, W_k a Constant ([4, rows] read transposed
+    when `transposed`)."""
+    gates = []
+    for gate in range(4):
+        weight = _weights(4, rows, seed + gate) if transposed else _weights(rows, 4, seed + gate)
+        gates.append(ops.matmul(value, weight, False, transposed).output(0))
+    return gates
+
+
+def _lstm_step(path: str, xs: ov.Node, h0: ov.Output, c0: ov.Output, batch: int) -> LoopIR:
+    """The LSTM step of lstm_step_per_gate_weights over the parts of xs along axis 0."""
+    h, c = _parameter("h", [batch, 4]), _parameter("c", [batch, 4])
+    part, x_t = _part("x_t", [batch, 3], 0)
+    i, f, g, o = (
+        ops.add(x_w, h_u)
+        for x_w, h_u in zip(_gates(x_t, 3, False, 11), _gates(h.output(0), 4, True, 21))
+    )
+    c_next = ops.add(ops.multiply(ops.sigmoid(f), c), ops.multiply(ops.sigmoid(i), ops.tanh(g)))
+    h_next = ops.multiply(ops.sigmoid(o), ops.tanh(c_next))
+    results = [ops.result(h_next), ops.result(c_next), _stacked(h_next), _always()]
+    return _loop(
+        path,
+        results,
+        [h, c, part],
+        [
+            MergedInput(UNNUMBERED, 0, 0),
+            MergedInput(UNNUMBERED, 1, 1),
+            SlicedInput(UNNUMBERED, 2, 0),
+        ],
+        [
+            LastValueOutput(UNNUMBERED, 0),
+            LastValueOutput(UNNUMBERED, 1),
+            ConcatenatedOutput(UNNUMBERED, 2, 0),
+        ],
+        [h0, c0, xs.output(0)],
+        trip_count(None, [xs.output(0)], [0]),
+        initial_condition(None),
+        execution_condition=3,
+    )
+
+
+@scenario
+def lstm_step_per_gate_weights() -> Scenario:
+    """An LSTM step as jax2onnx writes flax's: each gate k is x_t W_k + h U_k (U_k read
+    transposed), c = s(f) c + s(i) tanh(g), h = s(o) tanh(c); x_t [2, 3] the parts of xs
+    [5, 2, 3]; h, c and the stack of h."""
+    xs, h0, c0 = _parameter("xs", [5, 2, 3]), _parameter("h0", [2, 4]), _parameter("c0", [2, 4])
+    feeds = {"xs": _sequence([5, 2, 3], 31), "h0": _sequence([2, 4], 32)}
+    feeds["c0"] = _sequence([2, 4], 33)
+    loop = _lstm_step("lstm_per_gate", xs, h0.output(0), c0.output(0), 2)
+    return loop, [xs, h0, c0], feeds
+
+
+@scenario
+def lstm_step_symbolic_batch() -> Scenario:
+    """The same step with T and B dynamic (xs [?, ?, 3]), h and c starting as rows h0 [1, 4]
+    and c0 [1, 4] broadcast to B rows, B read from xs' shape (as jax2onnx starts a carry)."""
+    xs, h0, c0 = _parameter("xs", [-1, -1, 3]), _parameter("h0", [1, 4]), _parameter("c0", [1, 4])
+    rows = ops.gather(ops.shape_of(xs), _i64(1), ops.constant(np.int64(0)))
+    shape = ops.concat([rows, _i64(4)], 0)
+    starts = [ops.broadcast(start, shape).output(0) for start in (h0, c0)]
+    feeds = {"xs": _sequence([5, 2, 3], 34), "h0": _sequence([1, 4], 35)}
+    feeds["c0"] = _sequence([1, 4], 36)
+    loop = _lstm_step("lstm_symbolic_batch", xs, *starts, -1)
+    return loop, [xs, h0, c0], feeds
+
+
 # -- accumulators (StackAccumulators) -------------------------------------------------------------
 def _accumulator(path: str, trips: int, read_in_body: bool, rows: int = 1) -> Scenario:
     """acc = Concat(acc, [x * i]) along 0 with a runtime trip count, x a [2] carried value that

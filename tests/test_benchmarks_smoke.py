@@ -138,3 +138,16 @@ def test_rnn256_step_loops_compute_the_rnn(variant: str) -> None:
     np.testing.assert_allclose(got[0], h, atol=tolerance)
     if "s" in variant.split("-"):
         np.testing.assert_allclose(got[1], np.stack(every), atol=tolerance)
+
+
+def test_flax_default_prints_every_column_and_no_mismatch(capsys) -> None:
+    """benchmarks/flax_default.py on the flax LSTM, tiny: every column agrees with onnxruntime
+    (the floors are not compared: random weights) and is timed."""
+    from benchmarks import flax_default
+
+    settings = argparse.Namespace(rounds=1, without=list(flax_default.NEW_PASSES))
+    flax_default.measure("jax_linen_lstm_carry_init", 3, 2, settings)
+    printed = capsys.readouterr().out
+    assert "MISMATCH" not in printed
+    for column in ("onnxruntime", "default -2", "B static", "floor packed"):
+        assert f"  {column} " in printed

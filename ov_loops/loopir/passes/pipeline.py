@@ -38,6 +38,8 @@ from ov_loops.loopir.passes.hoist_sliced import HoistSlicedComputation
 from ov_loops.loopir.passes.iteration_first import IterationParameterFirst
 from ov_loops.loopir.passes.levels import OPTIMIZE_LEVELS, OptimizeLevel
 from ov_loops.loopir.passes.licm import HoistInvariantComputation
+from ov_loops.loopir.passes.merge_matmuls import MergeSharedMatMuls
+from ov_loops.loopir.passes.pack_carried import PackCarriedValues
 from ov_loops.loopir.passes.port_rank import FlattenHighRankStacks
 from ov_loops.loopir.passes.proven_trip_count import ProveTripCount
 from ov_loops.loopir.passes.simplify import SimplifyBody
@@ -62,10 +64,15 @@ BEFORE_CELLS: tuple[type[LoopPass], ...] = (
     StackAccumulators,
     ProveTripCount,
 )
-# What a loop that stays a Loop-5 goes through after the choice.
+# What a loop that stays a Loop-5 goes through after the choice: per-gate MatMuls merged
+# first (the cell patterns read them one by one; the merged product of a sliced part is then
+# hoisted as one); carried values packed into one back edge after unrolling (its copies pass
+# them on unpacked).
 AFTER_CELLS: tuple[type[LoopPass], ...] = (
+    MergeSharedMatMuls,
     HoistSlicedComputation,
     UnrollIterations,
+    PackCarriedValues,
     CopyCapturesIntoConcats,
     CopyBackEdges,
     BranchZeroRunsOfReshapedCarries,
