@@ -14,12 +14,11 @@ from onnx import TensorProto as T
 from onnx import helper
 
 import ov_loops
-import ov_loops.checking.run as check_run
 from benchmarks.rnn_cell import rnn_cell_nodes
 from benchmarks.rnn_loop import rnn_weights
 from ov_loops.checking.probes import LOOP_TYPES
 from ov_loops.lower.remainder import REMAINDER
-from tests.checking.test_divergence import _bumped_above
+from tests.checking.test_divergence import _bumped_above, faulty_device
 from tests.harness import save_and_reload
 
 H, STEPS, ROWS = 8, 37, 3  # 37 = 2 * 16 + 5: two Loop-5 iterations of 16, then 5
@@ -92,14 +91,7 @@ def _bump_running_sum(model: ov.Model, second: bool) -> None:
 def _check_with_fault(tmp_path, monkeypatch, second: bool, **options):
     made = _rnn_with_a_running_sum()
     onnx.save(made, tmp_path / "model.onnx")
-    translate = check_run._translate
-
-    def faulty(source, given):
-        conversion = translate(source, given)
-        _bump_running_sum(conversion.model, second)
-        return conversion
-
-    monkeypatch.setattr(check_run, "_translate", faulty)
+    faulty_device(monkeypatch, lambda model: _bump_running_sum(model, second))
     rng = np.random.default_rng(0)
     feeds = {
         "X": rng.standard_normal((STEPS, ROWS, H)).astype(np.float32),
