@@ -56,7 +56,8 @@ def translate(
     sequence in chunks (reset_state() starts a new one; lower/stateful.py); `max_trip_count` is
     the trip count of loops without one (they stop at their condition, or after that many
     iterations: a bound the user vouches for). Raises `InputError` when
-    it cannot be read (or an argument is wrong), `ConversionError` (or `UnsupportedError`, listing
+    it cannot be read (or an argument is wrong, or `input` gives one symbolic dim two lengths
+    and the model cannot be converted with them), `ConversionError` (or `UnsupportedError`, listing
     every unsupported op with its node path) when it cannot be converted.
     """
     options = ConvertOptions(optimize, input, target, unroll, stateful, max_trip_count)
@@ -65,7 +66,12 @@ def translate(
     loaded = load_model(model, edits.apply, weights_in_files=True)
     log.info("read and prepared the ONNX model in %s", _since(started))
     started = time.perf_counter()
-    conversion = convert_model(loaded, options.lowering(), input_shapes=edits.shapes)
+    try:
+        conversion = convert_model(loaded, options.lowering(), input_shapes=edits.shapes)
+    except ConversionError:
+        if edits.conflict is None:
+            raise
+        raise InputError(f"{edits.conflict}: the model declares them one length") from None
     edits.retype(conversion.model)
     keywords = {"input": input, "output": output, "optimize": optimize, "target": target}
     record_conversion(conversion.model, model, {**keywords, "unroll": unroll, "stateful": stateful})

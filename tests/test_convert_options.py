@@ -14,6 +14,7 @@ import openvino as ov
 import pytest
 
 import ov_loops
+from benchmarks.rnn_loop import rnn_loop_model
 from ov_loops.ir.reader import loop_spec, loops, read_ir
 from tests.cli.test_cli import _unsupported_everywhere
 from tests.harness import assert_one_line_error, compile_f32, run_cli, write
@@ -293,6 +294,20 @@ def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path, given, fragment)
         run_cli("convert", str(source), "-o", str(out), "--input", given), 2, fragment
     )
     assert not (tmp_path / "out").exists()
+
+
+def test_one_symbolic_dim_given_two_lengths_is_named_exit_2(tmp_path):
+    """X [T, B, 8] and h0 [B, 8] given B = 3 and 2: the RNN's Add cannot combine them. The
+    message was "ai.onnx.Add ... (no OpenVINO conversion rule)", exit 1."""
+    out = tmp_path / "out" / "o.xml"
+    source = write(tmp_path, rnn_loop_model(8, batch="B"))
+    result = run_cli("convert", str(source), "-o", str(out), "--input", "X[5,3,8],h0[2,8]")
+    why = "dim B is 3 in input 'X' and 2 in input 'h0': the model declares them one length"
+    assert_one_line_error(result, 2, why)
+    assert not (tmp_path / "out").exists()
+    with pytest.raises(ov_loops.InputError, match=why):
+        ov_loops.translate(rnn_loop_model(8, batch="B"), input="X[5,3,8],h0[2,8]")
+    ov_loops.translate(rnn_loop_model(8, batch="B"), input="X[5,2,8],h0[2,8]")
 
 
 # -- --output: cut at main-graph tensors -----------------------------------------------------

@@ -49,6 +49,7 @@ from ov_loops.frontends.onnx.ops.layout import OnnxLoopLayout
 from ov_loops.frontends.onnx.ops.registry import is_loop_op, lookup
 from ov_loops.frontends.onnx.rewrites.pipeline import PreparedModel
 from ov_loops.frontends.onnx.scopes import all_graphs
+from ov_loops.lower.remainder import REMAINDER
 from ov_loops.reference.trace import LoopRun, Trace, Where, loop_key
 
 # Assign: a sink (stateful IR), whose value is its input's
@@ -134,10 +135,12 @@ def _locate_onnx(source, conversion, trace, feeds, settings, scratch) -> Diverge
     def key_of(op: ov.Node, scope: str) -> str | None:
         info = op.get_rt_info()
         path = info["ov_loops_path"].astype(str) if "ov_loops_path" in info else None
+        if path is not None and path.endswith(REMAINDER):  # a split loop's second Loop-5
+            path = path[: -len(REMAINDER)]
         return path if path in loops else None
 
     instrumented = instrument(conversion.model, key_of, lambda model: _named_values(model, names))
-    device = _run(instrumented, feeds, settings, scratch)
+    device = _in_iterations(_run(instrumented, feeds, settings, scratch))
     nodes = {node.output[0]: node for graph, _ in all_graphs(source.model.graph, "main")
              for node in graph.node if is_loop_op(node)}  # fmt: skip
     by_output = {loop.outputs[0]: path for path, loop in loops.items() if loop.outputs}
@@ -232,6 +235,40 @@ def _run(instrumented: Instrumented, feeds: dict, settings: Settings, scratch: s
     return decode(instrumented, outputs, Trace())
 
 
+def _in_iterations(trace: Trace) -> Trace:
+    """The device's `trace` with each run of an unrolled Loop-5 and the run of a split loop's
+    second Loop-5 that continues it joined into one, `observed` saying which of the loop's
+    iterations each recorded one ends: iterations k-1, 2k-1, ... of a Loop-5 unrolled by k (the
+    last may end sooner: -1, up to the reference's last), then each of the second's::
+
+        first (m/k Loop-5 iterations of k), second (r): k-1, 2k-1, .., m-1, m, .., m+r-1
+    """
+    for key, runs in trace.runs.items():
+        joined: list[LoopRun] = []
+        for run in sorted(runs, key=lambda each: each.order):
+            if run.continues and joined:
+                before = joined[-1]
+                if before.observed is None:
+                    before.observed = list(range(len(before)))
+                done = (before.observed[-1] + 1) if before.observed else 0
+                before.observed += [done + index for index in range(len(run))]
+                before.extend(run)
+                continue
+            if run.step > 1 or run.continues:
+                run.observed = [(index + 1) * run.step - 1 for index in range(len(run))]
+                if run.step > 1 and run.observed and not _followed(runs, run):
+                    run.observed[-1] = -1  # an unrolled run's last Loop-5 iteration may be short
+            joined.append(run)
+        trace.runs[key] = joined
+    return trace
+
+
+def _followed(runs: list[LoopRun], run: LoopRun) -> bool:
+    """Whether the next run of the key continues `run` (it then ends on a whole step)."""
+    later = [each for each in runs if each.order > run.order]
+    return bool(later) and min(later, key=lambda each: each.order).continues
+
+
 def _merged_counts(probes: list[LoopProbe]) -> dict[str, int]:
     counts = {}
     for probe in probes:
@@ -312,28 +349,45 @@ class _Walk:
         return self._in_run(path, (), *pair) if None not in pair else None
 
     def _in_run(self, path: str, stack: Where, want: LoopRun, have: LoopRun) -> Divergence | None:
-        """The first divergence in one run of a loop: nested loops first in each iteration."""
+        """The first divergence in one run of a loop: nested loops first in each iteration. A
+        device run that records some iterations only (`observed`: an unrolled or split loop)
+        is compared at those, with no nested loops."""
+        counts = (len(want), len(have))
+        if have.observed is None:
+            iterations = list(range(min(counts)))
+            return self._compared(path, stack, (want, have), iterations, counts, True)
+        ends = [len(want) - 1 if end < 0 else end for end in have.observed]
+        kept = [index for index, end in enumerate(ends) if end < len(want)]
+        pair = ([want[ends[index]] for index in kept], [have[index] for index in kept])
+        counts = (len(want), _device_iterations(have, len(want)))
+        return self._compared(path, stack, pair, [ends[i] for i in kept], counts, False)
+
+    def _compared(self, path, stack, pair, iterations, counts, nested) -> Divergence | None:
+        """The first divergence between the reference's and the device's records of a run,
+        `pair`, the loop's iteration each pair of records ends given by `iterations`; `counts`
+        the iterations each ran; `nested`: look into the loops that ran inside first."""
+        (want, have), (expected, ran) = pair, counts
         layout = self.layouts.get(path, [])
         if not all(_fits(layout, expected, got) for expected, got in zip(want, have)):
             layout = []  # the traces do not record what the layout says: compare nothing
-        count = min(len(want), len(have))
+        count = len(iterations)
         differing = [first_differing_iteration(v, want, have, self.rtol, self.atol) for v in layout]
         first = min(differing, default=count)
-        for iteration in range(min(first + 1, count)):
-            found = self._nested((*stack, (path, iteration)))
+        for index in range(min(first + 1, count) if nested else 0):
+            found = self._nested((*stack, (path, iterations[index])))
             if found is not None:
                 return found
-        for value, iteration in zip(layout, differing):
-            if iteration == first < count:
-                inside = (*stack, (path, iteration))
+        for value, index in zip(layout, differing):
+            if index == first < count:
+                inside = (*stack, (path, iterations[index]))
                 element, detail = difference(value, want[first], have[first], self.rtol, self.atol)
                 return Divergence(
                     "carried", _where(inside), detail, f"Loop '{path}'", value.name, path,
                     tuple(i for _, i in inside), value.index, element,
                 )  # fmt: skip
-        if len(want) != len(have) and not self.partial:
-            stopped = (*stack, (path, count))
-            detail = f"the reference runs {len(want)} iterations, the device {len(have)}"
+        if ran != expected and not self.partial:
+            stopped = (*stack, (path, min(ran, expected)))
+            detail = f"the reference runs {expected} iterations, the device {ran}"
             return Divergence(
                 "iterations", _where(stopped), detail, f"Loop '{path}'", "", path,
                 tuple(i for _, i in stopped),
@@ -349,6 +403,18 @@ class _Walk:
                 if found is not None:
                     return found
         return None
+
+
+def _device_iterations(run: LoopRun, reference: int) -> int:
+    """How many of the loop's iterations a device run with `observed` ran: its last observed
+    one + 1, or for an unrolled run whose last Loop-5 iteration may be short (-1), the
+    reference's count if within what its Loop-5 iterations can run, else their most."""
+    if not run.observed:
+        return 0
+    if run.observed[-1] >= 0:
+        return run.observed[-1] + 1
+    fewest, most = (len(run) - 1) * run.step + 1, len(run) * run.step
+    return reference if fewest <= reference <= most else most
 
 
 def _fits(layout: list[Carried], reference: list, device: list) -> bool:

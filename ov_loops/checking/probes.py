@@ -14,7 +14,13 @@ iteration gives the same length, so::
         the last acc_q split by len_q, one piece per iteration
 
 A nested loop's emitted parts are 1-D values of its enclosing body, lifted the same way, so
-loops directly inside loop bodies are probed at any depth (a loop inside an If is not).
+loops directly inside loop bodies are probed at any depth. A loop inside an If (the If ov-loops
+puts around a Loop-5 for its runs of no iteration, a split loop's, a model's own) emits through
+the If: the branch that holds it returns its parts, the other empty ones (a run of no
+iteration). An unrolled Loop-5 (its body's STEP_MARK: k of the loop's iterations per Loop-5
+iteration) records its carried values every k iterations (`LoopRun.step`), and its nested
+loops are not probed (k copies of each per Loop-5 iteration); the second Loop-5 of a split
+loop (lower/remainder.py) records a run that continues the first's (`LoopRun.continues`).
 """
 
 from __future__ import annotations
@@ -26,6 +32,8 @@ import numpy as np
 import openvino as ov
 import openvino.opset15 as ops
 
+from ov_loops.contract.kinds import STEP_MARK
+from ov_loops.lower.remainder import REMAINDER
 from ov_loops.reference.trace import Trace
 
 LOOP_TYPES = ("Loop", "TensorIterator")
@@ -48,6 +56,8 @@ class LoopProbe:
     merged: int
     nested: list[LoopProbe] = field(default_factory=list)
     modes: list[tuple[str, int]] = field(default_factory=list)
+    step: int = 1  # the loop's iterations per Loop-5 iteration (unrolled by `step`)
+    continues: bool = False  # a split loop's second Loop-5: its run goes on from the first's
 
     @property
     def outputs(self) -> int:
@@ -88,16 +98,22 @@ def _rebuilt(graph: ov.Model, extra: list[ov.Node] = ()) -> ov.Model:
 
 
 def _probe_graph(graph: ov.Model, scope: str, key_of: KeyOf) -> tuple[list[LoopProbe], list]:
-    """Probe the loops of `graph` that `key_of` names; their probes and emitted outputs."""
+    """Probe the loops of `graph` that `key_of` names (inside Ifs too); their probes and
+    emitted outputs."""
     probes, emitted = [], []
     for op in graph.get_ordered_ops():
+        if op.get_type_name() == "If":
+            found, outputs = _probe_branches(op, scope, key_of)
+            probes.extend(found)
+            emitted.extend(outputs)
         if op.get_type_name() not in LOOP_TYPES:
             continue
         key = key_of(op, scope)
         if key is None:
             continue
         body = op.get_function()
-        nested, inner = _probe_graph(body, f"{key}/body", key_of)
+        step = _step(body)
+        nested, inner = _probe_graph(body, f"{key}/body", key_of) if step == 1 else ([], [])
         if nested:
             body = _rebuilt(body)
             op.set_function(body)
@@ -105,9 +121,48 @@ def _probe_graph(graph: ov.Model, scope: str, key_of: KeyOf) -> tuple[list[LoopP
         tick = ops.constant(np.zeros(1, np.int64)).output(0)
         inner = [ops.reshape(value, _i64([-1]), False).output(0) for value in inner]
         outputs, modes = _lift(op, body, [tick, *own, *inner])
-        probes.append(LoopProbe(key, len(own) // 2, nested, modes))
+        probes.append(LoopProbe(key, len(own) // 2, nested, modes, step, _continues(op)))
         emitted.extend(outputs)
     return probes, emitted
+
+
+def _step(body: ov.Model) -> int:
+    return int(body.get_rt_info()[STEP_MARK].astype(int)) if body.has_rt_info(STEP_MARK) else 1
+
+
+def _continues(op: ov.Node) -> bool:
+    info = op.get_rt_info()
+    return "ov_loops_path" in info and info["ov_loops_path"].astype(str).endswith(REMAINDER)
+
+
+def _probe_branches(op: ov.Node, scope: str, key_of: KeyOf) -> tuple[list[LoopProbe], list]:
+    """Probe the loops in both branches of If `op`; its outputs that give what they emit: the
+    then branch's parts, then the else branch's, each branch returning empty ones (a run of
+    no iteration) for the other's."""
+    branches = [op.get_then_body(), op.get_else_body()]
+    found = [_probe_graph(branch, scope, key_of) for branch in branches]
+    if not any(parts for _, parts in found):
+        return [], []
+    rebuilt = []
+    for index, branch in enumerate(branches):
+        values = []
+        for other, (_, parts) in enumerate(found):
+            values += parts if other == index else [_empty_like(part) for part in parts]
+        rebuilt.append(_rebuilt(branch, [ops.result(value) for value in values]))
+    op.set_then_body(rebuilt[0])
+    op.set_else_body(rebuilt[1])
+    extra = len(rebuilt[0].get_results()) - len(branches[0].get_results())
+    pairs = zip(rebuilt[0].get_results()[-extra:], rebuilt[1].get_results()[-extra:])
+    outputs = [op.set_output(then_result, else_result) for then_result, else_result in pairs]
+    op.validate_and_infer_types()
+    return [probe for probes, _ in found for probe in probes], outputs
+
+
+def _empty_like(value: ov.Output) -> ov.Output:
+    """What a branch that does not run a loop emits for one of its parts: no rows."""
+    dims = [0 if dim.is_dynamic else dim.get_length() for dim in value.get_partial_shape()]
+    dims[0] = 0
+    return ops.constant(np.zeros(dims, value.get_element_type().to_dtype())).output(0)
 
 
 def _merged_parts(op: ov.Node, body: ov.Model) -> list[ov.Output]:
@@ -176,6 +231,7 @@ def _decode_run(probe: LoopProbe, emitted: list[np.ndarray], trace: Trace) -> No
         else:
             pieces.append(_split(emitted.pop(0), emitted.pop(0)))
     run = trace.start(probe.key)
+    run.step, run.continues = probe.step, probe.continues
     for iteration in range(len(pieces[0])):  # the tick's
         at = [p[iteration] for p in pieces[1:]]
         nested = at[2 * probe.merged :]

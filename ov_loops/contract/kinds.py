@@ -174,6 +174,8 @@ def grouped(names: list[str], kinds: list[CarriedKind]) -> tuple[CarriedValue, .
 # The rt_info key, on a Loop-5 body, of the kind of each merged body Parameter (by its name) that
 # carries a part of a value that is not a tensor: "<kind> <part>", e.g. "sequence 1".
 CARRIED_MARK = "ov_loops_carried"
+# on an unrolled Loop-5's body: how many of the loop's own iterations one Loop-5 iteration runs
+STEP_MARK = "ov_loops_iterations_per_step"
 Part = tuple[CarriedKind, int]  # a part of a carried value: its kind and its index among them
 
 

@@ -8,6 +8,7 @@ import openvino as ov
 
 from ov_loops.contract.spec import LoopSpec
 from ov_loops.loopir.read_back import loop_nodes, spec_of
+from ov_loops.lower.remainder import REMAINDER
 
 
 @dataclass(frozen=True)
@@ -20,7 +21,8 @@ class ConvertedLoop:
     (Loop-5, or a *Sequence-5 op for a recognised cell, spec None then); `states` the Assigns
     that keep its carried values across inferences (lower/stateful.py), and `streaming` names
     them and the carried values each inference starts again; `not_unrolled` why a target that
-    unrolls (--unroll, GPU, NPU) left it a loop.
+    unrolls (--unroll, GPU, NPU) left it a loop; `remainder` the LoopSpec of the second Loop-5
+    of a loop split in two (lower/remainder.py: its node path is `path` + "/remainder").
     """
 
     path: str
@@ -34,6 +36,7 @@ class ConvertedLoop:
     states: tuple[ov.Node, ...] = ()  # with --stateful: the Assigns storing its carried values
     not_unrolled: str | None = None
     streaming: str | None = None
+    remainder: LoopSpec | None = None
 
     @classmethod
     def of(cls, path: str, op: str, outputs: tuple[str, ...], lowered) -> ConvertedLoop:
@@ -51,6 +54,7 @@ class ConvertedLoop:
             lowered.states,
             lowered.not_unrolled,
             lowered.streaming,
+            lowered.remainder,
         )
 
     def summary(self) -> str:
@@ -95,5 +99,8 @@ def rederived(model: ov.Model, loops: list[ConvertedLoop]) -> list[ConvertedLoop
                 loop = replace(loop, spec=spec_of(remaining.pop(0)))
             else:
                 loop = replace(loop, spec=None, folded="removed: nothing reads its outputs")
+        if loop.remainder is not None:
+            second = nodes.get(f"{loop.path}{REMAINDER}", [])
+            loop = replace(loop, remainder=spec_of(second.pop(0)) if second else None)
         updated.append(loop)
     return updated

@@ -67,6 +67,9 @@ class LoopIR:
     applied: tuple[str, ...] = ()
     zero_run_branch: bool = False
     in_main_graph: bool = True  # a node of the main graph itself, not of a body or If branch
+    # how many iterations of the loop as its frontend made it one Loop-5 iteration runs (k once
+    # unrolled by k); `check` maps the Loop-5's iterations back (lower/loop5.py marks it)
+    iterations_per_step: int = 1
     # The body's (Parameter, Result) counts when check() last passed: all else it reads is
     # frozen, so a pipeline checking one LoopIR before and after each pass checks it once.
     _checked: tuple[int, int] | None = dataclasses.field(

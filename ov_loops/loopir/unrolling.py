@@ -288,7 +288,10 @@ class UnrolledBody:
         unrolled = self.source.with_body(results, self.parameters, new_spec)
         count_port = len(spec.outputs()) if self.plan.counted else None
         return unrolled.replace(
-            trip=trip, outer=self._outer(new_spec), results=self._results(count_port)
+            trip=trip,
+            outer=self._outer(new_spec),
+            results=self._results(count_port),
+            iterations_per_step=self.source.iterations_per_step * self.plan.factor,
         )
 
     def _chain(self) -> tuple[list[ov.Output], dict, ov.Output, ov.Output | None]:

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 import openvino as ov
 import openvino.opset15 as ops
 
-from ov_loops.contract.kinds import CARRIED_MARK, TENSOR, mark
+from ov_loops.contract.kinds import CARRIED_MARK, STEP_MARK, TENSOR, mark
 from ov_loops.contract.spec import (
     ConcatenatedOutput,
     InvariantInput,
@@ -25,7 +25,8 @@ from ov_loops.lower.zero_run_branch import build_loop_in_if
 def lower_to_loop5(loop: LoopIR) -> list[ov.Output]:
     """The Loop-5 for `loop` (in an If that takes its runs of no iteration when
     `loop.zero_run_branch`: zero_run_branch.py), then each result's post-loop steps; the values
-    in result order."""
+    in result order. An unrolled loop's body says in its rt_info how many of the loop's
+    iterations one Loop-5 iteration runs (STEP_MARK), which `check`'s probes read."""
     loop.check()
     if loop.zero_run_branch:
         outputs = build_loop_in_if(loop, build_loop)
@@ -34,6 +35,8 @@ def lower_to_loop5(loop: LoopIR) -> list[ov.Output]:
             loop.spec, loop.body, loop.trip.value, loop.start.value, loop.outer, loop.path
         )
     mark_carried_kinds(loop)
+    if loop.iterations_per_step > 1:
+        loop.body.set_rt_info(loop.iterations_per_step, STEP_MARK)
     return apply_steps(loop.results, AfterLoop(outputs, loop.trip, loop.start))
 
 

@@ -33,6 +33,7 @@ from ov_loops.contract.spec import (
     TRIP_COUNT_INPUT,
     InvariantInput,
     LastValueOutput,
+    LoopSpec,
 )
 from ov_loops.loopir.loop import LoopIR, LoopResult
 from ov_loops.loopir.passes.accumulators import PrependInitial
@@ -88,8 +89,11 @@ def _results_split(loop: LoopIR) -> bool:
     return True
 
 
-def lower_split(loop: LoopIR, options: LoweringOptions, factor: int) -> tuple[LoopIR, list]:
-    """The first Loop-5 (after AFTER_CELLS, for the report) and the loop's values."""
+def lower_split(
+    loop: LoopIR, options: LoweringOptions, factor: int
+) -> tuple[LoopIR, LoopSpec, list]:
+    """The first Loop-5 (after AFTER_CELLS, for the report), the second's LoopSpec (the
+    report's `remainder`) and the loop's values."""
     count = loop.trip.value
     one = ops.constant(np.int64(1))
     k = ops.constant(np.int64(factor))
@@ -102,10 +106,10 @@ def lower_split(loop: LoopIR, options: LoweringOptions, factor: int) -> tuple[Lo
     values = lower_to_loop5(first)
     carried = dict(zip(finals, values[len(loop.results) :]))
     rest = _rest_loop(loop, rest_body, first_count, rest_count, carried, factor)
-    rest_values = lower_to_loop5(options.run(rest, AFTER_CELLS))
-    joined = _joined(loop, values[: len(loop.results)], rest_values, first_count)
+    rest = options.run(rest, AFTER_CELLS)
+    joined = _joined(loop, values[: len(loop.results)], lower_to_loop5(rest), first_count)
     why = f"no masks (dynamic shapes): the remainder n mod {factor} in a second Loop-5"
-    return first.noting(why), joined
+    return first.noting(why), rest.spec, joined
 
 
 def _first_loop(loop: LoopIR, count: ov.Output, factor: int) -> tuple[LoopIR, list[int]]:

@@ -41,6 +41,7 @@ class Lowered:
     states: tuple[ov.Node, ...] = ()  # the Assigns of a stateful loop (lower/stateful.py)
     streaming: str | None = None  # with --stateful: its states, and the values calls restart
     not_unrolled: str | None = None  # why a target that unrolls left it a loop
+    remainder: LoopSpec | None = None  # a split loop's second Loop-5 (lower/remainder.py)
 
 
 def lower(loop: LoopIR, options: LoweringOptions) -> Lowered:
@@ -88,8 +89,8 @@ def _lowered(loop: LoopIR, options: LoweringOptions) -> Lowered:
         loop = loop.noting(kept_as_loop(cell, loop))
     factor = split_factor(loop, options)
     if factor is not None:
-        first, values = lower_split(loop, options, factor)
-        lowered = Lowered(values, first.spec, None, first.applied, names)
+        first, rest, values = lower_split(loop, options, factor)
+        lowered = Lowered(values, first.spec, None, first.applied, names, remainder=rest)
         return dataclasses.replace(lowered, not_unrolled=why)
     loop = options.run(loop, AFTER_CELLS)
     names = tuple(value.name for value in loop.carried)

@@ -30,12 +30,19 @@ def loop_key(scope: str, name: str) -> str:
 class LoopRun(list):
     """One run of a loop: its carried values after each iteration (a list per iteration);
     `where` says in which iteration of which enclosing loop it ran, `order` when it started
-    among all recorded runs."""
+    among all recorded runs. A device's run of a Loop-5 may record fewer iterations than the
+    loop ran: `step` of them per recorded one (unrolled by `step`; the last may be fewer), and
+    `continues` says it goes on where the previous run of its key stopped (the second Loop-5 of
+    a split loop); `observed` is, once known, the iteration each recorded one ends (None:
+    every iteration is recorded)."""
 
     def __init__(self, where: Where = (), order: int = 0) -> None:
         super().__init__()
         self.where = where
         self.order = order
+        self.step = 1
+        self.continues = False
+        self.observed: list[int] | None = None
 
 
 @dataclass

@@ -37,7 +37,6 @@ from ov_loops.specialising.signature import (
     ir_slots,
     onnx_slots,
     signature_of,
-    symbol_conflict,
 )
 
 if TYPE_CHECKING:
@@ -91,18 +90,12 @@ class OnnxSource:
         return self.conversion(signature).model
 
     def conversion(self, signature: Signature) -> Conversion:
-        """`translate` with the signature as `input`; a failure that the signature's giving one
-        symbolic dim two lengths explains is an InputError saying so."""
+        """`translate` with the signature as `input` (a failure that the signature's giving one
+        symbolic dim two lengths explains is translate's InputError saying so)."""
         from ov_loops.api import translate
 
         options = dataclasses.replace(self.options, input=signature.input_shapes())
-        try:
-            return translate(self.model, **options.translate_keywords())
-        except ConversionError:
-            conflict = symbol_conflict(self.slots, signature)
-            if conflict is None:
-                raise
-            raise InputError(f"{conflict}: the model declares them one length") from None
+        return translate(self.model, **options.translate_keywords())
 
 
 class IrSource:

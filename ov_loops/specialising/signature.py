@@ -28,13 +28,11 @@ from ov_loops.frontends.onnx.load.types import ov_element_type
 @dataclass(frozen=True)
 class Slot:
     """One model input: its names (the first is the one reported), its declared dims (None:
-    dynamic), element type (None: dynamic) and the names of its symbolic dims (ONNX's
-    dim_param; None where a dim has none)."""
+    dynamic) and element type (None: dynamic)."""
 
     names: tuple[str, ...]
     dims: tuple[int | None, ...]
     element: ov.Type | None
-    symbols: tuple[str | None, ...] = ()
 
     @property
     def name(self) -> str:
@@ -73,10 +71,9 @@ def onnx_slots(model: onnx.ModelProto) -> list[Slot]:
         dims = tuple(
             dim.dim_value if dim.HasField("dim_value") else None for dim in tensor.shape.dim
         )
-        symbols = tuple(dim.dim_param or None for dim in tensor.shape.dim)
         element = ov_element_type(tensor.elem_type)
         typed = None if element is None or element.is_dynamic() else element
-        slots.append(Slot((value.name,), dims, typed, symbols))
+        slots.append(Slot((value.name,), dims, typed))
     return slots
 
 
@@ -152,21 +149,3 @@ def _entry(slot: Slot, value: np.ndarray) -> tuple[str, tuple[int, ...], ov.Type
             f"input '{slot.name}': numpy type {value.dtype.name} has no OpenVINO element type"
         )
     return slot.name, shape, element if slot.element is None else slot.element
-
-
-def symbol_conflict(slots: list[Slot], signature: Signature) -> str | None:
-    """How the signature gives one symbolic dim of the model (an ONNX dim_param, which names
-    one value wherever it appears) two lengths, e.g. "dim B is 3 in input 'x' and 2 in input
-    'c0'"; None when it does not."""
-    seen: dict[str, tuple[int, str]] = {}
-    for slot, (name, shape, _) in zip(slots, signature.inputs):
-        for symbol, length in zip(slot.symbols, shape):
-            if symbol is None:
-                continue
-            first = seen.setdefault(symbol, (length, name))
-            if first[0] != length:
-                return (
-                    f"dim {symbol} is {first[0]} in input '{first[1]}' and {length} in input "
-                    f"'{name}'"
-                )
-    return None

@@ -77,6 +77,18 @@ def _inject_in_ir_reference(monkeypatch, fault: Fault) -> None:
         monkeypatch.setitem(kernels.KERNELS, kind, faulty)
 
 
+def faulty_device(monkeypatch, inject) -> None:
+    """`check` runs the converted model after `inject(model)` changed it (a fault on the device)."""
+    translate = check_run._translate
+
+    def faulty(source, options):
+        conversion = translate(source, options)
+        inject(conversion.model)
+        return conversion
+
+    monkeypatch.setattr(check_run, "_translate", faulty)
+
+
 @pytest.mark.parametrize("name", sorted(FAULTS))
 def test_divergence_is_located_where_the_fault_strikes(name, tmp_path, monkeypatch):
     fault = FAULTS[name]()
@@ -88,14 +100,7 @@ def test_divergence_is_located_where_the_fault_strikes(name, tmp_path, monkeypat
     if fault.layer is not None:
         _inject_in_ir_reference(monkeypatch, fault)
     if fault.tensor is not None:
-        translate = check_run._translate
-
-        def faulty(source, options):
-            conversion = translate(source, options)
-            _inject_on_device(conversion.model, fault)
-            return conversion
-
-        monkeypatch.setattr(check_run, "_translate", faulty)
+        faulty_device(monkeypatch, lambda model: _inject_on_device(model, fault))
     report = ov_loops.check(target, inputs=fault.feeds)
     assert not report.ok, "\n".join(report.lines())
     found = report.divergence

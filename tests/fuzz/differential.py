@@ -24,6 +24,9 @@ Outcomes per seed and mode (a level, or "stateful"), counted in total and per mo
 - hang: no answer within the per-mode timeout (the worker is killed and restarted);
 - partial output: the compiled model has a different number of outputs than the ONNX graph;
 - disagreement: an output matches neither oracle;
+- undefined mean: an output matches neither oracle only where an oracle gives NaN, in a model
+  holding a ReduceMean: a mean over zero elements, which ONNX leaves undefined (numpy and
+  onnxruntime give NaN, OpenVINO 0; docs/pitfalls.md): counted apart, not a failure;
 - level disagreement: two levels' outputs of one run differ (twice the tolerance), once a seed.
 
 The worker reads (seed, mode) requests on stdin and answers one JSON line each, so a crash or a
@@ -64,6 +67,7 @@ OUTCOMES = {
     "refusal": "refusals",
     "invalid": "invalid_models",
     "oracle_crash": "oracle_crashes",
+    "undefined": "undefined_means",
 }
 PER_MODE = ("models", "refusals", "disagreements", "crashes", "bad_ir", "tracebacks", "hangs")
 MUST_BE_ZERO = (

@@ -13,8 +13,11 @@ import signal
 import subprocess
 import sys
 
+import numpy as np
+import onnx
 import pytest
 
+from tests.fuzz import differential_worker
 from tests.fuzz.differential import MUST_BE_ZERO, STAGE, _Worker, run_seeds
 
 # About 40 s on 2 cores: each seed at three levels, and --stateful in chunks where it streams
@@ -70,3 +73,26 @@ def test_a_native_crash_in_the_worker_is_counted_not_fatal():
         answers = [worker.check(seed, "max", timeout=30) for seed in (5, 6)]
     assert [answer["outcome"] for answer in answers] == ["crash", "crash"]
     assert answers[0]["detail"] == f"worker exit {-signal.SIGSEGV}"
+
+
+@pytest.mark.parametrize("seed", [2700500060, 2700300021])
+def test_a_mean_over_zero_elements_is_undefined_not_a_disagreement(seed):
+    """ONNX leaves ReduceMean over zero elements undefined; numpy and onnxruntime give NaN,
+    OpenVINO 0: these seeds were counted as disagreements at every level."""
+    answer = differential_worker.check(seed, "none")
+    assert answer["outcome"] == "undefined", answer["detail"]
+    assert "nan" in answer["detail"].lower()
+
+
+def test_a_nan_the_model_has_no_mean_for_is_a_disagreement():
+    with_mean = onnx.helper.make_graph(
+        [onnx.helper.make_node("ReduceMean", ["x"], ["y"])], "g", [], []
+    )
+    without = onnx.helper.make_graph([onnx.helper.make_node("Abs", ["x"], ["y"])], "g", [], [])
+    nan, zero = [np.array([np.nan, 1.0])], [np.array([0.0, 1.0])]
+    for graph, outcome in ((with_mean, "undefined"), (without, "disagreement")):
+        model = onnx.helper.make_model(graph)
+        assert differential_worker._disagreement(model, [nan], zero, ["y"])[0] == outcome
+    model = onnx.helper.make_model(with_mean)
+    other = [np.array([0.0, 2.0])]  # 1 differs too, where the oracle has no NaN
+    assert differential_worker._disagreement(model, [nan], other, ["y"])[0] == "disagreement"

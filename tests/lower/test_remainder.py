@@ -68,7 +68,7 @@ def test_every_remainder_and_zero_trips_match_the_loop(backward: bool, tmp_path)
 def test_two_loops_the_first_in_an_if_and_k_times_the_second(tmp_path):
     loop, parameters, _ = unrolling_loop(LONGEST, True, rows=3)
     size = body_size(loop.body)
-    first, values = remainder.lower_split(loop, MAX, FACTOR)
+    first, _, values = remainder.lower_split(loop, MAX, FACTOR)
     assert first.zero_run_branch  # its runs of no iteration are taken by an If around it
     assert len(values) == len(loop.results)
     model = ov.Model([ops.result(value) for value in values], parameters)

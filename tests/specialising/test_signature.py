@@ -18,11 +18,9 @@ from ov_loops.specialising.signature import (
     arranged,
     onnx_slots,
     signature_of,
-    symbol_conflict,
 )
 
-SLOTS = [Slot(("x",), (None, None, 4), ov.Type.f32, ("B", "T", None)),
-         Slot(("h0",), (None, 8), None, ("B", None))]  # fmt: skip
+SLOTS = [Slot(("x",), (None, None, 4), ov.Type.f32), Slot(("h0",), (None, 8), None)]
 X = np.zeros((2, 5, 4), np.float32)
 H = np.zeros((2, 8), np.float32)
 
@@ -39,7 +37,7 @@ def test_onnx_slots_read_dims_types_and_symbols_and_skip_initializers() -> None:
         [helper.make_tensor("w", TensorProto.FLOAT, [4], [1.0] * 4)],
     )
     (slot,) = onnx_slots(helper.make_model(graph))
-    assert slot == Slot(("x",), (None, None, 4), ov.Type.f32, ("B", None, None))
+    assert slot == Slot(("x",), (None, None, 4), ov.Type.f32)
     assert slot.declared() == "[?,?,4]{f32}"
 
 
@@ -101,16 +99,10 @@ def test_values_the_model_refuses_are_input_errors(x: np.ndarray, message: str) 
         signature_of(SLOTS, [x, H])
 
 
-def test_a_symbol_given_two_lengths_is_named() -> None:
-    signature = signature_of(SLOTS, [X, np.zeros((3, 8), np.float32)])
-    assert symbol_conflict(SLOTS, signature) == "dim B is 2 in input 'x' and 3 in input 'h0'"
-    assert symbol_conflict(SLOTS, signature_of(SLOTS, [X, H])) is None
-
-
 def test_onnx_slots_of_an_untyped_input_have_no_element_type() -> None:
     x = helper.make_value_info("x", onnx.TypeProto())
     x.type.tensor_type.shape.dim.add().dim_param = "N"
     graph = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "g", [x], [x])
     graph.output[0].name = "y"
     (slot,) = onnx_slots(helper.make_model(graph))
-    assert slot.element is None and slot.symbols == ("N",)
+    assert slot.element is None and slot.dims == (None,)

@@ -33,6 +33,7 @@ from ov_loops.loopir.passes.concat_copies import (
 from ov_loops.loopir.passes.constant_loops import KeepConstantLoopsAtRunTime
 from ov_loops.loopir.passes.constants import InlineConstantCaptures
 from ov_loops.loopir.passes.dead_values import RemoveDeadValues
+from ov_loops.loopir.passes.empty_sequences import keep_initial_states_of_empty_sequences
 from ov_loops.loopir.passes.gathered_slices import SliceGatheredRows
 from ov_loops.loopir.passes.hoist_sliced import HoistSlicedComputation
 from ov_loops.loopir.passes.iteration_first import IterationParameterFirst
@@ -148,10 +149,12 @@ class TargetProfile:
 UNROLLING = frozenset({ProveTripCount.name})
 # OpenVINO's CPU plugin (2026.4.1): every workaround on.
 # The whole converted model: Loop outputs read by a Concat, and Abs of a shared Concat in the
-# main graph and If bodies (Loop bodies have their own pass), get computed copies.
+# main graph and If bodies (Loop bodies have their own pass), get computed copies; recurrent
+# Sequence ops run over no time step give their initial states (empty_sequences.py).
 CPU_MODEL_WORKAROUNDS: tuple[ModelWorkaround, ...] = (
     copy_loop_outputs_into_concats,
     copy_concats_before_abs,
+    keep_initial_states_of_empty_sequences,
 )
 CPU = TargetProfile(
     "CPU",

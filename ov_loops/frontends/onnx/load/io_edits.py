@@ -31,10 +31,13 @@ class InputOutputEdits:
         self.outputs = outputs
         self.shapes: dict[str, ov.PartialShape] = {}  # what the frontend gets, once applied
         self.retyped: dict[str, ov.Type] = {}  # inputs the model takes in another type
+        # how the shapes give one symbolic dim of the model two lengths, if they do
+        self.conflict: str | None = None
 
     def apply(self, model: onnx.ModelProto) -> None:
         """Edit `model` in place; InputError names the input or tensor that cannot be edited."""
         if self.inputs:
+            self.conflict = symbol_conflict(model, self.inputs)
             self.shapes, self.retyped = set_inputs(model, self.inputs)
         if self.outputs:
             cut_outputs(model, self.outputs)
@@ -78,6 +81,30 @@ def set_inputs(
             retyped[value.name] = entry.element
     shapes = {name: entry.shape for name, entry in resolved.items() if entry.shape is not None}
     return shapes, retyped
+
+
+def symbol_conflict(model: onnx.ModelProto, given: list[InputShape]) -> str | None:
+    """How the shapes `given` make one symbolic dim of the model (an ONNX dim_param, which names
+    one length wherever it appears) two lengths, e.g. "dim B is 3 in input 'x' and 2 in input
+    'c0'" (the first such pair, in the model's input order); None when they do not. A model
+    may still convert then (nothing combines the two); when it cannot, this is the cause."""
+    inputs = model_inputs(model.graph)
+    resolved = _resolve(given, [value.name for value in inputs])
+    seen: dict[str, tuple[int, str]] = {}
+    for value in inputs:
+        entry = resolved.get(value.name)
+        if entry is None or entry.shape is None or entry.shape.rank.is_dynamic:
+            continue
+        for declared, dim in zip(value.type.tensor_type.shape.dim, entry.shape):
+            if not declared.dim_param or not dim.is_static:
+                continue
+            length, first = seen.setdefault(declared.dim_param, (dim.get_length(), value.name))
+            if length != dim.get_length():
+                return (
+                    f"dim {declared.dim_param} is {length} in input '{first}' and "
+                    f"{dim.get_length()} in input '{value.name}'"
+                )
+    return None
 
 
 def _resolve(given: list[InputShape], names: list[str]) -> dict[str, InputShape]:

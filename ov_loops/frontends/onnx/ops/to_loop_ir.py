@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 
 import numpy as np
+import onnx
 import openvino as ov
 import openvino.opset15 as ops
 
@@ -50,8 +51,10 @@ def onnx_loop_ir(
     parameters = _with_part_axis(body.get_parameters(), part_axes)
     index = {name: i for i, p in enumerate(parameters) for name in p.output(0).get_names()}
     results = list(body.get_results())
+    empty_shapes = []
     for entry, axis in zip(layout.stacked_outputs, stacked_axes):
         value = results[entry.index].input_value(0)
+        empty_shapes.append(_declared_empty_shape(layout.body.output[entry.index], value, axis))
         results[entry.index] = ops.result(ops.unsqueeze(value, _i64(axis)))
     condition = layout.condition_output
     if condition is None:
@@ -72,8 +75,10 @@ def onnx_loop_ir(
     spec = number_ports(inputs, outputs, trip.source, trip.constant, current, condition)
     loop_results = [LoopResult(k, initial=value) for k, value in enumerate(values.carried)]
     loop_results += [
-        LoopResult(carried + k, after=(Reverse(axis),) if entry.reverse else ())
-        for k, (entry, axis) in enumerate(zip(layout.stacked_outputs, stacked_axes))
+        LoopResult(carried + k, empty_shape=shape, after=(Reverse(axis),) if entry.reverse else ())
+        for k, (entry, axis, shape) in enumerate(
+            zip(layout.stacked_outputs, stacked_axes, empty_shapes)
+        )
     ]
     return LoopIR(
         path=layout.path,
@@ -106,6 +111,33 @@ def _inputs(layout: OnnxLoopLayout, index: dict[str, int], values: PlaceholderVa
             inputs.append(SlicedInput(UNNUMBERED, index[entry.body_input], axis, **direction))
             outer.append(value)
     return inputs, outer
+
+
+def _declared_empty_shape(
+    declared: onnx.ValueInfoProto, value: ov.Output, axis: int
+) -> ov.Output | None:
+    """The shape of a stacked output after zero iterations when the body's declaration knows a
+    dim the converted body does not (a static batch in a body whose loop is fed a symbolic one),
+    as onnxruntime's Loop makes it: per-iteration dims, numbers where declared, else 0::
+
+        dims[d] = value's static dim d, else declared dim_value d, else 0;  insert 0 at axis
+
+    None when the declaration adds nothing (ovgraph.empty_dims says the same then) or its rank
+    differs from the value's."""
+    shape = value.get_partial_shape()
+    tensor = declared.type.tensor_type
+    if shape.rank.is_dynamic or not tensor.HasField("shape"):
+        return None
+    if len(tensor.shape.dim) != shape.rank.get_length():
+        return None
+    dims = [
+        have.get_length() if have.is_static else max(said.dim_value, 0)
+        for have, said in zip(shape, tensor.shape.dim)
+    ]
+    if not any(have.is_dynamic and dim for have, dim in zip(shape, dims)):
+        return None
+    dims.insert(axis, 0)
+    return _i64(*dims)
 
 
 def _one_flag(result: ov.Node, what: str) -> ov.Node:
