@@ -8,7 +8,8 @@ input shapes.
 
 Shared variables are inputs of the FunctionGraph and their updates outputs: PyTensor's Function
 stores them, as for every linker. Values compute in f32 on CPU (INFERENCE_PRECISION_HINT, not the
-bf16 the plugin may choose); float64 graphs are computed in f32 too (OpenVINO's CPU plugin).
+bf16 the plugin may choose); float64 graphs are computed in f32 too (OpenVINO's CPU plugin). One
+inference thread unless `config` says otherwise (DEFAULT_CONFIG).
 """
 
 from __future__ import annotations
@@ -43,7 +44,10 @@ from ov_loops.frontends.pytensor.dispatch import (
 )
 from ov_loops.frontends.pytensor.generators import generator_of, is_random_type, key_of
 
-DEFAULT_CONFIG = {"INFERENCE_PRECISION_HINT": "f32"}
+# One thread, as PyTensor's C and Numba backends compute (PyMC samples its chains in
+# processes of their own): a 60-step PyMC logp+dlogp takes 0.5 ms of CPU time per call on one
+# thread, 1.1 ms on two (the Loop's per-iteration synchronisation).
+DEFAULT_CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": 1}
 
 
 def parameter(variable) -> ov.Node:
