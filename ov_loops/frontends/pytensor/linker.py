@@ -64,12 +64,16 @@ def parameter(variable) -> ov.Node:
 
 def build_model(fgraph, options: ConvertOptions = DEFAULT_SCAN_OPTIONS) -> ov.Model:
     """The OpenVINO model of `fgraph` (its inputs as Parameters, its outputs as Results), its
-    scans lowered with `options`."""
+    scans lowered with `options`, their target's model workarounds applied (the CPU plugin's
+    Concat reading a Loop output in place: loopir/passes/concat_copies.py)."""
     check_supported(fgraph)
     parameters = [parameter(variable) for variable in fgraph.inputs]
     with scans_lowered_with(options):
         values = translate_graph(fgraph, [p.output(0) for p in parameters])
-    return ov.Model([ops.result(value) for value in values], parameters, "pytensor")
+    model = ov.Model([ops.result(value) for value in values], parameters, "pytensor")
+    for workaround in options.lowering().target.model_workarounds:  # as conversion/driver.py
+        workaround(model)
+    return model
 
 
 class CompiledFunction:

@@ -23,6 +23,8 @@ those Subtensors outside the Scan); mit-mots are the scans `pytensor.grad` build
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import openvino as ov
 import openvino.opset15 as ops
@@ -32,6 +34,7 @@ from pytensor.scan.op import Scan
 from pytensor.tensor.subtensor import Subtensor
 
 from ov_loops import ovgraph
+from ov_loops.convert_options import ConvertOptions
 from ov_loops.frontends.pytensor import mitmot
 from ov_loops.frontends.pytensor.dispatch import (
     INCOMPATIBLE_REWRITES,
@@ -48,14 +51,34 @@ from ov_loops.frontends.theano.body import until
 from ov_loops.frontends.theano.scan import scan
 
 _ZERO = np.int64(0)
+_END = np.iinfo(np.int64).max
 
 
-def _last(values: ov.Output, count: ov.Output) -> ov.Output:
-    """values[-count:] along axis 0 (all of them when there are fewer; count of any int type)."""
-    length = ovgraph.length(values, 0)
-    start = ops.maximum(ops.subtract(length, cast(count, np.int64)), ops.constant(_ZERO))
-    stop = ops.constant(np.array([np.iinfo(np.int64).max], np.int64))
-    return ops.slice(values, ops.unsqueeze(start, i64(0)), stop, i64(1), i64(0)).output(0)
+def _stored(
+    written: ov.Output, length, n_steps: ov.Output, steps: ov.Output, dropped=_ZERO
+) -> ov.Output:
+    """A mit-sot's, sit-sot's or nit-sot's outer output, a buffer of `length` rows, as
+    Scan.perform leaves it (its step 6) after `steps` of `n_steps` steps (fewer when a while
+    scan stops, or a truncated gradient's buffer is longer), `written` the initial rows and
+    the steps' values, but for the first `dropped` of them::
+
+        rows = initial + trace                       # W = len(rows) = dropped + len(written)
+        W >= length: rows[-length:]
+        W <  length: (rows + zeros(length - W))[: length - (n_steps - steps)]
+    """
+    length, whole = cast(length, np.int64), ops.add(ovgraph.length(written, 0), dropped)
+    pad = ops.maximum(ops.subtract(length, whole), ops.constant(_ZERO))
+    row_shape = mitmot.rows(ops.shape_of(written, ov.Type.i64).output(0), 1, _END)
+    zeros = ops.broadcast(
+        ops.constant(np.zeros((), written.get_element_type().to_dtype())),
+        ops.concat([ops.unsqueeze(pad, i64(0)), row_shape], 0),
+    )
+    padded = ops.concat([written, zeros], 0).output(0)
+    start = ops.maximum(ops.subtract(whole, length), ops.constant(_ZERO))
+    cut = ops.subtract(ops.subtract(length, ops.subtract(n_steps, steps)), dropped)
+    stop = ops.select(ops.greater(pad, ops.constant(_ZERO)), cut, ops.constant(np.int64(_END)))
+    bounds = [ops.unsqueeze(bound, i64(0)) for bound in (start, stop)]
+    return ops.slice(padded, *bounds, i64(1), i64(0)).output(0)
 
 
 def _read_last_only(variable) -> bool:
@@ -71,12 +94,17 @@ def _read_last_only(variable) -> bool:
     )
 
 
-def _traced_output(initial: ov.Output, trace: ov.Output, buffer: ov.Output, last: bool):
-    """A mit-sot's or sit-sot's outer output: concat(initial, trace)[-len(buffer):]; its last
-    value as one row when only that is read (`_read_last_only`)."""
+def _traced_output(
+    initial: ov.Output, trace: ov.Output, buffer: ov.Output, last: bool, n_steps: ov.Output
+) -> ov.Output:
+    """A mit-sot's or sit-sot's outer output (`_stored`); when only its last value is read
+    (`_read_last_only`, not in a while scan), `trace` is that value and stands for the rows."""
+    length = ovgraph.length(buffer, 0).output(0)
     if last:
-        return ops.unsqueeze(trace, i64(0)).output(0)
-    return _last(ops.concat([initial, trace], 0).output(0), ovgraph.length(buffer, 0).output(0))
+        row = ops.unsqueeze(trace, i64(0)).output(0)
+        return _stored(row, length, n_steps, n_steps, dropped=n_steps)
+    rows = ops.concat([initial, trace], 0).output(0)
+    return _stored(rows, length, n_steps, ovgraph.length(trace, 0).output(0))
 
 
 def _outputs_info(op, inputs, mitmots, last_only) -> tuple[list, list[ov.Output]]:
@@ -126,13 +154,26 @@ def _rewrite_inner(op) -> None:
     get_mode(op.mode).excluding(*INCOMPATIBLE_REWRITES).optimizer(op.fgraph)
 
 
+def _options(op) -> ConvertOptions:
+    """The scan's lowering options (`scan_options`), at most level default for the scans of a
+    truncated gradient: at max, partial unrolling of such a scan (its sequences longer than its
+    trip count) gives values of uninitialised memory on OpenVINO's CPU plugin (2026.4.1;
+    not isolated yet)."""
+    options = scan_options()
+    if op.truncate_gradient != -1 and options.optimize == "max":
+        return dataclasses.replace(options, optimize="default")
+    return options
+
+
 @ov_translate.register(Scan)
 def _scan(op, node, inputs):
     info = op.info
     _rewrite_inner(op)
     mitmots = mitmot.mit_mots(op)
     buffers = op.outer_mitmot(inputs)
-    last_only = [_read_last_only(v) for v in op.outer_sitsot_outs(node.outputs)]
+    last_only = [
+        not info.as_while and _read_last_only(v) for v in op.outer_sitsot_outs(node.outputs)
+    ]
     outputs_info, initials = _outputs_info(op, inputs, mitmots, last_only)
     traces, _ = scan(
         _step(op, mitmots),
@@ -141,7 +182,7 @@ def _scan(op, node, inputs):
         non_sequences=op.outer_non_seqs(inputs),
         n_steps=inputs[0],
         name=op.name or "pytensor_scan",
-        options=scan_options(),
+        options=_options(op),
     )
     traces = traces if isinstance(traces, list) else [traces]
     carried, traces = mitmot.split(mitmots, traces, lambda m: m.width)
@@ -159,10 +200,14 @@ def _scan(op, node, inputs):
             traces,
             op.outer_mitsot(inputs) + op.outer_sitsot(inputs),
             [False] * info.n_mit_sot + last_only,
+            [n_steps] * traced,
         )
     ]
     lengths = op.outer_nitsot(inputs)
-    results += [_last(t, n) for t, n in zip(traces[traced + untraced :], lengths)]
+    results += [
+        _stored(t, n, n_steps, ovgraph.length(t, 0).output(0))
+        for t, n in zip(traces[traced + untraced :], lengths)
+    ]
     return results + traces[traced : traced + untraced]
 
 
