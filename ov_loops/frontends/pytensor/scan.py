@@ -55,18 +55,20 @@ _END = np.iinfo(np.int64).max
 
 
 def _stored(
-    written: ov.Output, length, n_steps: ov.Output, steps: ov.Output, dropped=_ZERO
+    written: ov.Output, length, n_steps: ov.Output, steps: ov.Output, initial=_ZERO, dropped=_ZERO
 ) -> ov.Output:
     """A mit-sot's, sit-sot's or nit-sot's outer output, a buffer of `length` rows, as
     Scan.perform leaves it (its step 6) after `steps` of `n_steps` steps (fewer when a while
     scan stops, or a truncated gradient's buffer is longer), `written` the initial rows and
     the steps' values, but for the first `dropped` of them::
 
-        rows = initial + trace                       # W = len(rows) = dropped + len(written)
+        rows = initial + trace                       # W = len(rows) = len(initial) + steps
         W >= length: rows[-length:]
         W <  length: (rows + zeros(length - W))[: length - (n_steps - steps)]
     """
-    length, whole = cast(length, np.int64), ops.add(ovgraph.length(written, 0), dropped)
+    # W from the step count, not the shape of the Loop's output: the CPU plugin (2026.4.1) gives
+    # the shape of a partially unrolled Loop's stacked output as 0 rows here.
+    length, whole = cast(length, np.int64), ops.add(steps, initial)
     pad = ops.maximum(ops.subtract(length, whole), ops.constant(_ZERO))
     row_shape = mitmot.rows(ops.shape_of(written, ov.Type.i64).output(0), 1, _END)
     zeros = ops.broadcast(
@@ -74,7 +76,7 @@ def _stored(
         ops.concat([ops.unsqueeze(pad, i64(0)), row_shape], 0),
     )
     padded = ops.concat([written, zeros], 0).output(0)
-    start = ops.maximum(ops.subtract(whole, length), ops.constant(_ZERO))
+    start = ops.maximum(ops.subtract(ops.subtract(whole, length), dropped), ops.constant(_ZERO))
     cut = ops.subtract(ops.subtract(length, ops.subtract(n_steps, steps)), dropped)
     stop = ops.select(ops.greater(pad, ops.constant(_ZERO)), cut, ops.constant(np.int64(_END)))
     bounds = [ops.unsqueeze(bound, i64(0)) for bound in (start, stop)]
@@ -95,16 +97,17 @@ def _read_last_only(variable) -> bool:
 
 
 def _traced_output(
-    initial: ov.Output, trace: ov.Output, buffer: ov.Output, last: bool, n_steps: ov.Output
+    initial: ov.Output, trace: ov.Output, buffer: ov.Output, last: bool, n_steps, steps
 ) -> ov.Output:
-    """A mit-sot's or sit-sot's outer output (`_stored`); when only its last value is read
-    (`_read_last_only`, not in a while scan), `trace` is that value and stands for the rows."""
-    length = ovgraph.length(buffer, 0).output(0)
+    """A mit-sot's or sit-sot's outer output (`_stored`) after `steps` steps; when only its last
+    value is read (`_read_last_only`, not in a while scan), `trace` is that value and stands for
+    the rows."""
+    length, count = ovgraph.length(buffer, 0).output(0), ovgraph.length(initial, 0).output(0)
     if last:
         row = ops.unsqueeze(trace, i64(0)).output(0)
-        return _stored(row, length, n_steps, n_steps, dropped=n_steps)
+        return _stored(row, length, n_steps, steps, count, dropped=steps)
     rows = ops.concat([initial, trace], 0).output(0)
-    return _stored(rows, length, n_steps, ovgraph.length(trace, 0).output(0))
+    return _stored(rows, length, n_steps, steps, count)
 
 
 def _outputs_info(op, inputs, mitmots, last_only) -> tuple[list, list[ov.Output]]:
@@ -188,6 +191,11 @@ def _scan(op, node, inputs):
     carried, traces = mitmot.split(mitmots, traces, lambda m: m.width)
     emitted, traces = traces[len(traces) - info.n_mit_mot :], traces[: len(traces) - info.n_mit_mot]
     n_steps = ops.convert(inputs[0], ov.Type.i64).output(0)
+
+    def _steps(trace: ov.Output) -> ov.Output:
+        """The steps run: n_steps, or a while scan's trace's length."""
+        return ovgraph.length(trace, 0).output(0) if info.as_while else n_steps
+
     results = [
         mitmot.final_buffer(*args, n_steps)
         for args in zip(buffers, (m.width for m in mitmots), emitted, carried)
@@ -201,12 +209,12 @@ def _scan(op, node, inputs):
             op.outer_mitsot(inputs) + op.outer_sitsot(inputs),
             [False] * info.n_mit_sot + last_only,
             [n_steps] * traced,
+            [_steps(t) for t in traces[:traced]],
         )
     ]
     lengths = op.outer_nitsot(inputs)
     results += [
-        _stored(t, n, n_steps, ovgraph.length(t, 0).output(0))
-        for t, n in zip(traces[traced + untraced :], lengths)
+        _stored(t, n, n_steps, _steps(t)) for t, n in zip(traces[traced + untraced :], lengths)
     ]
     return results + traces[traced : traced + untraced]
 
