@@ -23,8 +23,6 @@ those Subtensors outside the Scan); mit-mots are the scans `pytensor.grad` build
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import openvino as ov
 import openvino.opset15 as ops
@@ -34,7 +32,6 @@ from pytensor.scan.op import Scan
 from pytensor.tensor.subtensor import Subtensor
 
 from ov_loops import ovgraph
-from ov_loops.convert_options import ConvertOptions
 from ov_loops.frontends.pytensor import mitmot
 from ov_loops.frontends.pytensor.dispatch import (
     INCOMPATIBLE_REWRITES,
@@ -54,33 +51,35 @@ _ZERO = np.int64(0)
 _END = np.iinfo(np.int64).max
 
 
-def _stored(
-    written: ov.Output, length, n_steps: ov.Output, steps: ov.Output, initial=_ZERO, dropped=_ZERO
-) -> ov.Output:
-    """A mit-sot's, sit-sot's or nit-sot's outer output, a buffer of `length` rows, as
-    Scan.perform leaves it (its step 6) after `steps` of `n_steps` steps (fewer when a while
-    scan stops, or a truncated gradient's buffer is longer), `written` the initial rows and
-    the steps' values, but for the first `dropped` of them::
+def _last(values: ov.Output, count: ov.Output) -> ov.Output:
+    """values[-count:] along axis 0 (all of them when there are fewer; count of any int type)."""
+    length = ovgraph.length(values, 0)
+    start = ops.maximum(ops.subtract(length, cast(count, np.int64)), ops.constant(_ZERO))
+    stop = ops.constant(np.array([_END], np.int64))
+    return ops.slice(values, ops.unsqueeze(start, i64(0)), stop, i64(1), i64(0)).output(0)
 
-        rows = initial + trace                       # W = len(rows) = len(initial) + steps
+
+def _stored(written: ov.Output, length, whole: ov.Output, dropped=_ZERO) -> ov.Output:
+    """A mit-sot's, sit-sot's or nit-sot's outer output after all n_steps steps, a buffer of
+    `length` rows as Scan.perform leaves it (its step 6), `written` the initial rows and the
+    steps' values but for the first `dropped` of them::
+
+        rows = initial + trace                       # W = len(rows) = `whole`
         W >= length: rows[-length:]
-        W <  length: (rows + zeros(length - W))[: length - (n_steps - steps)]
-    """
-    # W from the step count, not the shape of the Loop's output: the CPU plugin (2026.4.1) gives
-    # the shape of a partially unrolled Loop's stacked output as 0 rows here.
-    length, whole = cast(length, np.int64), ops.add(steps, initial)
+        W <  length: rows + zeros(length - W)        # a truncated gradient's longer buffer
+
+    W comes from the step count, not from the shape of the Loop's output: the CPU plugin
+    (2026.4.1) gives a partially unrolled Loop's stacked output 0 rows there. A while scan's
+    buffer holds n_steps + len(initial) rows and PyTensor cuts what it did not run, which
+    leaves the rows: `_last`."""
+    length = cast(length, np.int64)
     pad = ops.maximum(ops.subtract(length, whole), ops.constant(_ZERO))
-    row_shape = mitmot.rows(ops.shape_of(written, ov.Type.i64).output(0), 1, _END)
-    zeros = ops.broadcast(
-        ops.constant(np.zeros((), written.get_element_type().to_dtype())),
-        ops.concat([ops.unsqueeze(pad, i64(0)), row_shape], 0),
-    )
-    padded = ops.concat([written, zeros], 0).output(0)
+    rank = written.get_partial_shape().rank.get_length()
+    after = ops.concat([ops.unsqueeze(pad, i64(0)), i64(*[0] * (rank - 1))], 0)
+    padded = ops.pad(written, i64(*[0] * rank), after, "constant").output(0)
     start = ops.maximum(ops.subtract(ops.subtract(whole, length), dropped), ops.constant(_ZERO))
-    cut = ops.subtract(ops.subtract(length, ops.subtract(n_steps, steps)), dropped)
-    stop = ops.select(ops.greater(pad, ops.constant(_ZERO)), cut, ops.constant(np.int64(_END)))
-    bounds = [ops.unsqueeze(bound, i64(0)) for bound in (start, stop)]
-    return ops.slice(padded, *bounds, i64(1), i64(0)).output(0)
+    stop = ops.constant(np.array([_END], np.int64))
+    return ops.slice(padded, ops.unsqueeze(start, i64(0)), stop, i64(1), i64(0)).output(0)
 
 
 def _read_last_only(variable) -> bool:
@@ -97,17 +96,18 @@ def _read_last_only(variable) -> bool:
 
 
 def _traced_output(
-    initial: ov.Output, trace: ov.Output, buffer: ov.Output, last: bool, n_steps, steps
+    initial: ov.Output, trace: ov.Output, buffer: ov.Output, last: bool, n_steps, as_while: bool
 ) -> ov.Output:
-    """A mit-sot's or sit-sot's outer output (`_stored`) after `steps` steps; when only its last
-    value is read (`_read_last_only`, not in a while scan), `trace` is that value and stands for
-    the rows."""
-    length, count = ovgraph.length(buffer, 0).output(0), ovgraph.length(initial, 0).output(0)
+    """A mit-sot's or sit-sot's outer output (`_stored`, `_last` for a while scan); when only its
+    last value is read (`_read_last_only`, not in a while scan), `trace` is that value and
+    stands for the rows."""
+    length = ovgraph.length(buffer, 0).output(0)
+    whole = ops.add(n_steps, ovgraph.length(initial, 0)).output(0)
     if last:
         row = ops.unsqueeze(trace, i64(0)).output(0)
-        return _stored(row, length, n_steps, steps, count, dropped=steps)
+        return _stored(row, length, whole, dropped=n_steps)
     rows = ops.concat([initial, trace], 0).output(0)
-    return _stored(rows, length, n_steps, steps, count)
+    return _last(rows, length) if as_while else _stored(rows, length, whole)
 
 
 def _outputs_info(op, inputs, mitmots, last_only) -> tuple[list, list[ov.Output]]:
@@ -157,17 +157,6 @@ def _rewrite_inner(op) -> None:
     get_mode(op.mode).excluding(*INCOMPATIBLE_REWRITES).optimizer(op.fgraph)
 
 
-def _options(op) -> ConvertOptions:
-    """The scan's lowering options (`scan_options`), at most level default for the scans of a
-    truncated gradient: at max, partial unrolling of such a scan (its sequences longer than its
-    trip count) gives values of uninitialised memory on OpenVINO's CPU plugin (2026.4.1;
-    not isolated yet)."""
-    options = scan_options()
-    if op.truncate_gradient != -1 and options.optimize == "max":
-        return dataclasses.replace(options, optimize="default")
-    return options
-
-
 @ov_translate.register(Scan)
 def _scan(op, node, inputs):
     info = op.info
@@ -185,36 +174,30 @@ def _scan(op, node, inputs):
         non_sequences=op.outer_non_seqs(inputs),
         n_steps=inputs[0],
         name=op.name or "pytensor_scan",
-        options=_options(op),
+        options=scan_options(),
     )
     traces = traces if isinstance(traces, list) else [traces]
     carried, traces = mitmot.split(mitmots, traces, lambda m: m.width)
     emitted, traces = traces[len(traces) - info.n_mit_mot :], traces[: len(traces) - info.n_mit_mot]
     n_steps = ops.convert(inputs[0], ov.Type.i64).output(0)
-
-    def _steps(trace: ov.Output) -> ov.Output:
-        """The steps run: n_steps, or a while scan's trace's length."""
-        return ovgraph.length(trace, 0).output(0) if info.as_while else n_steps
-
     results = [
         mitmot.final_buffer(*args, n_steps)
         for args in zip(buffers, (m.width for m in mitmots), emitted, carried)
     ]
     traced, untraced = len(initials), info.n_untraced_sit_sot
     results += [
-        _traced_output(*args)
+        _traced_output(*args, n_steps, info.as_while)
         for args in zip(
             initials,
             traces,
             op.outer_mitsot(inputs) + op.outer_sitsot(inputs),
             [False] * info.n_mit_sot + last_only,
-            [n_steps] * traced,
-            [_steps(t) for t in traces[:traced]],
         )
     ]
     lengths = op.outer_nitsot(inputs)
     results += [
-        _stored(t, n, n_steps, _steps(t)) for t, n in zip(traces[traced + untraced :], lengths)
+        _last(t, n) if info.as_while else _stored(t, n, n_steps)
+        for t, n in zip(traces[traced + untraced :], lengths)
     ]
     return results + traces[traced : traced + untraced]
 
