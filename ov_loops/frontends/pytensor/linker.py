@@ -8,7 +8,8 @@ input shapes.
 
 Shared variables are inputs of the FunctionGraph and their updates outputs: PyTensor's Function
 stores them, as for every linker. Values compute in f32 on CPU (INFERENCE_PRECISION_HINT, not the
-bf16 the plugin may choose); float64 graphs are computed in f32 too (OpenVINO's CPU plugin).
+bf16 the plugin may choose); float64 graphs are computed in f32 too (OpenVINO's CPU plugin). One
+inference thread unless `config` says otherwise (DEFAULT_CONFIG).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import openvino as ov
 import openvino.opset15 as ops
 from pytensor.link.basic import JITLinker
 
+from ov_loops.convert_options import ConvertOptions
 from ov_loops.frontends.pytensor import (  # noqa: F401  (they register their translations)
     blas,
     elemwise,
@@ -32,15 +34,20 @@ from ov_loops.frontends.pytensor import (  # noqa: F401  (they register their tr
     tensor,
 )
 from ov_loops.frontends.pytensor.dispatch import (
+    DEFAULT_SCAN_OPTIONS,
     INCOMPATIBLE_REWRITES,
     UnsupportedOpError,
     check_supported,
     element_type,
+    scans_lowered_with,
     translate_graph,
 )
 from ov_loops.frontends.pytensor.generators import generator_of, is_random_type, key_of
 
-DEFAULT_CONFIG = {"INFERENCE_PRECISION_HINT": "f32"}
+# One thread, as PyTensor's C and Numba backends compute (PyMC samples its chains in
+# processes of their own): a 60-step PyMC logp+dlogp takes 0.5 ms of CPU time per call on one
+# thread, 1.1 ms on two (the Loop's per-iteration synchronisation).
+DEFAULT_CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": 1}
 
 
 def parameter(variable) -> ov.Node:
@@ -55,12 +62,18 @@ def parameter(variable) -> ov.Node:
     return ops.parameter(shape, element_type(dtype), name=str(variable))
 
 
-def build_model(fgraph) -> ov.Model:
-    """The OpenVINO model of `fgraph` (its inputs as Parameters, its outputs as Results)."""
+def build_model(fgraph, options: ConvertOptions = DEFAULT_SCAN_OPTIONS) -> ov.Model:
+    """The OpenVINO model of `fgraph` (its inputs as Parameters, its outputs as Results), its
+    scans lowered with `options`, their target's model workarounds applied (the CPU plugin's
+    Concat reading a Loop output in place: loopir/passes/concat_copies.py)."""
     check_supported(fgraph)
     parameters = [parameter(variable) for variable in fgraph.inputs]
-    values = translate_graph(fgraph, [p.output(0) for p in parameters])
-    return ov.Model([ops.result(value) for value in values], parameters, "pytensor")
+    with scans_lowered_with(options):
+        values = translate_graph(fgraph, [p.output(0) for p in parameters])
+    model = ov.Model([ops.result(value) for value in values], parameters, "pytensor")
+    for workaround in options.lowering().target.model_workarounds:  # as conversion/driver.py
+        workaround(model)
+    return model
 
 
 class CompiledFunction:
@@ -109,18 +122,23 @@ def _output_value(variable) -> Callable:
 
 class OpenVINOLinker(JITLinker):
     """A Linker that runs the whole FunctionGraph as one OpenVINO model (see the module
-    docstring); `device` and `config` go to `ov.Core.compile_model`."""
+    docstring); `device` and `config` go to `ov.Core.compile_model`, `optimize` (none, default,
+    max) is the level the scans are lowered at, for the target of `device` (CPU unless GPU, NPU)."""
 
     incompatible_rewrites = INCOMPATIBLE_REWRITES
 
-    def __init__(self, device: str = "CPU", config: dict | None = None, **kwargs) -> None:
+    def __init__(
+        self, device: str = "CPU", config: dict | None = None, optimize: str = "max", **kwargs
+    ) -> None:
         self.device = device
         self.config = {**DEFAULT_CONFIG, **(config or {})}
+        target = device if device in ("GPU", "NPU") else "CPU"
+        self.options = ConvertOptions(optimize=optimize, target=target)
         super().__init__(**kwargs)
 
     def fgraph_convert(self, fgraph, **kwargs) -> Callable:
         """The FunctionGraph as a callable of numpy arrays (translated now, compiled on call)."""
-        model = build_model(fgraph)
+        model = build_model(fgraph, self.options)
         return CompiledFunction(model, fgraph.outputs, self.device, self.config)
 
     def jit_compile(self, fn: Callable) -> Callable:

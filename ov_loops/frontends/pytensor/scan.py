@@ -27,16 +27,20 @@ import numpy as np
 import openvino as ov
 import openvino.opset15 as ops
 from pytensor.compile.mode import get_mode
+from pytensor.graph.basic import Constant
 from pytensor.scan.op import Scan
+from pytensor.tensor.subtensor import Subtensor
 
 from ov_loops import ovgraph
 from ov_loops.frontends.pytensor import mitmot
 from ov_loops.frontends.pytensor.dispatch import (
     INCOMPATIBLE_REWRITES,
     cast,
+    clients,
     i64,
     inner_ops,
     ov_translate,
+    scan_options,
     translate_graph,
 )
 from ov_loops.frontends.theano.arguments import OutputInfo
@@ -44,19 +48,72 @@ from ov_loops.frontends.theano.body import until
 from ov_loops.frontends.theano.scan import scan
 
 _ZERO = np.int64(0)
+_END = np.iinfo(np.int64).max
 
 
 def _last(values: ov.Output, count: ov.Output) -> ov.Output:
     """values[-count:] along axis 0 (all of them when there are fewer; count of any int type)."""
     length = ovgraph.length(values, 0)
     start = ops.maximum(ops.subtract(length, cast(count, np.int64)), ops.constant(_ZERO))
-    stop = ops.constant(np.array([np.iinfo(np.int64).max], np.int64))
+    stop = ops.constant(np.array([_END], np.int64))
     return ops.slice(values, ops.unsqueeze(start, i64(0)), stop, i64(1), i64(0)).output(0)
 
 
-def _outputs_info(op, inputs, mitmots) -> tuple[list, list[ov.Output]]:
+def _stored(written: ov.Output, length, whole: ov.Output, dropped=_ZERO) -> ov.Output:
+    """A mit-sot's, sit-sot's or nit-sot's outer output after all n_steps steps, a buffer of
+    `length` rows as Scan.perform leaves it (its step 6), `written` the initial rows and the
+    steps' values but for the first `dropped` of them::
+
+        rows = initial + trace                       # W = len(rows) = `whole`
+        W >= length: rows[-length:]
+        W <  length: rows + zeros(length - W)        # a truncated gradient's longer buffer
+
+    W comes from the step count, not from the shape of the Loop's output: the CPU plugin
+    (2026.4.1) gives a partially unrolled Loop's stacked output 0 rows there. A while scan's
+    buffer holds n_steps + len(initial) rows and PyTensor cuts what it did not run, which
+    leaves the rows: `_last`."""
+    length = cast(length, np.int64)
+    pad = ops.maximum(ops.subtract(length, whole), ops.constant(_ZERO))
+    rank = written.get_partial_shape().rank.get_length()
+    after = ops.concat([ops.unsqueeze(pad, i64(0)), i64(*[0] * (rank - 1))], 0)
+    padded = ops.pad(written, i64(*[0] * rank), after, "constant").output(0)
+    start = ops.maximum(ops.subtract(ops.subtract(whole, length), dropped), ops.constant(_ZERO))
+    stop = ops.constant(np.array([_END], np.int64))
+    return ops.slice(padded, ops.unsqueeze(start, i64(0)), stop, i64(1), i64(0)).output(0)
+
+
+def _read_last_only(variable) -> bool:
+    """Whether the graph reads `variable` only as variable[-1] (an integer index, not a slice)."""
+    readers = clients(variable)
+    return bool(readers) and all(
+        index == 0
+        and isinstance(node.op, Subtensor)
+        and not isinstance(node.op.idx_list[0], slice)
+        and isinstance(node.inputs[1], Constant)
+        and int(node.inputs[1].data) == -1
+        for node, index in readers
+    )
+
+
+def _traced_output(
+    initial: ov.Output, trace: ov.Output, buffer: ov.Output, last: bool, n_steps, as_while: bool
+) -> ov.Output:
+    """A mit-sot's or sit-sot's outer output (`_stored`, `_last` for a while scan); when only its
+    last value is read (`_read_last_only`, not in a while scan), `trace` is that value and
+    stands for the rows."""
+    length = ovgraph.length(buffer, 0).output(0)
+    whole = ops.add(n_steps, ovgraph.length(initial, 0)).output(0)
+    if last:
+        row = ops.unsqueeze(trace, i64(0)).output(0)
+        return _stored(row, length, whole, dropped=n_steps)
+    rows = ops.concat([initial, trace], 0).output(0)
+    return _last(rows, length) if as_while else _stored(rows, length, whole)
+
+
+def _outputs_info(op, inputs, mitmots, last_only) -> tuple[list, list[ov.Output]]:
     """scan's outputs_info in its order (see the module docstring), and the initial values
-    each traced output starts with (mit-sot and sit-sot)."""
+    each traced output starts with (mit-sot and sit-sot); a sit-sot of `last_only` keeps
+    only its last value."""
     info = op.info
     outputs_info = mitmot.carries(mitmots, op.outer_mitmot(inputs))
     initials = []
@@ -64,9 +121,10 @@ def _outputs_info(op, inputs, mitmots) -> tuple[list, list[ov.Output]]:
         initial = mitmot.rows(buffer, 0, -min(taps))
         outputs_info.append({"initial": initial, "taps": list(taps)})
         initials.append(initial)
-    for buffer in op.outer_sitsot(inputs):
+    for buffer, last in zip(op.outer_sitsot(inputs), last_only):
         initials.append(mitmot.rows(buffer, 0, 1))
-        outputs_info.append(ops.squeeze(initials[-1], i64(0)).output(0))
+        initial = ops.squeeze(initials[-1], i64(0)).output(0)
+        outputs_info.append(OutputInfo(initial, [-1], last=True) if last else initial)
     outputs_info += [OutputInfo(v, [-1], last=True) for v in op.outer_untraced_sit_sot(inputs)]
     outputs_info.extend([None] * (info.n_nit_sot + info.n_mit_mot))
     return outputs_info, initials
@@ -105,7 +163,10 @@ def _scan(op, node, inputs):
     _rewrite_inner(op)
     mitmots = mitmot.mit_mots(op)
     buffers = op.outer_mitmot(inputs)
-    outputs_info, initials = _outputs_info(op, inputs, mitmots)
+    last_only = [
+        not info.as_while and _read_last_only(v) for v in op.outer_sitsot_outs(node.outputs)
+    ]
+    outputs_info, initials = _outputs_info(op, inputs, mitmots, last_only)
     traces, _ = scan(
         _step(op, mitmots),
         sequences=mitmot.sequences(mitmots, buffers) + op.outer_seqs(inputs),
@@ -113,6 +174,7 @@ def _scan(op, node, inputs):
         non_sequences=op.outer_non_seqs(inputs),
         n_steps=inputs[0],
         name=op.name or "pytensor_scan",
+        options=scan_options(),
     )
     traces = traces if isinstance(traces, list) else [traces]
     carried, traces = mitmot.split(mitmots, traces, lambda m: m.width)
@@ -124,13 +186,19 @@ def _scan(op, node, inputs):
     ]
     traced, untraced = len(initials), info.n_untraced_sit_sot
     results += [
-        _last(ops.concat([initial, trace], 0).output(0), ovgraph.length(buffer, 0).output(0))
-        for initial, trace, buffer in zip(
-            initials, traces, op.outer_mitsot(inputs) + op.outer_sitsot(inputs)
+        _traced_output(*args, n_steps, info.as_while)
+        for args in zip(
+            initials,
+            traces,
+            op.outer_mitsot(inputs) + op.outer_sitsot(inputs),
+            [False] * info.n_mit_sot + last_only,
         )
     ]
     lengths = op.outer_nitsot(inputs)
-    results += [_last(t, n) for t, n in zip(traces[traced + untraced :], lengths)]
+    results += [
+        _last(t, n) if info.as_while else _stored(t, n, n_steps)
+        for t, n in zip(traces[traced + untraced :], lengths)
+    ]
     return results + traces[traced : traced + untraced]
 
 

@@ -249,6 +249,35 @@ def test_gradient_scan_carries_rows_not_its_mit_mot_buffer():
     assert not kinds & {"ScatterUpdate", "ScatterNDUpdate", "ScatterElementsUpdate"}
 
 
+def test_gradient_of_a_weight_matrix_is_not_a_stack_of_every_step():
+    """The gradient of W is a sit-sot read only at [-1] after the gradient scan: the Loop
+    returns its last value, not a [T, H, H] stack of every step's."""
+    inputs, loss, values = _rnn_loss(40, 3)
+    function, _ = compare(inputs, pt.grad(loss, wrt=inputs), values)
+    model = function.vm.jit_fn.model.clone()
+    model.reshape({p.output(0): np.shape(v) for p, v in zip(model.get_parameters(), values)})
+    loops = [op for op in all_ops(model) if op.get_type_name() == "Loop"]
+    shapes = [str(output.get_partial_shape()) for op in loops for output in op.outputs()]
+    assert "[3,3]" in shapes, shapes  # the gradient of W: its last value
+    assert not [shape for shape in shapes if shape.endswith(",3,3]")], shapes  # no stack of it
+
+
+def test_truncated_gradient():
+    """truncate_gradient=3: the gradient scan runs 3 steps into buffers of every step, the
+    rows it does not reach zero (Scan.perform's step 6), not a shorter output."""
+    x, h0, w = pt.dvector("x"), pt.dscalar("h0"), pt.dscalar("w")
+    hs = scan(
+        lambda xt, h, m: pt.tanh(xt + h * m),
+        sequences=[x],
+        outputs_info=[h0],
+        non_sequences=[w],
+        truncate_gradient=3,
+    )
+    loss = (hs**2).sum()
+    _, got = compare([x, h0, w], pt.grad(loss, [x, h0, w]), [np.linspace(-1, 1, 8), 0.3, 0.7])
+    assert np.count_nonzero(got[0]) == 3
+
+
 def _binomial_logp(n, p, k):
     log_choose = pt.gammaln(n + 1) - pt.gammaln(k + 1) - pt.gammaln(n - k + 1)
     return log_choose + k * pt.log(p) + (n - k) * pt.log(1 - p)
