@@ -44,7 +44,7 @@ def translate(
 
     `model` is a path, the bytes of an ONNX file, a binary stream (`io.BytesIO`) or an
     `onnx.ModelProto`; loading applies the ONNX passes of
-    `ov_loops.frontends.onnx.rewrites.pipeline` (sort, check, normalise). `optimize` is "none",
+    `ov_loops.frontends.onnx.load.prepare` (sort, check, normalise). `optimize` is "none",
     "default" or "max": which loop optimisations run (see docs/architecture.md). `input` sets the
     inputs' shapes and element types as `openvino.convert_model` takes them
     (`"X[1,?,16]{f32},h0[1,16]"`, `{"X": [1, 5]}`, `[("X", [1, 5], np.float32)]`, ...;

@@ -17,7 +17,7 @@ import pytest
 
 import ov_loops
 from ov_loops.frontends.onnx.ops.registry import is_loop_op
-from ov_loops.frontends.onnx.scopes import subgraphs
+from ov_loops.frontends.onnx.proto.scopes import subgraphs
 from ov_loops.frontends.onnx.sequence_io import from_ir_outputs, has_sequence_io, to_ir_inputs
 from tests.harness import assert_close, compile_f32, run, save_and_reload
 

@@ -18,15 +18,7 @@ import numpy as np
 import openvino as ov
 
 from ov_loops.errors import InputError, message_line
-
-_core: ov.Core | None = None
-
-
-def core() -> ov.Core:
-    global _core  # one Core per process: creating one loads every plugin
-    if _core is None:
-        _core = ov.Core()
-    return _core
+from ov_loops.ovcore import core
 
 
 def available_devices() -> list[str]:

@@ -44,11 +44,11 @@ from ov_loops.checking.probes import LOOP_TYPES, Instrumented, LoopProbe, decode
 from ov_loops.checking.settings import Settings
 from ov_loops.conversion.report import Conversion
 from ov_loops.errors import message_line
-from ov_loops.frontends.onnx.load.opsets import opset_version
+from ov_loops.frontends.onnx.load.prepare import PreparedModel
 from ov_loops.frontends.onnx.ops.layout import OnnxLoopLayout
 from ov_loops.frontends.onnx.ops.registry import is_loop_op, lookup
-from ov_loops.frontends.onnx.rewrites.pipeline import PreparedModel
-from ov_loops.frontends.onnx.scopes import all_graphs
+from ov_loops.frontends.onnx.proto.opsets import opset_version
+from ov_loops.frontends.onnx.proto.scopes import all_graphs
 from ov_loops.lower.remainder import REMAINDER
 from ov_loops.reference.trace import LoopRun, Trace, Where, loop_key
 

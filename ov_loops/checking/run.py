@@ -26,7 +26,7 @@ import openvino as ov
 from ov_loops.api import save, translate
 from ov_loops.checking.caveats import loops_never_run
 from ov_loops.checking.chunks import NOT_STATEFUL, Chunking, ChunkSpec, parse_chunks
-from ov_loops.checking.device import core, start_device_worker
+from ov_loops.checking.device import start_device_worker
 from ov_loops.checking.divergence import locate, locate_ir
 from ov_loops.checking.inputs import (
     by_position,
@@ -51,9 +51,10 @@ from ov_loops.errors import ConversionError, InputError, OvLoopsError, message_l
 from ov_loops.frontends.onnx.load.input_specs import input_shapes
 from ov_loops.frontends.onnx.load.io_edits import InputOutputEdits
 from ov_loops.frontends.onnx.load.load import load_model
-from ov_loops.frontends.onnx.rewrites.pipeline import PreparedModel
+from ov_loops.frontends.onnx.load.prepare import PreparedModel
 from ov_loops.ir.validate import validate
 from ov_loops.logs import timed
+from ov_loops.ovcore import core
 from ov_loops.reference.limits import DEFAULT_MAX_ITERATIONS
 
 __all__ = ["CheckReport", "check"]

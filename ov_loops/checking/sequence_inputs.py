@@ -24,7 +24,7 @@ from ov_loops.checking.inputs import InputSpec, generate_inputs
 from ov_loops.checking.settings import Settings
 from ov_loops.contract.kinds import SequenceKind
 from ov_loops.errors import InputError
-from ov_loops.frontends.onnx.rewrites.pipeline import PreparedModel
+from ov_loops.frontends.onnx.load.prepare import PreparedModel
 from ov_loops.frontends.onnx.rewrites.sequences.sequence_types import element_type
 
 GENERATED_ELEMENTS = 3

@@ -2,7 +2,7 @@
 
 Body operators are converted by OpenVINO's own ONNX frontend. Each loop node's op reads its
 layout (frontends.onnx.ops.registry) and the node is replaced by a placeholder
-(frontends.onnx.placeholders); a ConversionExtension expands it: the op translates the loop into
+(frontends.onnx.ops.placeholders); a ConversionExtension expands it: the op translates the loop into
 a LoopIR from the values arriving (frontends.onnx.ops), asking the driver through a
 `LoopContext` to convert its typed body with the same frontend (recursively, so nested loops are
 ours too), and a lowering chosen for the target turns it into graph values (lower.select).
@@ -33,18 +33,18 @@ from ov_loops.errors import (
     UnsupportedItem,
     message_line,
 )
-from ov_loops.frontends.onnx.body_types import with_declared_inputs
-from ov_loops.frontends.onnx.load.opsets import opset_version
-from ov_loops.frontends.onnx.load.types import known_types
+from ov_loops.frontends.onnx.load.prepare import PreparedModel
 from ov_loops.frontends.onnx.load.weights import MappedFiles
 from ov_loops.frontends.onnx.ops import registry
 from ov_loops.frontends.onnx.ops.layout import OnnxLoopLayout
-from ov_loops.frontends.onnx.placeholders import (
+from ov_loops.frontends.onnx.ops.placeholders import (
     PLACEHOLDER_DOMAIN,
     replace_loops,
     with_placeholder_opset,
 )
-from ov_loops.frontends.onnx.rewrites.pipeline import PreparedModel
+from ov_loops.frontends.onnx.proto.body_types import with_declared_inputs
+from ov_loops.frontends.onnx.proto.opsets import opset_version
+from ov_loops.frontends.onnx.proto.types import known_types
 from ov_loops.logs import progress
 from ov_loops.loopir.loop import LoopIR
 from ov_loops.loopir.passes.pipeline import DEFAULT_LOWERING, LoweringOptions

@@ -6,8 +6,8 @@ import onnx
 import openvino as ov
 
 from ov_loops.errors import UnsupportedItem
-from ov_loops.frontends.onnx.placeholders import PLACEHOLDER_DOMAIN
-from ov_loops.frontends.onnx.scopes import node_label, subgraphs
+from ov_loops.frontends.onnx.ops.placeholders import PLACEHOLDER_DOMAIN
+from ov_loops.frontends.onnx.proto.scopes import node_label, subgraphs
 from ov_loops.ovgraph import upstream
 
 # Every op the ONNX frontend leaves without a real conversion derives from FrameworkNode: its

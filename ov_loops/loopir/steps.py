@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
+import numpy as np
 import openvino as ov
+import openvino.opset15 as ops
 
 from ov_loops import ovgraph
 from ov_loops.loopir.trip_count import InitialCondition, TripCount, runs_zero
@@ -77,3 +79,39 @@ def apply_steps(results: Sequence[LoopResult], after: AfterLoop) -> list[ov.Outp
             for (index, _), value in zip(members, done):
                 values[index] = value
     return values
+
+
+@dataclass(frozen=True)
+class PrependInitial:
+    """The initial value of an accumulator before its parts, stacked with axes of their own
+    when each has `rows` > 1 (passes/accumulators.py)::
+
+        value = concat(initial, value if rows == 1 else merge axes axis, axis + 1 of value, axis)
+    """
+
+    initial: ov.Output
+    axis: int
+    rows: int = 1
+    phase: ClassVar[int] = 2
+
+    @classmethod
+    def apply_all(cls, items, after: AfterLoop) -> list[ov.Output]:
+        return [
+            ops.concat([step.initial, _merged(value, step)], step.axis).output(0)
+            for value, step in items
+        ]
+
+
+def _merged(value: ov.Output, step: PrependInitial) -> ov.Output:
+    """A stack [.., count, rows, ..] as [.., count * rows, ..] (itself when rows is 1)."""
+    if step.rows == 1:
+        return value
+    axis, rank = step.axis, value.get_partial_shape().rank.get_length()
+    dims = ops.shape_of(value, ov.Type.i64)
+    count = ops.multiply(
+        ops.gather(dims, ops.constant(np.array([axis], np.int64)), np.int64(0)),
+        ops.constant(np.array([step.rows], np.int64)),
+    )
+    order = [*range(axis), rank, *range(axis + 2, rank)]
+    shape = ops.gather(ops.concat([dims, count], 0), ops.constant(np.array(order)), np.int64(0))
+    return ops.reshape(value, shape, False).output(0)

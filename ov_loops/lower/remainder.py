@@ -36,10 +36,8 @@ from ov_loops.contract.spec import (
     LoopSpec,
 )
 from ov_loops.loopir.loop import LoopIR, LoopResult
-from ov_loops.loopir.passes.accumulators import PrependInitial
 from ov_loops.loopir.passes.pipeline import AFTER_CELLS, LoweringOptions
-from ov_loops.loopir.passes.unroll_iterations import UnrollIterations, chosen_factor
-from ov_loops.loopir.steps import Reverse
+from ov_loops.loopir.steps import PrependInitial, Reverse
 from ov_loops.loopir.trip_count import TripCount
 from ov_loops.loopir.unrolling import (
     always_true,
@@ -62,8 +60,8 @@ def split_factor(loop: LoopIR, options: LoweringOptions) -> int | None:
     its body Parameter declares (one whose shape changes has both Loop-5s in Ifs for their
     runs of no iteration: zero_run_carry.py), every last-value result is a carried
     value's and no stacked result starts with an accumulator's initial value; k as
-    UnrollIterations chooses it."""
-    if not options.runs(UnrollIterations) or options.target.unroll:
+    `unroll-iterations` chooses it."""
+    if not options.unrolls or options.target.unroll:
         return None
     if loop.trip.source != TRIP_COUNT_INPUT:
         return None
@@ -75,7 +73,7 @@ def split_factor(loop: LoopIR, options: LoweringOptions) -> int | None:
         return None
     if not _results_split(loop):
         return None
-    return chosen_factor(loop)
+    return options.unroll_factor(loop)
 
 
 def _results_split(loop: LoopIR) -> bool:

@@ -29,6 +29,7 @@ import openvino as ov
 
 from ov_loops.convert_options import ConvertOptions, given_options
 from ov_loops.errors import ConversionError, InputError, OvLoopsError, message_line
+from ov_loops.ovcore import core
 from ov_loops.specialising.signature import (
     Signature,
     Slot,
@@ -190,8 +191,6 @@ class SpecialisedModel:
         return list(self._cache)
 
     def _compile(self, signature: Signature) -> ov.CompiledModel:
-        from ov_loops.checking.device import core
-
         started = time.perf_counter()
         with naming(signature):
             model = self._source.specialised(signature)
@@ -276,8 +275,6 @@ def _source(model: object, named: dict[str, object], device: str) -> OnnxSource 
 
 
 def _read_ir(path: Path) -> ov.Model:
-    from ov_loops.checking.device import core
-
     if not path.is_file():
         raise InputError(f"{path}: no such file")
     try:

@@ -22,7 +22,7 @@ import openvino as ov
 from ov_loops.errors import InputError
 from ov_loops.frontends.onnx.load.input_specs import ELEMENT_TYPES
 from ov_loops.frontends.onnx.load.io_edits import model_inputs
-from ov_loops.frontends.onnx.load.types import ov_element_type
+from ov_loops.frontends.onnx.proto.types import ov_element_type
 
 
 @dataclass(frozen=True)

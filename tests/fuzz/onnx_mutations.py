@@ -15,7 +15,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
-from ov_loops.frontends.onnx.placeholders import PLACEHOLDER_DOMAIN
+from ov_loops.frontends.onnx.ops.placeholders import PLACEHOLDER_DOMAIN
 from tests.registry import Registry
 
 BAD_UTF8_MARKER = "@@BAD-UTF8@@"  # replaced by invalid UTF-8 bytes after serialisation

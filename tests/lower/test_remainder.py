@@ -38,7 +38,7 @@ MAX = LoweringOptions(CPU, "max")
 @pytest.fixture(autouse=True)
 def factor_four(monkeypatch):
     """k = 4 (the body's size would give 16): fewer trip counts cover every remainder."""
-    monkeypatch.setattr(remainder, "chosen_factor", lambda loop: FACTOR)
+    monkeypatch.setattr(LoweringOptions, "unroll_factor", lambda options, loop: FACTOR)
 
 
 def _expected(feeds: dict, backward: bool, tmp_path) -> list[np.ndarray]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import ClassVar
 
 import numpy as np
 import openvino as ov
@@ -14,7 +13,7 @@ from ov_loops.contract.ports import UNNUMBERED, renumbered
 from ov_loops.contract.spec import ConcatenatedOutput, LastValueOutput
 from ov_loops.loopir.loop import LoopIR, LoopResult
 from ov_loops.loopir.passes.base import LoopPass
-from ov_loops.loopir.steps import AfterLoop
+from ov_loops.loopir.steps import PrependInitial
 
 
 @dataclass(frozen=True)
@@ -81,42 +80,6 @@ class StackAccumulators(LoopPass):
         return changed.without_parameters(dropped).noting(
             f"stacked {len(appends)} appended carried value(s)"
         )
-
-
-@dataclass(frozen=True)
-class PrependInitial:
-    """The initial value of an accumulator before its parts, stacked with axes of their own
-    when each has `rows` > 1 (see StackAccumulators)::
-
-        value = concat(initial, value if rows == 1 else merge axes axis, axis + 1 of value, axis)
-    """
-
-    initial: ov.Output
-    axis: int
-    rows: int = 1
-    phase: ClassVar[int] = 2
-
-    @classmethod
-    def apply_all(cls, items, after: AfterLoop) -> list[ov.Output]:
-        return [
-            ops.concat([step.initial, _merged(value, step)], step.axis).output(0)
-            for value, step in items
-        ]
-
-
-def _merged(value: ov.Output, step: PrependInitial) -> ov.Output:
-    """A stack [.., count, rows, ..] as [.., count * rows, ..] (itself when rows is 1)."""
-    if step.rows == 1:
-        return value
-    axis, rank = step.axis, value.get_partial_shape().rank.get_length()
-    dims = ops.shape_of(value, ov.Type.i64)
-    count = ops.multiply(
-        ops.gather(dims, ops.constant(np.array([axis], np.int64)), np.int64(0)),
-        ops.constant(np.array([step.rows], np.int64)),
-    )
-    order = [*range(axis), rank, *range(axis + 2, rank)]
-    shape = ops.gather(ops.concat([dims, count], 0), ops.constant(np.array(order)), np.int64(0))
-    return ops.reshape(value, shape, False).output(0)
 
 
 def _stacked_part(append: _Append) -> ov.Output:

@@ -45,7 +45,7 @@ from ov_loops.loopir.passes.port_rank import FlattenHighRankStacks
 from ov_loops.loopir.passes.proven_trip_count import ProveTripCount
 from ov_loops.loopir.passes.simplify import SimplifyBody
 from ov_loops.loopir.passes.unbounded_carries import UnboundedCarryLengths
-from ov_loops.loopir.passes.unroll_iterations import UnrollIterations
+from ov_loops.loopir.passes.unroll_iterations import UnrollIterations, chosen_factor
 from ov_loops.loopir.passes.zero_run_carry import BranchZeroRunsOfReshapedCarries
 from ov_loops.loopir.passes.zero_run_guards import GuardZeroIterationRuns
 
@@ -199,6 +199,16 @@ class LoweringOptions:
     def runs(self, step: Step) -> bool:
         """Whether pass (or decision point) `step` runs for these options."""
         return self.target.runs(step, self.optimize)
+
+    @property
+    def unrolls(self) -> bool:
+        """Whether `unroll-iterations` runs at these options."""
+        return self.runs(UnrollIterations)
+
+    def unroll_factor(self, loop: LoopIR) -> int | None:
+        """k as `unroll-iterations` would choose it for `loop` when it runs at these options;
+        None when it does not run or leaves the loop whole."""
+        return chosen_factor(loop) if self.unrolls else None
 
     def run(self, loop: LoopIR, passes: tuple[type[LoopPass], ...] = PIPELINE) -> LoopIR:
         """`loop` after the passes of `passes` that run for these options, in order."""

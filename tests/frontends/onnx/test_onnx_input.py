@@ -1,5 +1,5 @@
 """What happens to an ONNX model before conversion: reading (external data, UTF-8), the ONNX
-passes of ov_loops.frontends.onnx.rewrites.pipeline (sort, check, placeholder domain, empty
+passes of ov_loops.frontends.onnx.load.prepare (sort, check, placeholder domain, empty
 constants) and the Parameters of unused inputs. Regression tests for issue 9, items 4, 6, 9 and
 the unsorted graphs."""
 
@@ -12,7 +12,7 @@ import pytest
 from onnx.external_data_helper import load_external_data_for_tensor, uses_external_data
 
 import ov_loops
-from ov_loops.frontends.onnx.placeholders import PLACEHOLDER_DOMAIN
+from ov_loops.frontends.onnx.ops.placeholders import PLACEHOLDER_DOMAIN
 from tests.harness import (
     assert_matches_onnxruntime,
     assert_one_line_error,

@@ -8,7 +8,8 @@ import openvino as ov
 
 import ov_loops
 from ov_loops.contract.spec import ConcatenatedOutput
-from ov_loops.loopir.passes.accumulators import PrependInitial, StackAccumulators
+from ov_loops.loopir.passes.accumulators import StackAccumulators
+from ov_loops.loopir.steps import PrependInitial
 from tests.harness import assert_matches_onnxruntime
 from tests.loopir_scenarios import (
     accumulator_also_read_in_the_body,

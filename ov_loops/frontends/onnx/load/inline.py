@@ -7,7 +7,7 @@ import onnx.defs
 import onnx.inliner
 
 from ov_loops.errors import InputError, UnsupportedError, UnsupportedItem
-from ov_loops.frontends.onnx.scopes import all_graphs, node_label
+from ov_loops.frontends.onnx.proto.scopes import all_graphs, node_label
 
 _STANDARD = ("", "ai.onnx")
 

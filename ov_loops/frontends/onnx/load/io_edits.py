@@ -17,8 +17,13 @@ from openvino.preprocess import PrePostProcessor
 
 from ov_loops.errors import InputError
 from ov_loops.frontends.onnx.load.input_specs import InputShape
-from ov_loops.frontends.onnx.load.types import onnx_elem_type, ov_element_type
-from ov_loops.frontends.onnx.scopes import all_graphs, captured_names, defined_names, subgraphs
+from ov_loops.frontends.onnx.proto.scopes import (
+    all_graphs,
+    captured_names,
+    defined_names,
+    subgraphs,
+)
+from ov_loops.frontends.onnx.proto.types import onnx_elem_type, ov_element_type
 
 log = logging.getLogger(__name__)
 

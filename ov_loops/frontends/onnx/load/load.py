@@ -1,7 +1,7 @@
 """Load an ONNX model from a path, bytes, a binary stream or a ModelProto, with one-line errors.
 
 Loading reads the model and its external data, then applies the ONNX passes of
-frontends.onnx.rewrites.pipeline (topological sort, the ONNX checker, normalisations). For
+frontends.onnx.load.prepare (topological sort, the ONNX checker, normalisations). For
 conversion, a model read from a path may leave its weights in its files (load/weights.py).
 """
 
@@ -20,7 +20,7 @@ from onnx.external_data_helper import load_external_data_for_tensor, uses_extern
 from ov_loops.errors import InputError, reading
 from ov_loops.frontends.onnx.load import weights
 from ov_loops.frontends.onnx.load.not_onnx import not_onnx_error
-from ov_loops.frontends.onnx.rewrites.pipeline import PreparedModel, prepare
+from ov_loops.frontends.onnx.load.prepare import PreparedModel, prepare
 
 
 def load_model(

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import onnx
 
 from ov_loops.errors import InputError
-from ov_loops.frontends.onnx.scopes import captured_names, node_label, subgraphs
+from ov_loops.frontends.onnx.proto.scopes import captured_names, node_label, subgraphs
 
 
 def sort_nodes(nodes, path: str) -> None:

@@ -22,12 +22,12 @@ import onnx
 import openvino as ov
 
 from ov_loops.errors import ConversionError, UnsupportedItem
-from ov_loops.frontends.onnx import body_types
-from ov_loops.frontends.onnx.load.types import TensorType
 from ov_loops.frontends.onnx.ops.layout import OnnxLoopLayout, PlaceholderValues
 from ov_loops.frontends.onnx.ops.port_types import check_arriving, check_body_outputs
 from ov_loops.frontends.onnx.ops.to_loop_ir import onnx_loop_ir
-from ov_loops.frontends.onnx.scopes import defined_names, fresh_name
+from ov_loops.frontends.onnx.proto import body_types
+from ov_loops.frontends.onnx.proto.scopes import defined_names, fresh_name
+from ov_loops.frontends.onnx.proto.types import TensorType
 from ov_loops.loopir import trip_count as trips
 from ov_loops.loopir.loop import LoopIR
 

@@ -20,7 +20,7 @@ import onnx
 
 from ov_loops.contract.kinds import CarriedKind, CarriedValue, grouped, tensors
 from ov_loops.errors import ConversionError, UnsupportedItem
-from ov_loops.frontends.onnx.scopes import read_names
+from ov_loops.frontends.onnx.proto.scopes import read_names
 
 
 @dataclass(frozen=True)

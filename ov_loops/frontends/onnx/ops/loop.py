@@ -42,8 +42,8 @@ from ov_loops.frontends.onnx.ops.port_types import (
 )
 from ov_loops.frontends.onnx.ops.registry import is_loop_op, loop_op
 from ov_loops.frontends.onnx.ops.slicing import slice_iteration_gathers
-from ov_loops.frontends.onnx.rewrites.sequences.sequence_types import SequenceParts
-from ov_loops.frontends.onnx.scopes import captured_names
+from ov_loops.frontends.onnx.proto.scopes import captured_names
+from ov_loops.frontends.onnx.proto.sequence_parts import SequenceParts
 
 T = onnx.TensorProto
 BODY_INPUTS = "the body's inputs are (iteration_num int64, condition bool, loop-carried values...)"

@@ -28,8 +28,8 @@ import onnx
 import openvino as ov
 
 from ov_loops.errors import InputError
-from ov_loops.frontends.onnx.load.types import onnx_elem_type
 from ov_loops.frontends.onnx.ops.layout import OnnxLoopLayout, PlaceholderValues
+from ov_loops.frontends.onnx.proto.types import onnx_elem_type
 
 T = onnx.TensorProto
 

@@ -33,8 +33,8 @@ from ov_loops.frontends.onnx.ops.layout import (
 )
 from ov_loops.frontends.onnx.ops.port_types import check_flag
 from ov_loops.frontends.onnx.ops.registry import loop_op
-from ov_loops.frontends.onnx.rewrites.sequences.sequence_types import SequenceParts
-from ov_loops.frontends.onnx.scopes import captured_names
+from ov_loops.frontends.onnx.proto.scopes import captured_names
+from ov_loops.frontends.onnx.proto.sequence_parts import SequenceParts
 
 T = onnx.TensorProto
 

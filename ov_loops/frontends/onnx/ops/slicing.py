@@ -15,7 +15,7 @@ from __future__ import annotations
 import onnx
 
 from ov_loops.frontends.onnx.ops.layout import SlicedRead
-from ov_loops.frontends.onnx.scopes import defined_names, fresh_name
+from ov_loops.frontends.onnx.proto.scopes import defined_names, fresh_name
 
 SLICE_SUFFIX = "__ov_loops_slice"
 

@@ -11,9 +11,9 @@ import numpy as np
 import onnx
 
 from ov_loops.errors import UnsupportedError, UnsupportedItem
-from ov_loops.frontends.onnx.load.opsets import opset_version
-from ov_loops.frontends.onnx.load.types import known_types
-from ov_loops.frontends.onnx.scopes import all_graphs, all_names, fresh_name, node_label
+from ov_loops.frontends.onnx.proto.opsets import opset_version
+from ov_loops.frontends.onnx.proto.scopes import all_graphs, all_names, fresh_name, node_label
+from ov_loops.frontends.onnx.proto.types import known_types
 
 T = onnx.TensorProto
 ML_DOMAIN = "ai.onnx.ml"

@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 import onnx
 
-from ov_loops.frontends.onnx.load.opsets import opset_version
-from ov_loops.frontends.onnx.scopes import all_graphs, all_names, fresh_name
+from ov_loops.frontends.onnx.proto.opsets import opset_version
+from ov_loops.frontends.onnx.proto.scopes import all_graphs, all_names, fresh_name
 
 T = onnx.TensorProto
 

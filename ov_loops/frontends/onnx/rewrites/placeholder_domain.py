@@ -5,8 +5,8 @@ from __future__ import annotations
 import onnx
 
 from ov_loops.errors import UnsupportedError, UnsupportedItem
-from ov_loops.frontends.onnx.placeholders import PLACEHOLDER_DOMAIN
-from ov_loops.frontends.onnx.scopes import all_graphs, node_label
+from ov_loops.frontends.onnx.ops.placeholders import PLACEHOLDER_DOMAIN
+from ov_loops.frontends.onnx.proto.scopes import all_graphs, node_label
 
 
 def refuse_placeholder_domain(model: onnx.ModelProto) -> onnx.ModelProto:

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import onnx
 
-from ov_loops.frontends.onnx.load.opsets import opset_version
-from ov_loops.frontends.onnx.scopes import all_graphs
+from ov_loops.frontends.onnx.proto.opsets import opset_version
+from ov_loops.frontends.onnx.proto.scopes import all_graphs
 
 Dims = tuple[int | None, ...]
 

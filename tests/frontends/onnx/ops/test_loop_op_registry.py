@@ -19,7 +19,7 @@ from ov_loops.frontends.onnx.ops import registry
 from ov_loops.frontends.onnx.ops.loop import OnnxLoop
 from ov_loops.frontends.onnx.ops.scan import OnnxScan
 from ov_loops.frontends.onnx.ops.scan8 import OnnxScan8
-from ov_loops.frontends.onnx.rewrites.sequences.sequence_types import SequenceParts
+from ov_loops.frontends.onnx.proto.sequence_parts import SequenceParts
 from tests.sequence_scenarios import SEQUENCE_SCENARIOS
 
 

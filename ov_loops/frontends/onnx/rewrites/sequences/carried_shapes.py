@@ -29,7 +29,12 @@ import numpy as np
 import onnx
 
 from ov_loops.frontends.onnx.ops.loop import is_loop
-from ov_loops.frontends.onnx.scopes import all_graphs, captured_names, defined_names, subgraphs
+from ov_loops.frontends.onnx.proto.scopes import (
+    all_graphs,
+    captured_names,
+    defined_names,
+    subgraphs,
+)
 
 _ROUNDS = 16  # guesses settle in (loop depth) rounds; each later round generalises a dim
 _KEPT = 64  # initializers up to this many elements keep their values for inference

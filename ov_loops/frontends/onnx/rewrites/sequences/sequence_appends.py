@@ -65,16 +65,16 @@ from dataclasses import dataclass
 import numpy as np
 import onnx
 
-from ov_loops.frontends.onnx.load.opsets import opset_version
 from ov_loops.frontends.onnx.ops.loop import is_loop
-from ov_loops.frontends.onnx.rewrites.sequences.carried_shapes import CarriedShapes
-from ov_loops.frontends.onnx.scopes import (
+from ov_loops.frontends.onnx.proto.opsets import opset_version
+from ov_loops.frontends.onnx.proto.scopes import (
     all_graphs,
     all_names,
     captured_names,
     subgraphs,
 )
-from ov_loops.frontends.onnx.scopes import fresh_name as _fresh
+from ov_loops.frontends.onnx.proto.scopes import fresh_name as _fresh
+from ov_loops.frontends.onnx.rewrites.sequences.carried_shapes import CarriedShapes
 
 _INITIAL_LISTS = ("SequenceEmpty", "SequenceConstruct")
 _TO_THE_END = 2**62  # a Slice end past the last dim

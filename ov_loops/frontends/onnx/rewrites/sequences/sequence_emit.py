@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 
-from ov_loops.frontends.onnx.scopes import fresh_name
+from ov_loops.frontends.onnx.proto.scopes import fresh_name
 
 INT64_MAX = 2**63 - 1
 

@@ -5,7 +5,7 @@ Optional of a tensor a sequence of zero or one element, an Optional of a sequenc
 four and a bool `present`. Sequence ops become tensor ops on them (sequence_nodes.py):
 
     Loop     a carried sequence -> its parts carried (1-D, of any length), recorded (the body
-             inputs carrying them, sequence_types.SequenceParts) so that the frontend makes
+             inputs carrying them, proto/sequence_parts.py) so that the frontend makes
              them one CarriedValue
     If       a branch output sequence -> its parts output by both branches
     captures a body reading an outer sequence reads its parts
@@ -27,8 +27,16 @@ import copy
 import onnx
 
 from ov_loops.errors import UnsupportedError, UnsupportedItem
-from ov_loops.frontends.onnx.load.opsets import opset_version
 from ov_loops.frontends.onnx.ops.loop import is_loop
+from ov_loops.frontends.onnx.proto.opsets import opset_version
+from ov_loops.frontends.onnx.proto.scopes import (
+    all_graphs,
+    all_names,
+    fresh_name,
+    node_label,
+    subgraphs,
+)
+from ov_loops.frontends.onnx.proto.sequence_parts import SequenceParts
 from ov_loops.frontends.onnx.rewrites.sequences.carried_shapes import (
     CarriedShapes,
     outer_constants_inside,
@@ -47,7 +55,6 @@ from ov_loops.frontends.onnx.rewrites.sequences.sequence_types import (
     OPTIONAL_SEQUENCE,
     SEQUENCE,
     TENSOR,
-    SequenceParts,
     declared_rank,
     element_type,
     has_sequences,
@@ -55,7 +62,6 @@ from ov_loops.frontends.onnx.rewrites.sequences.sequence_types import (
     part_infos,
     part_names,
 )
-from ov_loops.frontends.onnx.scopes import all_graphs, all_names, fresh_name, node_label, subgraphs
 
 STANDARD = ("", "ai.onnx")
 Plan = list  # per carried value: (kind, rank, element type), or None for a tensor

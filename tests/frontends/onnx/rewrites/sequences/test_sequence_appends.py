@@ -11,11 +11,11 @@ import onnx
 import pytest
 
 import ov_loops
+from ov_loops.frontends.onnx.proto.scopes import all_graphs
 from ov_loops.frontends.onnx.rewrites.sequences.carried_shapes import CarriedShapes
 from ov_loops.frontends.onnx.rewrites.sequences.sequence_appends import (
     lists_appended_in_loops_become_scan_outputs,
 )
-from ov_loops.frontends.onnx.scopes import all_graphs
 from tests.harness import assert_matches_onnxruntime, compile_f32, onnxruntime_oracle
 from tests.onnx_builders import T, graph, loop_body, model, node, typed
 from tests.sequence_append_scenarios import APPENDED, NOT_APPENDED, _runs, concatenated_list

@@ -9,7 +9,7 @@ import pytest
 import ov_loops
 from ov_loops.contract.kinds import SEQUENCE, TENSOR
 from ov_loops.frontends.onnx.ops.loop import OnnxLoop
-from ov_loops.frontends.onnx.rewrites.sequences.sequence_types import SequenceParts
+from ov_loops.frontends.onnx.proto.sequence_parts import SequenceParts
 from ov_loops.frontends.onnx.rewrites.sequences.sequences import lower_sequences
 from tests.harness import assert_matches_onnxruntime
 from tests.onnx_builders import T, graph, loop_body, model, node, typed

@@ -17,6 +17,7 @@ import onnx
 from ov_loops.frontends.onnx.load.checker import check_model
 from ov_loops.frontends.onnx.load.inline import inline_local_functions
 from ov_loops.frontends.onnx.load.order import sort_topologically
+from ov_loops.frontends.onnx.proto.sequence_parts import SequenceParts
 from ov_loops.frontends.onnx.rewrites.array_feature_extractor import (
     array_feature_extractor_as_gather,
 )
@@ -28,7 +29,6 @@ from ov_loops.frontends.onnx.rewrites.placeholder_domain import refuse_placehold
 from ov_loops.frontends.onnx.rewrites.sequences.sequence_appends import (
     lists_appended_in_loops_become_scan_outputs,
 )
-from ov_loops.frontends.onnx.rewrites.sequences.sequence_types import SequenceParts
 from ov_loops.frontends.onnx.rewrites.sequences.sequences import lower_sequences
 from ov_loops.frontends.onnx.rewrites.shapeless_inputs import (
     shapeless_inputs_take_declared_shapes,

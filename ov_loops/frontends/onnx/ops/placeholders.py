@@ -2,7 +2,7 @@
 converter expands.
 
 The placeholder lives in a custom domain of its own (a model's nodes in it are refused when the
-model is loaded, see frontends.onnx.rewrites.pipeline), keeps the op type, carries an integer
+model is loaded, see frontends.onnx.load.prepare), keeps the op type, carries an integer
 `key` naming the original node, and takes as extra inputs the values the body captures from
 enclosing scopes. Omitted (empty) inputs are dropped; the converter knows which were present.
 Subgraphs of other nodes (If branches) are rewritten in place, recursively; Loop and Scan
@@ -15,9 +15,9 @@ from collections.abc import Callable
 
 import onnx
 
-from ov_loops.frontends.onnx.load.opsets import opset_version
 from ov_loops.frontends.onnx.ops.registry import is_loop_op
-from ov_loops.frontends.onnx.scopes import node_label
+from ov_loops.frontends.onnx.proto.opsets import opset_version
+from ov_loops.frontends.onnx.proto.scopes import node_label
 
 # Hyphens and the "internal" part keep it out of the way of real operator domains.
 PLACEHOLDER_DOMAIN = "ov-loops.internal.loop-placeholder"

@@ -9,7 +9,7 @@ import openvino as ov
 import openvino.opset15 as ops
 
 from ov_loops.errors import ConversionError
-from ov_loops.frontends.onnx.load.types import TensorType, onnx_elem_type, ov_element_type
+from ov_loops.frontends.onnx.proto.types import TensorType, onnx_elem_type, ov_element_type
 
 
 def tensor_type(value: ov.Output, declared: onnx.ValueInfoProto | None) -> TensorType:
