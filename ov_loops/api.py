@@ -22,8 +22,6 @@ from ov_loops.errors import ConversionError, InputError
 from ov_loops.frontends.onnx.load.input_specs import input_shapes, output_names
 from ov_loops.frontends.onnx.load.io_edits import InputOutputEdits
 from ov_loops.frontends.onnx.load.load import load_model
-from ov_loops.ir.reader import KEPT_TYPES
-from ov_loops.ir.validate import validate
 from ov_loops.loopir.passes.levels import OptimizeLevel
 
 log = logging.getLogger(__name__)
@@ -150,13 +148,19 @@ def save(model: ov.Model, path: str | os.PathLike, compress_to_fp16: bool = True
 
 
 def _has_subgraphs(model: ov.Model) -> bool:
-    """Whether the main graph has a layer the validator looks into (Loop, TensorIterator, If)."""
+    """Whether the main graph has a layer the validator looks into (Loop, TensorIterator, If).
+    The validator (and lxml) is imported when saving: `translate` does not need it (35 ms of a
+    fresh process's first conversion)."""
+    from ov_loops.ir.reader import KEPT_TYPES
+
     return any(op.get_type_name() in KEPT_TYPES for op in model.get_ordered_ops())
 
 
 def _refuse_invalid(xml: Path) -> None:
     """Raise ConversionError when the validator finds an error in the IR at `xml`: the first
     one, with its loop and rule code, and how many more. Warnings are logged (info)."""
+    from ov_loops.ir.validate import validate
+
     started = time.perf_counter()
     report = validate(xml)
     log.debug("validated the IR in %s", _since(started))

@@ -14,6 +14,7 @@ import pytest
 
 import ov_loops
 import ov_loops.api
+import ov_loops.ir.validate
 from ov_loops.cli import main
 from ov_loops.conversion.report import Conversion
 from ov_loops.errors import ConversionError
@@ -76,7 +77,7 @@ def test_save_ovms_refuses_it_and_leaves_the_repository_as_it_was(tmp_path):
 
 def test_save_skips_validation_without_loop_layers(tmp_path, monkeypatch):
     """The validator checks loop layers only: a loop-free IR (unrolled, say) is not re-read."""
-    monkeypatch.setattr(ov_loops.api, "validate", lambda path: pytest.fail("validated"))
+    monkeypatch.setattr(ov_loops.ir.validate, "validate", lambda path: pytest.fail("validated"))
     x = ops.parameter([2], np.float32, name="x")
     ov_loops.save(ov.Model([ops.result(ops.relu(x))], [x], "flat"), tmp_path / "flat.xml")
     with pytest.raises(BaseException, match="validated"):

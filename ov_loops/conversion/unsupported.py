@@ -24,8 +24,10 @@ def unsupported_ops(
     gives the model's opset of a domain. Placeholders are left out: they record their own error;
     so are the ops left unconverted downstream of one (their inputs never came: the loop's error
     says why, and blaming them would send the user the wrong way)."""
-    nodes = dict(_nodes_by_output(graph, path))
     unconverted = [op for op in _walk(model) if _without_conversion(op)]
+    if not unconverted:  # the usual case: no need to index the graph's nodes (once per body)
+        return []
+    nodes = dict(_nodes_by_output(graph, path))
     failed = set()
     items = []
     for op in unconverted:
