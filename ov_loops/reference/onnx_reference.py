@@ -19,6 +19,7 @@ from onnx.reference.op_run import OpRun
 from ov_loops.errors import ConversionError, OvLoopsError, message_line
 from ov_loops.reference.limits import DEFAULT_MAX_ITERATIONS, Budget
 from ov_loops.reference.trace import Trace
+from ov_loops.reference.undefined_means import ReduceMean
 
 __all__ = ["Trace", "run_onnx"]
 
@@ -306,10 +307,10 @@ class OptionalGetElement(OpRun):
 
 def _control_flow_ops(budget: Budget, trace: Trace | None) -> list[type[OpRun]]:
     """Loop, Scan and If kernels (onnx.reference finds them by class name) bound to `budget`
-    and `trace`, and Optional."""
+    and `trace`, Optional, and ReduceMean (undefined_means.py)."""
     bound = {"budget": budget, "trace": trace}
     loops = [type("Loop", (_Loop,), bound), type("Scan", (_Scan,), bound)]
-    return [*loops, type("If", (_If,), {}), Optional, OptionalHasElement, OptionalGetElement]
+    return [*loops, type("If", (_If,), {}), Optional, OptionalHasElement, OptionalGetElement, ReduceMean]
 
 
 def _output(value) -> np.ndarray | list[np.ndarray] | None:
