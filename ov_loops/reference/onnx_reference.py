@@ -310,7 +310,8 @@ def _control_flow_ops(budget: Budget, trace: Trace | None) -> list[type[OpRun]]:
     and `trace`, Optional, and ReduceMean (undefined_means.py)."""
     bound = {"budget": budget, "trace": trace}
     loops = [type("Loop", (_Loop,), bound), type("Scan", (_Scan,), bound)]
-    return [*loops, type("If", (_If,), {}), Optional, OptionalHasElement, OptionalGetElement, ReduceMean]
+    optionals = [Optional, OptionalHasElement, OptionalGetElement]
+    return [*loops, type("If", (_If,), {}), *optionals, ReduceMean]
 
 
 def _output(value) -> np.ndarray | list[np.ndarray] | None:

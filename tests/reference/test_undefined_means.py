@@ -64,3 +64,17 @@ def test_a_mean_over_zero_elements_is_zero_without_a_warning(form, shape):
     empty = np.isnan(numpy_answer)  # where numpy divides 0 by 0
     assert (got[empty] == 0).all()
     np.testing.assert_array_equal(got[~empty], numpy_answer[~empty])
+
+
+def test_check_takes_openvinos_mean_over_zero_elements(tmp_path):
+    """`check` of the ONNX model and of its IR (the IR reference's ReduceMean) MATCH where numpy
+    would give NaN against OpenVINO's 0."""
+    import ov_loops
+
+    model = _mean_model(18, 0, None, 0)
+    model.graph.input[0].type.tensor_type.shape.dim.add().dim_value = 0
+    onnx.save(model, tmp_path / "mean.onnx")
+    ov_loops.save(ov_loops.convert(model), tmp_path / "mean.xml")
+    for path in (tmp_path / "mean.onnx", tmp_path / "mean.xml"):
+        report = ov_loops.check(path)
+        assert report.ok, "\n".join(report.lines())

@@ -253,6 +253,13 @@ def _reduce(function):
     return kernel
 
 
+def _mean(x: np.ndarray, axis: tuple[int, ...], keepdims: bool) -> np.ndarray:
+    """OpenVINO's ReduceMean: sum / count, 0 over zero elements (numpy: NaN and a warning)."""
+    count = int(np.prod([x.shape[a] for a in axis]))
+    total = np.sum(x, axis=axis, keepdims=keepdims)
+    return np.zeros_like(total) if count == 0 else total / count
+
+
 def _reverse(layer, x):
     if layer.data.get("mode", "index") == "mask":
         axes = tuple(i for i, flag in enumerate(np.atleast_1d(x[1])) if flag)
@@ -345,7 +352,7 @@ KERNELS.update(
         "Convert": _convert,
         "Range": _range,
         "ReduceSum": _reduce(np.sum),
-        "ReduceMean": _reduce(np.mean),
+        "ReduceMean": _reduce(_mean),
         "ReduceMax": _reduce(np.max),
         "ReduceMin": _reduce(np.min),
         "ReduceProd": _reduce(np.prod),
