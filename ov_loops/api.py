@@ -13,12 +13,14 @@ from pathlib import Path
 import onnx
 import openvino as ov
 
+from ov_loops.conversion.caveats import sequence_lengths_warning
 from ov_loops.conversion.driver import convert_model
 from ov_loops.conversion.precision import f64_warning, keeps_f64_weights
 from ov_loops.conversion.provenance import record_conversion
 from ov_loops.conversion.report import Conversion
 from ov_loops.convert_options import ConvertOptions
 from ov_loops.errors import ConversionError, InputError
+from ov_loops.frontends.onnx.load.caveats import nodes_with_sequence_lengths
 from ov_loops.frontends.onnx.load.input_specs import input_shapes, output_names
 from ov_loops.frontends.onnx.load.io_edits import InputOutputEdits
 from ov_loops.frontends.onnx.load.load import load_model
@@ -62,6 +64,7 @@ def translate(
     edits = InputOutputEdits(input_shapes(options.input), output_names(output))
     started = time.perf_counter()
     loaded = load_model(model, edits.apply, weights_in_files=True)
+    recurrent = nodes_with_sequence_lengths(loaded.model)
     log.info("read and prepared the ONNX model in %s", _since(started))
     started = time.perf_counter()
     try:
@@ -74,8 +77,10 @@ def translate(
     keywords = {"input": input, "output": output, "optimize": optimize, "target": target}
     record_conversion(conversion.model, model, {**keywords, "unroll": unroll, "stateful": stateful})
     log.info("converted %d loop(s) in %s", len(conversion.loops), _since(started))
-    if (warning := f64_warning(conversion.model)) is not None:
-        log.warning(warning)
+    converted = conversion.model
+    for warning in (f64_warning(converted), sequence_lengths_warning(recurrent, converted)):
+        if warning is not None:
+            log.warning(warning)
     return conversion
 
 
