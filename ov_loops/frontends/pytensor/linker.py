@@ -14,6 +14,8 @@ inference thread unless `config` says otherwise (DEFAULT_CONFIG).
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 from collections.abc import Callable
 
 import numpy as np
@@ -22,6 +24,7 @@ import openvino.opset15 as ops
 from pytensor.link.basic import JITLinker
 
 from ov_loops.convert_options import ConvertOptions
+from ov_loops.errors import message_line
 from ov_loops.frontends.pytensor import (  # noqa: F401  (they register their translations)
     blas,
     elemwise,
@@ -43,11 +46,13 @@ from ov_loops.frontends.pytensor.dispatch import (
     translate_graph,
 )
 from ov_loops.frontends.pytensor.generators import generator_of, is_random_type, key_of
+from ov_loops.ovcore import core
 
 # One thread, as PyTensor's C and Numba backends compute (PyMC samples its chains in
 # processes of their own): a 60-step PyMC logp+dlogp takes 0.5 ms of CPU time per call on one
 # thread, 1.1 ms on two (the Loop's per-iteration synchronisation).
 DEFAULT_CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": 1}
+log = logging.getLogger("ov_loops.pytensor")
 
 
 def parameter(variable) -> ov.Node:
@@ -81,25 +86,49 @@ class CompiledFunction:
 
     The model is reshaped to the inputs' static shapes, unless one is empty: OpenVINO then
     folds a Loop whose trip count became 0 with its reference Loop, which refuses it (`Check
-    'trip_count != 0'`); the model with dynamic shapes runs such a loop zero times."""
+    'trip_count != 0'`); the model with dynamic shapes runs such a loop zero times. When the
+    device refuses the model (the CPU plugin refuses some scans lowered at max: "Can not create
+    StaticMemory object", the gradient of `reduce`), `rebuilt` gives it again with the scans
+    lowered at level default, once, with a warning."""
 
-    def __init__(self, model: ov.Model, outputs: list, device: str, config: dict) -> None:
-        self.model, self.device, self.config = model, device, config
+    def __init__(
+        self,
+        model: ov.Model,
+        outputs: list,
+        device: str,
+        config: dict,
+        rebuilt: Callable[[], ov.Model] | None = None,
+    ) -> None:
+        self.model, self.device, self.config, self.rebuilt = model, device, config, rebuilt
         self.outputs = [_output_value(variable) for variable in outputs]
         self.compiled: dict[tuple, ov.CompiledModel] = {}
-        self.core = ov.Core()
 
     def compiled_for(self, arrays: list[np.ndarray]) -> ov.CompiledModel:
         """The model compiled for these inputs' shapes (compiled on first use)."""
         key = tuple(array.shape for array in arrays)
         if key not in self.compiled:
-            model = self.model.clone()
-            if all(array.size for array in arrays):  # see the class docstring
-                model.reshape(
-                    {p.output(0): list(a.shape) for p, a in zip(model.get_parameters(), arrays)}
+            try:
+                self.compiled[key] = self._compile(arrays)
+            except RuntimeError as refused:
+                if self.rebuilt is None:
+                    raise
+                log.warning(
+                    "%s refused the scans lowered at max (%s): lowered at default",
+                    self.device,
+                    message_line(refused, last=True),
                 )
-            self.compiled[key] = self.core.compile_model(model, self.device, self.config)
+                self.model, self.rebuilt = self.rebuilt(), None
+                self.compiled.clear()
+                self.compiled[key] = self._compile(arrays)
         return self.compiled[key]
+
+    def _compile(self, arrays: list[np.ndarray]) -> ov.CompiledModel:
+        model = self.model.clone()
+        if all(array.size for array in arrays):  # see the class docstring
+            model.reshape(
+                {p.output(0): list(a.shape) for p, a in zip(model.get_parameters(), arrays)}
+            )
+        return core().compile_model(model, self.device, self.config)
 
     def __call__(self, *inputs) -> list:
         arrays = [_input_array(value) for value in inputs]
@@ -139,7 +168,11 @@ class OpenVINOLinker(JITLinker):
     def fgraph_convert(self, fgraph, **kwargs) -> Callable:
         """The FunctionGraph as a callable of numpy arrays (translated now, compiled on call)."""
         model = build_model(fgraph, self.options)
-        return CompiledFunction(model, fgraph.outputs, self.device, self.config)
+        rebuilt = None
+        if self.options.optimize == "max":
+            default = dataclasses.replace(self.options, optimize="default")
+            rebuilt = lambda: build_model(fgraph, default)  # noqa: E731
+        return CompiledFunction(model, fgraph.outputs, self.device, self.config, rebuilt)
 
     def jit_compile(self, fn: Callable) -> Callable:
         """Compiled per input-shape signature when called (CompiledFunction)."""

@@ -329,3 +329,18 @@ def test_gradients_of_scans_with_an_int32_step_count():
     checkpointed = scan_checkpoints(save_every_N=100, return_updates=False, **arguments)
     gradients = [pt.grad(powers[-1].sum(), a) for powers in (scan(**arguments), checkpointed)]
     compare([a, k], gradients, [np.arange(10.0), np.int32(101)])
+
+
+def test_a_scan_the_cpu_refuses_at_max_is_lowered_at_default(caplog):
+    """The gradient of `reduce` lowered at max: the CPU plugin refuses the model ("Can not
+    create StaticMemory object"); the function then lowers its scans at default, with a
+    warning, and gives the gradient."""
+    from pytensor.scan.views import reduce as scan_reduce
+
+    x = pytensor.shared(np.random.default_rng(0).uniform(size=(10,)))  # float64
+    start = pt.constant(np.float64(0.0))
+    total = scan_reduce(lambda v, acc: acc + v, x, start, return_updates=False)
+    gradient = pytensor.function([], pytensor.grad(total, x), mode="OPENVINO")
+    with caplog.at_level("WARNING", logger="ov_loops.pytensor"):
+        np.testing.assert_array_equal(gradient(), np.ones(10))
+    assert any("lowered at default" in record.getMessage() for record in caplog.records)
