@@ -20,12 +20,10 @@ def sequence_lengths_warning(nodes: list[str], model: ov.Model) -> str | None:
     """One line when ONNX recurrent nodes given `sequence_lens` (`nodes`) became *Sequence ops of
     dynamic shape in `model`: the CPU plugin then runs every row over the whole sequence
     (measured on 2026.4.1; static shapes honour the lengths). None otherwise."""
-    dynamic = [
-        op
+    if not nodes or not any(
+        op.get_type_name() in SEQUENCE_OPS and op.get_input_partial_shape(0).is_dynamic
         for op in ovgraph.all_ops(model)
-        if op.get_type_name() in SEQUENCE_OPS and op.get_input_partial_shape(0).is_dynamic
-    ]
-    if not nodes or not dynamic:
+    ):
         return None
     named = ", ".join(nodes[:3]) + (f" and {len(nodes) - 3} more" if len(nodes) > 3 else "")
     return (

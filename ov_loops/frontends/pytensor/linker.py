@@ -15,6 +15,7 @@ inference thread unless `config` says otherwise (DEFAULT_CONFIG).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 from collections.abc import Callable
 
@@ -171,7 +172,7 @@ class OpenVINOLinker(JITLinker):
         rebuilt = None
         if self.options.optimize == "max":
             default = dataclasses.replace(self.options, optimize="default")
-            rebuilt = lambda: build_model(fgraph, default)  # noqa: E731
+            rebuilt = functools.partial(build_model, fgraph, default)
         return CompiledFunction(model, fgraph.outputs, self.device, self.config, rebuilt)
 
     def jit_compile(self, fn: Callable) -> Callable:
