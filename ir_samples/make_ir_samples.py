@@ -203,12 +203,8 @@ INVALID = {
         lambda r: _loop(r).find("back_edges/edge").set("to-layer", _body_id(r, "Const")),
     ),
     "BE003": (
-        "body Parameter acc_in has two back edges",
-        lambda r: (
-            _loop(r)
-            .find("back_edges")
-            .append(etree.fromstring(etree.tostring(_loop(r).find("back_edges/edge"))))
-        ),
+        "body Parameter acc_in has a second back edge, from a second Result of acc_out",
+        lambda r: _second_accumulator_edge(r),
     ),
     "BE004": (
         "the back edge joins an f32 Result to an f16 Parameter",
@@ -253,6 +249,14 @@ INVALID = {
     "SP005": (
         "the execution_condition entry was deleted (its body Result is mapped by nothing)",
         lambda r: _loop(r).find("port_map").remove(_condition_entry(r)),
+    ),
+    "WR009": (
+        "the back edge into acc_in is listed twice",
+        lambda r: (
+            _loop(r)
+            .find("back_edges")
+            .append(etree.fromstring(etree.tostring(_loop(r).find("back_edges/edge"))))
+        ),
     ),
     "WR007": (
         "an extra output entry maps Result_12 to external_port_id -1 without a purpose",
@@ -335,6 +339,23 @@ def _second_counter(root):
     _loop(root).find("body/layers").append(counter)
     _add_entry(
         root, "input", external_port_id="-1", internal_layer_id="16", purpose="current_iteration"
+    )
+
+
+def _second_accumulator_edge(root):
+    """A copy of acc_out's Result (id 16, fed by the same port) and a back edge from it."""
+    body = _loop(root).find("body")
+    result = etree.fromstring(etree.tostring(_body_layer(root, "Result_12")))
+    result.set("id", "16")
+    result.set("name", "Result_12_again")
+    result.tail = None
+    body.find("layers").append(result)
+    feed = next(edge for edge in body.find("edges") if edge.get("to-layer") == _acc_result(root))
+    etree.SubElement(body.find("edges"), "edge", {**feed.attrib, "to-layer": "16"})
+    etree.SubElement(
+        _loop(root).find("back_edges"),
+        "edge",
+        {"from-layer": "16", "to-layer": _body_layer(root, "acc_in").get("id")},
     )
 
 

@@ -613,15 +613,19 @@ def _edge_to_merged(loop: LoopContext):
             )
 
 
-@rule("BE003", ERROR, "at most one back edge per body Parameter")
+@rule("BE003", ERROR, "a body Parameter's back edges all start at one Result")
 def _one_edge(loop: LoopContext):
-    seen: Counter = Counter()
+    """Two back edges from different Results into one Parameter: the IR does not say which
+    value the next iteration reads (OpenVINO's reader then depends on the edges' order). The
+    same edge listed twice is WR009's."""
+    sources: dict[str, str] = {}
     for edge in loop.edges:
-        seen[edge.to_layer] += 1
-        if seen[edge.to_layer] == 2:
+        first = sources.setdefault(edge.to_layer, edge.from_layer)
+        if first != edge.from_layer:
             yield (
-                f"body Parameter {edge.to_layer} has more than one back edge",
-                (edge.describe()),
+                f"body Parameter {edge.to_layer} has back edges from Results {first} and "
+                f"{edge.from_layer}",
+                edge.describe(),
                 edge.line,
             )
 
@@ -965,6 +969,21 @@ def _reinferred_parameter_shape(loop: LoopContext):
 
 
 # -- device targets: what a plugin refuses (validate --target) --------------------------------
+@rule("WR009", WARNING, "a back edge listed twice")
+def _repeated_edge(loop: LoopContext):
+    """The same <edge> twice: OpenVINO reads it as one back edge and runs the IR (measured on
+    ir_samples/invalid/WR009.xml: the outputs of the IR listing it once)."""
+    seen: Counter = Counter()
+    for edge in loop.edges:
+        seen[edge.from_layer, edge.to_layer] += 1
+        if seen[edge.from_layer, edge.to_layer] == 2:
+            yield (
+                "the back edge is listed twice (OpenVINO reads it once)",
+                edge.describe(),
+                edge.line,
+            )
+
+
 @rule("NP001", ERROR, "a Loop's trip count is a Constant (NPU)", target="NPU")
 def _npu_constant_trip_count(loop: LoopContext):
     """The NPU compiler unrolls each Loop by its constant number of iterations (its IE
