@@ -141,6 +141,10 @@ INVALID = {
         "the Loop's <body> has no <edges>",
         lambda r: _loop(r).find("body").remove(_loop(r).find("body").find("edges")),
     ),
+    "ST005": (
+        "the body Result of acc_out (Result_12) lost its <input> and the edge feeding it",
+        lambda r: _result_without_input(r),
+    ),
     "PM001": (
         "the invariant input's internal_layer_id names a Const, not a Parameter (and the "
         "Parameter it fed is gone)",
@@ -357,6 +361,13 @@ def _second_accumulator_edge(root):
         "edge",
         {"from-layer": "16", "to-layer": _body_layer(root, "acc_in").get("id")},
     )
+
+
+def _result_without_input(root):
+    result = _body_layer(root, "Result_12")
+    result.remove(result.find("input"))
+    edges = _loop(root).find("body/edges")
+    edges.remove(next(edge for edge in edges if edge.get("to-layer") == result.get("id")))
 
 
 def _set_dims(port, dims):

@@ -230,6 +230,20 @@ def _readable_shapes(loop: LoopContext):
             yield f"{message}, which OpenVINO cannot parse", None, layer.line
 
 
+@rule("ST005", ERROR, "every Result in a body, and in the branches of Ifs in it, has an input")
+def _results_have_inputs(loop: LoopContext):
+    """OpenVINO refuses the IR when it reads a Result without an input port ("Argument has 0
+    outputs (1 expected)": a Parameter of an If's branch retyped as a Result)."""
+    pending = [loop.body]
+    while pending:
+        graph = pending.pop()
+        for layer in graph.layers.values():
+            pending.extend(layer.branches)
+            if layer.type == "Result" and not layer.inputs:
+                message = f"body Result {layer.id} '{layer.name}' has no input port"
+                yield message, None, layer.line
+
+
 # -- port_map ------------------------------------------------------------------------------
 def _entries_naming(
     entries: list[PortMapEntry], layers: dict[str, Layer], wanted: str, loop: LoopContext
