@@ -9,11 +9,12 @@ each.
               (logp_dlogp_function; the scan of tests/frontends/pytensor/test_pymc.py, 60
               steps, f64), 50 calls a sample
 
-The inputs' shapes are static (JAX's backend needs them to trace the scan). Issue 25's targets:
+The inputs' shapes are static (JAX's backend needs them to trace the scan); --dynamic leaves
+the RNN's unknown to PyTensor, as pt.fmatrix does, without JAX. Issue 25's targets:
 OPENVINO <= 1.0 of the fastest other backend, <= 0.5 of C. Needs pytensor (and numba, jax,
 pymc for those columns and graphs); run in the PyTensor venv:
 
-    python benchmarks/pytensor_backends.py [--hidden 256] [--steps 1000] [--rounds 15]
+    python benchmarks/pytensor_backends.py [--hidden 256] [--steps 1000] [--rounds 15] [--dynamic]
 """
 
 from __future__ import annotations
@@ -48,8 +49,9 @@ from benchmarks.timing import interleaved_seconds  # noqa: E402
 ONE_THREAD = {"INFERENCE_NUM_THREADS": 1, "NUM_STREAMS": 1}
 
 
-def modes() -> dict[str, object]:
-    """The backends to compare: OPENVINO (one thread), C, and Numba/JAX when installed."""
+def modes(jax: bool = True) -> dict[str, object]:
+    """The backends to compare: OPENVINO (one thread), C, and Numba/JAX when installed (JAX
+    unless `jax` is False)."""
     found = {
         "OPENVINO": Mode(
             ov_pytensor.OpenVINOLinker(config=ONE_THREAD), ov_pytensor.OPENVINO.provided_optimizer
@@ -57,16 +59,21 @@ def modes() -> dict[str, object]:
         "C": "FAST_RUN",
     }
     found.update(
-        {name.upper(): name.upper() for name in ("numba", "jax") if importlib.util.find_spec(name)}
+        {
+            name.upper(): name.upper()
+            for name in ("numba", "jax")
+            if importlib.util.find_spec(name) and (jax or name != "jax")
+        }
     )
     return found
 
 
-def rnn_graphs(hidden: int, steps: int) -> dict[str, tuple[list, list]]:
-    """The RNN's graphs: (inputs, outputs)."""
-    x = pt.tensor("x", shape=(steps, hidden), dtype="float32")
-    h0 = pt.tensor("h0", shape=(hidden,), dtype="float32")
-    w = pt.tensor("W", shape=(hidden, hidden), dtype="float32")
+def rnn_graphs(hidden: int, steps: int, static: bool = True) -> dict[str, tuple[list, list]]:
+    """The RNN's graphs: (inputs, outputs); the inputs' shapes known to PyTensor if `static`."""
+    steps_, hidden_ = (steps, hidden) if static else (None, None)
+    x = pt.tensor("x", shape=(steps_, hidden_), dtype="float32")
+    h0 = pt.tensor("h0", shape=(hidden_,), dtype="float32")
+    w = pt.tensor("W", shape=(hidden_, hidden_), dtype="float32")
     hs = pytensor.scan(
         lambda row, h, m: pt.tanh(row + h @ m),
         sequences=[x],
@@ -94,16 +101,22 @@ class Call:
         return [np.asarray(output) for output in outputs]
 
 
-def rnn_calls(name: str, hidden: int, steps: int) -> tuple[dict[str, Call], list[np.ndarray]]:
-    """The RNN graph `name` compiled in every mode, and its inputs."""
-    inputs, outputs = rnn_graphs(hidden, steps)[name]
+def rnn_calls(
+    name: str, hidden: int, steps: int, static: bool
+) -> tuple[dict[str, Call], list[np.ndarray]]:
+    """The RNN graph `name` compiled in every mode (JAX only with `static` shapes), and its
+    inputs."""
+    inputs, outputs = rnn_graphs(hidden, steps, static)[name]
     rng = np.random.default_rng(0)
     feeds = [
         (rng.standard_normal((steps, hidden)) * 0.1).astype(np.float32),
         np.zeros(hidden, np.float32),
         (rng.standard_normal((hidden, hidden)) / np.sqrt(hidden)).astype(np.float32),
     ]
-    calls = {mode: Call(pytensor.function(inputs, outputs, mode=m)) for mode, m in modes().items()}
+    calls = {
+        mode: Call(pytensor.function(inputs, outputs, mode=m))
+        for mode, m in modes(jax=static).items()
+    }
     return calls, feeds
 
 
@@ -125,9 +138,9 @@ def pymc_calls() -> tuple[dict[str, Call], list[np.ndarray]]:
     return calls, [point]
 
 
-def measure(name: str, hidden: int, steps: int, rounds: int) -> None:
+def measure(name: str, hidden: int, steps: int, rounds: int, static: bool = True) -> None:
     """Compile `name` in every mode, check they agree, time them interleaved and print."""
-    calls, feeds = pymc_calls() if name == "pymc" else rnn_calls(name, hidden, steps)
+    calls, feeds = pymc_calls() if name == "pymc" else rnn_calls(name, hidden, steps, static)
     per_call = calls["C"].repeat
     reference = calls["C"].infer(feeds)
     for mode, call in calls.items():
@@ -139,6 +152,7 @@ def measure(name: str, hidden: int, steps: int, rounds: int) -> None:
     }
     medians = {mode: float(np.median(s)) for mode, s in samples.items()}
     shape = "AR(1), 60 steps" if name == "pymc" else f"H={hidden} T={steps}"
+    shape += "" if static or name == "pymc" else " (shapes unknown to PyTensor)"
     print(f"{name} {shape}, {rounds} interleaved rounds (CPU time per call, one thread):")
     for mode, values in samples.items():
         low, high = np.percentile(values, [10, 90])
@@ -161,9 +175,14 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--graphs", nargs="*", default=["rnn", "rnn_grad", "pymc"], choices=GRAPHS)
+    parser.add_argument(
+        "--dynamic",
+        action="store_true",
+        help="the RNN's input shapes unknown to PyTensor (pt.fmatrix); no JAX, which needs them",
+    )
     arguments = parser.parse_args()
     for name in arguments.graphs:
-        measure(name, arguments.hidden, arguments.steps, arguments.rounds)
+        measure(name, arguments.hidden, arguments.steps, arguments.rounds, not arguments.dynamic)
 
 
 if __name__ == "__main__":
