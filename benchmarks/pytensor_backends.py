@@ -1,14 +1,20 @@
 """PyTensor's backends on scan-heavy functions: the OPENVINO mode against the C backend
-(FAST_RUN), Numba and JAX (those installed), one thread each, f32, interleaved calls; prints
-each backend's median latency, its 10th-90th percentile spread, and OPENVINO's ratio to each.
+(FAST_RUN), Numba and JAX (those installed), one thread each, interleaved calls; prints each
+backend's median CPU time per call, its 10th-90th percentile spread, and OPENVINO's ratio to
+each.
 
-    rnn:      hs = scan(h_t = tanh(x_t + h_{t-1} W)), returns hs[-1]      (H=256, T=1000)
-    rnn_grad: loss = sum(hs**2) and its gradient in x, h0 and W            (the same scan)
+    rnn:      hs = scan(h_t = tanh(x_t + h_{t-1} W)), returns hs[-1]   (f32, H=256, T=1000)
+    rnn_grad: loss = sum(hs**2) and its gradient in x, h0 and W         (the same scan)
+    pymc:     a PyMC AR(1) model's logp and its gradient, as pm.sample calls them
+              (logp_dlogp_function; the scan of tests/frontends/pytensor/test_pymc.py, 60
+              steps, f64), 50 calls a sample
 
-Issue 25's targets: OPENVINO <= 1.0 of the fastest other backend, <= 0.5 of C. Needs pytensor
-(and numba, jax for those modes); run in the PyTensor venv:
+The inputs' shapes are static (JAX's backend needs them to trace the scan); --dynamic leaves
+the RNN's unknown to PyTensor, as pt.fmatrix does, without JAX. Issue 25's targets:
+OPENVINO <= 1.0 of the fastest other backend, <= 0.5 of C. Needs pytensor (and numba, jax,
+pymc for those columns and graphs); run in the PyTensor venv:
 
-    python benchmarks/pytensor_backends.py [--hidden 256] [--steps 1000] [--rounds 15]
+    python benchmarks/pytensor_backends.py [--hidden 256] [--steps 1000] [--rounds 15] [--dynamic]
 """
 
 from __future__ import annotations
@@ -22,6 +28,9 @@ for _variable in (
     "NUMBA_NUM_THREADS",
 ):
     os.environ.setdefault(_variable, "1")  # one thread, set before numpy and numba load
+os.environ.setdefault(
+    "XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+)  # JAX's one thread
 
 import argparse  # noqa: E402
 import importlib.util  # noqa: E402
@@ -40,8 +49,9 @@ from benchmarks.timing import interleaved_seconds  # noqa: E402
 ONE_THREAD = {"INFERENCE_NUM_THREADS": 1, "NUM_STREAMS": 1}
 
 
-def modes() -> dict[str, object]:
-    """The backends to compare: OPENVINO (one thread), C, and Numba/JAX when installed."""
+def modes(jax: bool = True) -> dict[str, object]:
+    """The backends to compare: OPENVINO (one thread), C, and Numba/JAX when installed (JAX
+    unless `jax` is False)."""
     found = {
         "OPENVINO": Mode(
             ov_pytensor.OpenVINOLinker(config=ONE_THREAD), ov_pytensor.OPENVINO.provided_optimizer
@@ -49,14 +59,21 @@ def modes() -> dict[str, object]:
         "C": "FAST_RUN",
     }
     found.update(
-        {name.upper(): name.upper() for name in ("numba", "jax") if importlib.util.find_spec(name)}
+        {
+            name.upper(): name.upper()
+            for name in ("numba", "jax")
+            if importlib.util.find_spec(name) and (jax or name != "jax")
+        }
     )
     return found
 
 
-def graphs() -> dict[str, tuple[list, list]]:
-    """Each benchmarked graph: (inputs, outputs)."""
-    x, h0, w = pt.fmatrix("x"), pt.fvector("h0"), pt.fmatrix("W")
+def rnn_graphs(hidden: int, steps: int, static: bool = True) -> dict[str, tuple[list, list]]:
+    """The RNN's graphs: (inputs, outputs); the inputs' shapes known to PyTensor if `static`."""
+    steps_, hidden_ = (steps, hidden) if static else (None, None)
+    x = pt.tensor("x", shape=(steps_, hidden_), dtype="float32")
+    h0 = pt.tensor("h0", shape=(hidden_,), dtype="float32")
+    w = pt.tensor("W", shape=(hidden_, hidden_), dtype="float32")
     hs = pytensor.scan(
         lambda row, h, m: pt.tanh(row + h @ m),
         sequences=[x],
@@ -72,38 +89,77 @@ def graphs() -> dict[str, tuple[list, list]]:
 
 
 class Call:
-    """A compiled function called like an infer request (interleaved_seconds's interface)."""
+    """A compiled function called `repeat` times like an infer request (interleaved_seconds's
+    interface); the outputs become numpy arrays (JAX's are computed asynchronously)."""
 
-    def __init__(self, function) -> None:
-        self.function = function
+    def __init__(self, function, repeat: int = 1) -> None:
+        self.function, self.repeat = function, repeat
 
     def infer(self, feeds: list[np.ndarray]) -> list:
-        return self.function(*feeds)
+        for _ in range(self.repeat):
+            outputs = self.function(*feeds)
+        return [np.asarray(output) for output in outputs]
 
 
-def measure(name: str, hidden: int, steps: int, rounds: int) -> None:
-    """Compile `name` in every mode, check they agree, time them interleaved and print."""
-    inputs, outputs = graphs()[name]
+def rnn_calls(
+    name: str, hidden: int, steps: int, static: bool
+) -> tuple[dict[str, Call], list[np.ndarray]]:
+    """The RNN graph `name` compiled in every mode (JAX only with `static` shapes), and its
+    inputs."""
+    inputs, outputs = rnn_graphs(hidden, steps, static)[name]
     rng = np.random.default_rng(0)
     feeds = [
         (rng.standard_normal((steps, hidden)) * 0.1).astype(np.float32),
         np.zeros(hidden, np.float32),
         (rng.standard_normal((hidden, hidden)) / np.sqrt(hidden)).astype(np.float32),
     ]
-    calls = {mode: Call(pytensor.function(inputs, outputs, mode=m)) for mode, m in modes().items()}
+    calls = {
+        mode: Call(pytensor.function(inputs, outputs, mode=m))
+        for mode, m in modes(jax=static).items()
+    }
+    return calls, feeds
+
+
+GRAPHS = ("rnn", "rnn_grad", "pymc")
+PYMC_CALLS = 50  # calls of the PyMC model's function per sample
+
+
+def pymc_calls() -> tuple[dict[str, Call], list[np.ndarray]]:
+    """The PyMC model's logp+dlogp function (raveled inputs) in every mode, and a point."""
+    from tests.frontends.pytensor.test_pymc import ar1_model
+
+    model = ar1_model()
+    point = np.concatenate([np.ravel(v) for v in model.initial_point().values()]) + 0.1
+    calls = {}
+    for mode, m in modes().items():
+        function = model.logp_dlogp_function(mode=m, ravel_inputs=True)
+        function.set_extra_values({})
+        calls[mode] = Call(function, PYMC_CALLS)
+    return calls, [point]
+
+
+def measure(name: str, hidden: int, steps: int, rounds: int, static: bool = True) -> None:
+    """Compile `name` in every mode, check they agree, time them interleaved and print."""
+    calls, feeds = pymc_calls() if name == "pymc" else rnn_calls(name, hidden, steps, static)
+    per_call = calls["C"].repeat
     reference = calls["C"].infer(feeds)
     for mode, call in calls.items():
         for got, wanted in zip(call.infer(feeds), reference):
             np.testing.assert_allclose(got, wanted, rtol=2e-3, atol=2e-3, err_msg=mode)
-    samples = interleaved_seconds(calls, feeds, rounds, clock="cpu")
+    samples = {
+        mode: values / per_call
+        for mode, values in interleaved_seconds(calls, feeds, rounds, clock="cpu").items()
+    }
     medians = {mode: float(np.median(s)) for mode, s in samples.items()}
-    print(f"{name} H={hidden} T={steps}, {rounds} interleaved rounds (CPU time, one thread):")
+    shape = "AR(1), 60 steps" if name == "pymc" else f"H={hidden} T={steps}"
+    shape += "" if static or name == "pymc" else " (shapes unknown to PyTensor)"
+    print(f"{name} {shape}, {rounds} interleaved rounds (CPU time per call, one thread):")
     for mode, values in samples.items():
         low, high = np.percentile(values, [10, 90])
         ratio = medians["OPENVINO"] / medians[mode]
         print(
-            f"  {mode:9s} median {medians[mode] * 1e3:9.2f} ms  "
-            f"(p10-p90 {low * 1e3:.2f}-{high * 1e3:.2f})  OPENVINO / {mode} = {ratio:.3f}"
+            f"  {mode:9s} median {medians[mode] * 1e3:9.3f} ms  "
+            f"(p10-p90 {low * 1e3:.3f}-{high * 1e3:.3f})  OPENVINO / {mode} = {ratio:.3f}"
         )
     others = [m for m in medians if m != "OPENVINO"]
     fastest = min(others, key=medians.get)
@@ -118,10 +174,15 @@ def main() -> None:
     parser.add_argument("--hidden", type=int, default=256)
     parser.add_argument("--steps", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=15)
-    parser.add_argument("--graphs", nargs="*", default=["rnn", "rnn_grad"])
+    parser.add_argument("--graphs", nargs="*", default=["rnn", "rnn_grad", "pymc"], choices=GRAPHS)
+    parser.add_argument(
+        "--dynamic",
+        action="store_true",
+        help="the RNN's input shapes unknown to PyTensor (pt.fmatrix); no JAX, which needs them",
+    )
     arguments = parser.parse_args()
     for name in arguments.graphs:
-        measure(name, arguments.hidden, arguments.steps, arguments.rounds)
+        measure(name, arguments.hidden, arguments.steps, arguments.rounds, not arguments.dynamic)
 
 
 if __name__ == "__main__":

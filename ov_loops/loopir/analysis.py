@@ -15,9 +15,10 @@ from ov_loops.loopir.loop import LoopIR
 RUNTIME_SOURCES = frozenset({"Parameter", "ReadValue", "RandomUniform"})
 
 
-def computes_from_constants(loop: LoopIR) -> bool:
+def computes_from_constants(loop: LoopIR, shapes: bool = False) -> bool:
     """Whether the trip count, the initial condition and every outer value the body really
-    reads (`read_parameters`) are computed from Constants alone."""
+    reads (`read_parameters`) are computed from Constants alone (with `shapes`, from Constants
+    and the shapes of any values: constants once the model's shapes are static)."""
     read = read_parameters(loop.body)
     parameters = loop.body.get_parameters()
     outer = [
@@ -25,7 +26,7 @@ def computes_from_constants(loop: LoopIR) -> bool:
         for entry in loop.spec.inputs()
         if parameters[entry.body_parameter].get_instance_id() in read
     ]
-    return computed_from_constants([loop.trip.value, loop.start.value, *outer])
+    return computed_from_constants([loop.trip.value, loop.start.value, *outer], shapes)
 
 
 def read_parameters(model: ov.Model, values: list[ov.Output] | None = None) -> set[int]:
@@ -70,11 +71,12 @@ def _read_inputs(value: ov.Output) -> list[ov.Output]:
     return [node.input_value(index) for index in sorted(indices)]
 
 
-def computed_from_constants(values: Iterable[ov.Output]) -> bool:
+def computed_from_constants(values: Iterable[ov.Output], shapes: bool = False) -> bool:
     """Whether `values` are computed from Constants alone: no Parameter, ReadValue or
-    RandomUniform (RUNTIME_SOURCES) upstream of any of them. Breadth first, so a source near
-    the values ends the walk: loops in a chain each reading a Parameter would otherwise walk
-    back through every loop before them (quadratic in their number)."""
+    RandomUniform (RUNTIME_SOURCES) upstream of any of them (with `shapes`, the walk stops at
+    ShapeOf: a shape counts as a constant). Breadth first, so a source near the values ends the
+    walk: loops in a chain each reading a Parameter would otherwise walk back through every
+    loop before them (quadratic in their number)."""
     seen: set[int] = set()
     layer = [value.get_node() for value in values]
     while layer:
@@ -83,6 +85,8 @@ def computed_from_constants(values: Iterable[ov.Output]) -> bool:
         seen.update(node.get_instance_id() for node in layer)
         following = {}
         for node in layer:
+            if shapes and node.get_type_name() == "ShapeOf":
+                continue
             for value in node.input_values():
                 source = value.get_node()
                 if source.get_instance_id() not in seen:

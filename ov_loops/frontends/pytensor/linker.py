@@ -85,12 +85,16 @@ def build_model(fgraph, options: ConvertOptions = DEFAULT_SCAN_OPTIONS) -> ov.Mo
 class CompiledFunction:
     """A model compiled once per signature of input shapes; called with numpy arrays.
 
-    The model is reshaped to the inputs' static shapes, unless one is empty: OpenVINO then
-    folds a Loop whose trip count became 0 with its reference Loop, which refuses it (`Check
-    'trip_count != 0'`); the model with dynamic shapes runs such a loop zero times. When the
-    device refuses the model (the CPU plugin refuses some scans lowered at max: "Can not create
-    StaticMemory object", the gradient of `reduce`), `rebuilt` gives it again with the scans
-    lowered at level default, once, with a warning."""
+    Each signature keeps one infer request: a call wraps the input arrays as tensors sharing
+    their memory, infers, and copies the outputs out of the request's buffers (OpenVINO's
+    `CompiledModel.__call__` spends 3 times the CPU time of an identity model's inference on
+    converting its arguments and results). The model is reshaped to the inputs' static shapes,
+    unless one is empty: OpenVINO then folds a Loop whose trip count became 0 with its
+    reference Loop, which refuses it (`Check 'trip_count != 0'`); the model with dynamic shapes
+    runs such a loop zero times. When the device refuses the model (the CPU plugin refuses
+    some scans lowered at max: "Can not create StaticMemory object", the gradient of
+    `reduce`), `rebuilt` gives it again with the scans lowered at level default, once, with a
+    warning."""
 
     def __init__(
         self,
@@ -102,14 +106,14 @@ class CompiledFunction:
     ) -> None:
         self.model, self.device, self.config, self.rebuilt = model, device, config, rebuilt
         self.outputs = [_output_value(variable) for variable in outputs]
-        self.compiled: dict[tuple, ov.CompiledModel] = {}
+        self.requests: dict[tuple, ov.InferRequest] = {}
 
-    def compiled_for(self, arrays: list[np.ndarray]) -> ov.CompiledModel:
-        """The model compiled for these inputs' shapes (compiled on first use)."""
+    def request_for(self, arrays: list[np.ndarray]) -> ov.InferRequest:
+        """The infer request of the model compiled for these inputs' shapes (on first use)."""
         key = tuple(array.shape for array in arrays)
-        if key not in self.compiled:
+        if key not in self.requests:
             try:
-                self.compiled[key] = self._compile(arrays)
+                compiled = self._compile(arrays)
             except RuntimeError as refused:
                 if self.rebuilt is None:
                     raise
@@ -119,9 +123,10 @@ class CompiledFunction:
                     message_line(refused, last=True),
                 )
                 self.model, self.rebuilt = self.rebuilt(), None
-                self.compiled.clear()
-                self.compiled[key] = self._compile(arrays)
-        return self.compiled[key]
+                self.requests.clear()
+                compiled = self._compile(arrays)
+            self.requests[key] = compiled.create_infer_request()
+        return self.requests[key]
 
     def _compile(self, arrays: list[np.ndarray]) -> ov.CompiledModel:
         model = self.model.clone()
@@ -133,21 +138,31 @@ class CompiledFunction:
 
     def __call__(self, *inputs) -> list:
         arrays = [_input_array(value) for value in inputs]
-        results = self.compiled_for(arrays)(arrays)
-        return [convert(results[k]) for k, convert in enumerate(self.outputs)]
+        request = self.request_for(arrays)
+        for index, array in enumerate(arrays):
+            request.set_input_tensor(index, ov.Tensor(array, shared_memory=True))
+        request.infer()
+        return [
+            convert(request.get_output_tensor(index).data)
+            for index, convert in enumerate(self.outputs)
+        ]
 
 
 def _input_array(value) -> np.ndarray:
-    """An input's value as the model takes it (a numpy Generator as its key)."""
-    return key_of(value) if isinstance(value, np.random.Generator) else np.asarray(value)
+    """An input's value as the model takes it, C-contiguous (a numpy Generator as its key)."""
+    if isinstance(value, np.random.Generator):
+        return key_of(value)
+    array = np.asarray(value)  # (ascontiguousarray would make a 0-d array 1-d)
+    return array if array.flags.c_contiguous else np.ascontiguousarray(array)
 
 
 def _output_value(variable) -> Callable:
-    """How a model output becomes the value of `variable` (a key becomes a Generator)."""
+    """How a model output (a view of the request's buffer) becomes the value of `variable`:
+    copied, as its dtype (a key becomes a Generator)."""
     if is_random_type(variable):
         return generator_of
     dtype = variable.type.dtype
-    return lambda array: np.asarray(array, dtype=dtype)
+    return lambda array: np.array(array, dtype=dtype)
 
 
 class OpenVINOLinker(JITLinker):

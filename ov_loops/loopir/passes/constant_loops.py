@@ -1,5 +1,6 @@
 """Pass: a loop computed from constants alone, with an If in its body and an output of dynamic
-shape, is kept a run-time computation for the CPU plugin.
+shape, is kept a run-time computation for the CPU plugin; so is a loop that may stop early
+computed from constants and shapes (constants once the model's shapes are static).
 
 OpenVINO's CPU plugin (2026.4.1) marks a node constant when every node feeding it is constant
 (Node::updateConstantType) and gives a constant node's outputs static memory at compile time.
@@ -32,10 +33,11 @@ from ov_loops.ovgraph import constant_value
 class KeepConstantLoopsAtRunTime(LoopPass):
     """When the loop's inputs are computed from Constants alone (`computes_from_constants`),
     its body has an If (`has_if`: without one OpenVINO folds the whole Loop, measured) and an
-    output may have a dynamic shape, the loop reads a zero computed at run time
+    output may have a dynamic shape, or when it may stop early and its inputs are computed from
+    Constants and shapes (`from_shapes`), the loop reads a zero computed at run time
     (`runtime_zero`) as an invariant input, which the execution condition checks::
 
-        if constant inputs and If in the body and dynamic output:
+        if dynamic output and (constant inputs and If in the body or from_shapes):
             zero = RandomUniform(i32, [0, 1))                  # outside: always 0
             body: condition -> condition and zero == 0
     """
@@ -43,9 +45,9 @@ class KeepConstantLoopsAtRunTime(LoopPass):
     name = "keep-constant-loops-at-run-time"
 
     def run(self, loop: LoopIR) -> LoopIR:
-        if not (
-            may_give_dynamic_shape(loop) and has_if(loop.body) and computes_from_constants(loop)
-        ):
+        if not may_give_dynamic_shape(loop):
+            return loop
+        if not (has_if(loop.body) and computes_from_constants(loop)) and not from_shapes(loop):
             return loop
         zero = runtime_zero(ov.Type.i32)
         parameter = ops.parameter([], ov.Type.i32)
@@ -61,6 +63,18 @@ class KeepConstantLoopsAtRunTime(LoopPass):
         spec = ports.renumbered(loop.spec, entries, loop.spec.outputs())
         outer = dict(loop.outer) | {2 + len(loop.spec.inputs()): zero}
         return loop.with_body(list(loop.body.get_results()), parameters, spec).replace(outer=outer)
+
+
+def from_shapes(loop: LoopIR) -> bool:
+    """Whether `loop` may stop early (its condition is not a true Constant: an unrolled loop's
+    remainder) and its inputs are computed from Constants and the shapes of values, some shape
+    among them: the CPU plugin treats it as a constant once the model's shapes are static
+    (`model.reshape`) and refuses its stacks, with or without an If in its body (PyTensor's
+    gradient of `reduce` at max)."""
+    condition = constant_value(loop.body_value(loop.spec.execution_condition))
+    if condition is not None and bool(condition.all()):
+        return False
+    return computes_from_constants(loop, shapes=True) and not computes_from_constants(loop)
 
 
 def may_give_dynamic_shape(loop: LoopIR) -> bool:

@@ -93,7 +93,29 @@ def test_one_model_compiled_per_input_shape_signature():
     assert isinstance(compiled, CompiledFunction)
     for rows in (2, 3, 2, 3, 2):
         np.testing.assert_allclose(function(np.ones((rows, 4))), np.full(4, rows))
-    assert len(compiled.compiled) == 2
+    assert len(compiled.requests) == 2
+
+
+def test_a_model_the_device_refuses_is_lowered_at_default_once(caplog, monkeypatch):
+    """When compiling the model lowered at max raises, the function lowers its scans at
+    default, warns once, and computes."""
+    x = pt.dvector("x")
+    function = pytensor.function([x], x * 2, mode="OPENVINO")
+    compiled = function.vm.jit_fn
+    refusals = iter([RuntimeError("Can not create StaticMemory object")])
+    real = CompiledFunction._compile
+
+    def refuse_once(self, arrays):
+        for refused in refusals:
+            raise refused
+        return real(self, arrays)
+
+    monkeypatch.setattr(CompiledFunction, "_compile", refuse_once)
+    with caplog.at_level("WARNING", logger="ov_loops.pytensor"):
+        for _ in range(2):
+            np.testing.assert_array_equal(function(np.ones(3)), np.full(3, 2.0))
+    assert [r.getMessage() for r in caplog.records if "lowered at default" in r.getMessage()]
+    assert compiled.rebuilt is None and len(compiled.requests) == 1
 
 
 def test_shared_variable_updates_and_givens():
