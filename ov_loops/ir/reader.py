@@ -7,6 +7,8 @@ network, and keeps lxml's limits on node size and depth (huge_tree off).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -169,13 +171,17 @@ class IRDocument:
 PROLOG_BYTES = 1 << 16
 
 
-def read_ir(path: str | Path, stream: bool = True) -> IRDocument:
+def read_ir(
+    path: str | Path, stream: bool = True, kept: tuple[str, ...] | None = None
+) -> IRDocument:
     """Parse `path` (.xml) and find its .bin; raise InputError when either is unreadable.
 
-    With `stream`, the main graph is streamed: a top-level layer without a subgraph keeps only
-    its attributes and is freed at once; Loop, TensorIterator and If layers keep their XML, so
-    memory grows with the size of those layers, not of the whole IR. Without, every layer keeps
-    its XML (to execute the graph).
+    With `stream`, the main graph is streamed: a top-level layer whose type is not in `kept`
+    (default `KEPT_TYPES`: Loop, TensorIterator, If) keeps only its attributes and is freed at
+    once, without its subgraphs; a kept layer keeps its XML and subgraphs, so memory grows with
+    the size of those layers, not of the whole IR (`kept=()`: with the size of the attributes;
+    `subgraph_layers` then reads the kept ones one at a time). Without, every layer keeps its
+    XML (to execute the graph).
     """
     path = Path(path)
     with reading(path, "an IR file"), path.open("rb") as handle:
@@ -183,24 +189,63 @@ def read_ir(path: str | Path, stream: bool = True) -> IRDocument:
     head = prolog.split(b"<net", 1)[0]
     if b"<!DOCTYPE" in head or b"<!ENTITY" in head or b"<!DOCTYPE" in prolog:
         raise InputError(f"{path}: DTDs and entity declarations are not allowed in IR XML")
-    try:
-        graph = _stream_main_graph(path, keep_all=not stream)
-    except etree.XMLSyntaxError as exc:
-        raise InputError(f"{path}: not well-formed XML ({exc})") from None
-    bin_path = path.with_suffix(".bin")
-    bin_size = bin_path.stat().st_size if bin_path.is_file() else None
-    if bin_size is None and any(_has_data(layer) for layer in walk_layers(graph)):
-        raise InputError(f"{bin_path}: no such file (the IR has Const data)")
-    return IRDocument(path, graph, bin_path, bin_size)
-
-
-def _stream_main_graph(path: Path, keep_all: bool) -> Graph:
-    """The main graph's layers and edges, read as each element ends. lxml reports only <layer>
-    and <edge> elements (those of bodies too: a body's are read with its layer); going through
-    every start and end of every element in Python made validating an IR of 1,000 loops 9%
-    slower (3.8 s of CPU against 3.4 s)."""
+    kept = KEPT_TYPES if kept is None else kept
     layers: dict[str, Layer] = {}
     edges: list[Edge] = []
+    with _well_formed(path):
+        for element in _main_graph_elements(path, lambda e: not stream or e.get("type") in kept):
+            if element.tag == "edge":
+                edges.append(_read_edge(element, path))
+            else:
+                keep = not stream or element.get("type") in kept
+                layer = _read_layer(element, path, keep)
+                layers[layer.id] = layer
+    graph = Graph(layers, edges)
+    bin_path = path.with_suffix(".bin")
+    bin_size = bin_path.stat().st_size if bin_path.is_file() else None
+    document = IRDocument(path, graph, bin_path, bin_size)
+    _require_bin(document, walk_layers(graph))
+    return document
+
+
+def subgraph_layers(document: IRDocument):
+    """The main-graph layers with subgraphs (KEPT_TYPES) of a document read with `kept=()`, in
+    document order, each read again with its XML and subgraphs and put in `document.graph` in
+    place of its attributes while the caller holds it; put back and freed when the next one is
+    asked for. Memory grows with the largest such layer, not with all of them."""
+    graph, path = document.graph, document.path
+    with _well_formed(path):
+        for element in _main_graph_elements(path, lambda _: False):
+            if element.tag != "layer" or element.get("type") not in KEPT_TYPES:
+                continue
+            full = _read_layer(element, path, keep=True)
+            _require_bin(document, walk_layer(full))
+            attributes, graph.layers[full.id] = graph.layers[full.id], full
+            try:
+                yield full
+            finally:
+                graph.layers[full.id] = attributes
+
+
+@contextmanager
+def _well_formed(path: Path):
+    try:
+        yield
+    except etree.XMLSyntaxError as exc:
+        raise InputError(f"{path}: not well-formed XML ({exc})") from None
+
+
+def _require_bin(document: IRDocument, layers) -> None:
+    if document.bin_size is None and any(_has_data(layer) for layer in layers):
+        raise InputError(f"{document.bin_path}: no such file (the IR has Const data)")
+
+
+def _main_graph_elements(path: Path, keep: Callable[[etree._Element], bool]):
+    """The main graph's <layer> and <edge> elements, each as it ends; once the caller asks for
+    the next, an element `keep` refuses is freed with what came before it. lxml reports only
+    <layer> and <edge> elements (those of bodies too: a body's are read with its layer); going
+    through every start and end of every element in Python made validating an IR of 1,000 loops
+    9% slower (3.8 s of CPU against 3.4 s)."""
     events = etree.iterparse(
         str(path),
         events=("end",),
@@ -215,23 +260,16 @@ def _stream_main_graph(path: Path, keep_all: bool) -> Graph:
         root = None if section is None else section.getparent()
         if root is None or root.getparent() is not None or root.tag != "net":
             continue  # the root, an element of a body, or not an IR (refused below)
-        if section.tag == "layers" and element.tag == "layer":
-            keep = keep_all or element.get("type") in KEPT_TYPES
-            layer = _read_layer(element, path, keep)
-            layers[layer.id] = layer
-        elif section.tag == "edges" and element.tag == "edge":
-            edges.append(_read_edge(element, path))
-            keep = False
-        else:
+        if (section.tag, element.tag) not in (("layers", "layer"), ("edges", "edge")):
             continue
-        if not keep:  # a kept layer's XML stays for its ports, port_map and subgraphs
+        yield element
+        if element.tag == "edge" or not keep(element):  # a kept layer's XML stays
             element.clear()
             while element.getprevious() is not None:  # free what came before
                 del section[0]
     root = events.root
     if root is None or root.tag != "net" or root.find("layers") is None:
         raise InputError(f"{path}: not an OpenVINO IR (no <net> with <layers>)")
-    return Graph(layers, edges)
 
 
 def _has_data(layer: Layer) -> bool:
@@ -281,6 +319,8 @@ def _read_layer(node: etree._Element, path: Path, keep: bool) -> Layer:
         element=node if keep else None,
         source=path,
     )
+    if not keep:
+        return layer
     body = node.find("body")
     if body is not None and body.find("layers") is not None:
         layer.body = read_graph(body, path)
@@ -309,20 +349,30 @@ def _ports(element: etree._Element | None, path: Path | None) -> dict[int, Port]
 def walk_layers(graph: Graph):
     """Every layer of `graph` and of the bodies and branches nested in it."""
     for layer in graph.layers.values():
-        yield layer
-        for inner in layer.subgraphs():
-            yield from walk_layers(inner)
+        yield from walk_layer(layer)
+
+
+def walk_layer(layer: Layer):
+    """`layer` and every layer of the bodies and branches nested in it."""
+    yield layer
+    for inner in layer.subgraphs():
+        yield from walk_layers(inner)
 
 
 def loops(document: IRDocument, graph: Graph | None = None, path: str = ""):
     """(layer path, graph holding it, layer) for every Loop/TensorIterator, outermost first."""
     graph = document.graph if graph is None else graph
     for layer in graph.layers.values():
-        layer_path = f"{path}/{layer.name}" if path else layer.name
-        if layer.is_loop:
-            yield layer_path, graph, layer
-        for inner in layer.subgraphs():
-            yield from loops(document, inner, layer_path)
+        yield from layer_loops(document, graph, layer, path)
+
+
+def layer_loops(document: IRDocument, graph: Graph, layer: Layer, path: str = ""):
+    """loops' triples for `layer` (of `graph`, under `path`) and the loops nested in it."""
+    layer_path = f"{path}/{layer.name}" if path else layer.name
+    if layer.is_loop:
+        yield layer_path, graph, layer
+    for inner in layer.subgraphs():
+        yield from loops(document, inner, layer_path)
 
 
 def port_map(layer: Layer) -> list[PortMapEntry]:

@@ -13,11 +13,12 @@ from ov_loops.ir.reader import (
     Layer,
     back_edges,
     integer,
+    layer_loops,
     loop_spec,
-    loops,
     port_map,
     read_ir,
-    walk_layers,
+    subgraph_layers,
+    walk_layer,
 )
 from ov_loops.ir.rules import ERROR, RULES, WARNING, LoopContext
 
@@ -102,7 +103,7 @@ def validate(path: str | Path, target: str | None = None) -> Report:
     missing .bin).
     """
     with _cyclic_gc_paused():
-        return _validate(read_ir(path), target)
+        return _validate(read_ir(path, kept=()), target)
 
 
 @contextmanager
@@ -119,30 +120,48 @@ def _cyclic_gc_paused():
 
 
 def _validate(document: IRDocument, target: str | None = None) -> Report:
+    """Two passes: `document` holds the main graph's attributes and edges (read with
+    `kept=()`); each layer with subgraphs is then read again, checked and freed before the
+    next (`subgraph_layers`), so memory grows with the largest loop, not with the IR. The
+    findings come in the order of one pass over the whole IR: BIN001 in layer order, then
+    each loop's, outermost first."""
     report = Report(document.path, 0)
-    report.findings.extend(_bin_findings(document))
-    for layer_path, graph, layer in loops(document):
-        report.loops += 1
-        context = LoopContext(document, graph, layer, layer_path)
-        for rule in RULES:  # the structure rule comes first; without structure, stop there
-            if rule.target not in (None, target):
-                continue
-            findings = [
-                Finding(
-                    rule.code, rule.severity, layer.id, layer.name, layer_path, entry, message, line
-                )
-                for message, entry, line in rule.check(context)
-            ]
-            report.findings.extend(findings)
-            if findings and rule.code == STRUCTURE_CODE:
-                break
+    graph = document.graph
+    bins = {layer.id: list(_bin_findings(document, layer)) for layer in graph.layers.values()}
+    loop_findings: list[Finding] = []
+    for layer in subgraph_layers(document):
+        bins[layer.id] = list(_bin_findings(document, layer))
+        for layer_path, holder, loop in layer_loops(document, graph, layer):
+            report.loops += 1
+            context = LoopContext(document, holder, loop, layer_path)
+            loop_findings.extend(_loop_findings(context, target))
+    report.findings = [finding for findings in bins.values() for finding in findings]
+    report.findings.extend(loop_findings)
     return report
 
 
-def _bin_findings(document: IRDocument):
-    """BIN001: every Const's offset + size lies within the .bin."""
+def _loop_findings(context: LoopContext, target: str | None):
+    """The findings of one loop layer; the structure rule comes first, and without structure
+    the others do not run."""
+    layer = context.layer
+    for rule in RULES:
+        if rule.target not in (None, target):
+            continue
+        findings = [
+            Finding(
+                rule.code, rule.severity, layer.id, layer.name, context.path, entry, message, line
+            )
+            for message, entry, line in rule.check(context)
+        ]
+        yield from findings
+        if findings and rule.code == STRUCTURE_CODE:
+            return
+
+
+def _bin_findings(document: IRDocument, top: Layer):
+    """BIN001: every Const's offset + size lies within the .bin (`top` and its subgraphs')."""
     size = document.bin_size or 0
-    for layer in walk_layers(document.graph):
+    for layer in walk_layer(top):
         if layer.type != "Const":
             continue
         offset, length = (integer(layer.data.get(key, "0")) for key in ("offset", "size"))
