@@ -95,7 +95,7 @@ class LoopIR:
         execution condition); every port_map input has an outer value and nothing else does;
         every result reads an output port; carried values name existing merged inputs; the
         spec's constant trip count is the trip count's."""
-        counts = (len(self.body.get_parameters()), len(self.body.get_results()))
+        counts = (len(self.body.get_parameters()), self.body.get_output_size())
         if counts == self._checked:
             return
         spec = self.spec
