@@ -14,6 +14,7 @@ import openvino.opset15 as ops
 
 from ov_loops.contract.spec import TRIP_COUNT_CONSTANT, TRIP_COUNT_INPUT, TRIP_COUNT_UNBOUNDED
 from ov_loops.errors import ConversionError
+from ov_loops.opfactory import constant, op
 from ov_loops.ovgraph import folded_value, length
 
 INT32_MAX = 2**31 - 1
@@ -21,11 +22,11 @@ INT32_MAX = 2**31 - 1
 
 def _scalar(value: ov.Output, element_type: ov.Type) -> ov.Output:
     if value.get_element_type() != element_type:
-        value = ops.convert(value, element_type).output(0)
+        value = op("Convert", value, destination_type=element_type.get_type_name()).output(0)
     shape = value.get_partial_shape()
     if shape.rank.is_static and shape.rank.get_length() == 0:
         return value
-    return ops.reshape(value, ops.constant(np.array([], np.int64)), False).output(0)
+    return op("Reshape", value, constant([], np.int64), special_zero=False).output(0)
 
 
 @dataclass(frozen=True)
@@ -120,11 +121,11 @@ def _onnx_trip_count(value: ov.Output | None) -> TripCount:
     count = _scalar(value, ov.Type.i64)
     # Decide in f32: the CPU plugin compares i64 values as truncated i32 (2**32+3 -> 3), but a
     # Convert reads the full i64. f32(2**31-1) rounds up to 2**31, so ">= 2**31" covers it.
-    as_float = ops.convert(count, ov.Type.f32)
-    too_big = ops.greater_equal(as_float, ops.constant(np.float32(2.0**31)))
-    not_positive = ops.less_equal(as_float, ops.constant(np.float32(0.0)))
-    clamped = ops.select(not_positive, ops.constant(np.int64(0)), count)
-    guarded = ops.select(too_big, ops.constant(np.int64(-1)), clamped).output(0)
+    as_float = op("Convert", count, destination_type="f32")
+    too_big = op("GreaterEqual", as_float, constant(2.0**31, np.float32))
+    not_positive = op("LessEqual", as_float, constant(0.0, np.float32))
+    clamped = op("Select", not_positive, constant(0, np.int64), count)
+    guarded = op("Select", too_big, constant(-1, np.int64), clamped).output(0)
     return TripCount(guarded, TRIP_COUNT_INPUT, None, True)
 
 
@@ -154,9 +155,9 @@ def runs_zero(trip: TripCount, condition: InitialCondition) -> ov.Output | None:
     first iteration; None when neither is a runtime value."""
     checks = []
     if trip.runtime:
-        checks.append(ops.equal(trip.value, ops.constant(np.int64(0))))
+        checks.append(op("Equal", trip.value, constant(0, np.int64)))
     if condition.runtime:
-        checks.append(ops.logical_not(condition.value))
+        checks.append(op("LogicalNot", condition.value))
     if not checks:
         return None
-    return (checks[0] if len(checks) == 1 else ops.logical_or(checks[0], checks[1])).output(0)
+    return (checks[0] if len(checks) == 1 else op("LogicalOr", *checks)).output(0)

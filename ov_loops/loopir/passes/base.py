@@ -3,8 +3,12 @@
     after = pass_(before)  ==  requires(before); after = run(before); ensures(before, after)
 
 `requires` states what the pass needs (by default a LoopIR whose invariants hold), `ensures`
-what it promises (by default the invariants again, `LoopIR.check`). A pass must not change what
-the loop computes: its tests run the loop through the IR reference before and after it.
+what it promises (by default the invariants again, `LoopIR.check`). In a pipeline the default
+ones are asked once per LoopIR: a pass returning its loop unchanged promises what it required,
+and the next pass requires what the one before ensured (`checked`); the pipeline checks its
+result once more at the end (a body whose ports a pass changed in place without a new LoopIR).
+A pass must not change what the loop computes: its tests run the loop through the IR
+reference before and after it.
 
 A pass that fails names itself: an exception escaping its `run` or `ensures` that is not one
 of ours (a fault of the pass, or of OpenVINO under it) becomes a ConversionError naming the
@@ -41,11 +45,16 @@ class LoopPass:
         """Raise unless `after` keeps this pass's promises."""
         after.check()
 
-    def __call__(self, loop: LoopIR) -> LoopIR:
-        self.requires(loop)
+    def __call__(self, loop: LoopIR, *, checked: bool = False) -> LoopIR:
+        """`run` between `requires` and `ensures`. Of the default ones (the invariants) only
+        what is new is asked: not `requires` of a loop already `checked` (a pipeline's loop, which
+        the pass before ensured), not `ensures` of the loop itself returned unchanged."""
+        if not (checked and type(self).requires is LoopPass.requires):
+            self.requires(loop)
         try:
             after = self.run(loop)
-            self.ensures(loop, after)
+            if after is not loop or type(self).ensures is not LoopPass.ensures:
+                self.ensures(loop, after)
         except SpecError as exc:
             raise SpecError(f"after pass {self.name}: {exc}") from exc
         except OvLoopsError:

@@ -138,10 +138,14 @@ class TargetProfile:
         optimize: OptimizeLevel = "none",
         passes: tuple[type[LoopPass], ...] = PIPELINE,
     ) -> LoopIR:
-        """`loop` after every pass of `passes` (by default all of PIPELINE) that runs, in order."""
+        """`loop` after every pass of `passes` (by default all of PIPELINE) that runs, in order;
+        each pass requires what the one before ensured (`LoopPass.__call__`'s `checked`)."""
+        checked = False
         for kind in passes:
             if self.runs(kind, optimize):
-                loop = kind()(loop)
+                loop = kind()(loop, checked=checked)
+                checked = True
+        loop.check()
         return loop
 
 

@@ -11,14 +11,14 @@ from typing import ClassVar
 
 import numpy as np
 import openvino as ov
-import openvino.opset15 as ops
 
 from ov_loops import ovgraph
 from ov_loops.loopir.loop import LoopIR
 from ov_loops.loopir.passes.base import LoopPass
 from ov_loops.loopir.steps import AfterLoop
 from ov_loops.loopir.unrolling import Unchunk
-from ov_loops.ovgraph import dynamic_besides, length
+from ov_loops.opfactory import constant, op
+from ov_loops.ovgraph import dynamic_besides
 
 
 class GuardZeroIterationRuns(LoopPass):
@@ -52,10 +52,16 @@ class GuardZeroIterationRuns(LoopPass):
             elif not _cut_to_zero_runs(result):
                 shape = result.empty_shape
                 if shape is None:
-                    shape = ovgraph.empty_shape(loop.body_value(entry.body_result), entry.axis)
+                    shape = _empty_shape(loop.body_value(entry.body_result), entry.axis)
                 result = result.with_step(EmptyWhenZeroRuns(entry.axis, shape))
             guarded.append(result)
         return loop.replace(results=tuple(guarded))
+
+
+def _empty_shape(part: ov.Output, axis: int) -> ov.Output | None:
+    """`ovgraph.empty_shape` of a per-iteration part, as a cheap Constant."""
+    dims = ovgraph.empty_dims(part, axis)
+    return None if dims is None else constant(dims, np.int64)
 
 
 def _cut_to_zero_runs(result) -> bool:
@@ -100,33 +106,41 @@ def guard_zero_iterations(
     zero: ov.Output | None,
 ) -> list[ov.Output]:
     """Make concatenated outputs empty, with a deterministic shape, when the loop runs zero
-    times (`zero`, from `runs_zero`).
+    times (`zero`, from `runs_zero`)::
+
+        value = split(value, axis, [0, -1] if zero else [-1, 0])[0]
 
     Without this, a zero-iteration run after a run with iterations returns the earlier run's
     data and shape. The output is split into (kept, dropped) parts on its axis, kept being 0 or
-    all of it, and, when other dims are dynamic (and so may be stale), reshaped to its entry of
-    `empty_shapes` (when given). A split along the outermost axis runs in place on the CPU, a
-    Slice copies (3% of an RNN Scan's time). Lengths come from the output's own shape, not
-    large constants: the CPU plugin turned a stop of 2**31-1 into -2**31.
+    all of it (VariadicSplit's -1: the rest), and, when other dims are dynamic (and so may be
+    stale), reshaped to its entry of `empty_shapes` (when given). A split along the outermost
+    axis runs in place on the CPU, a Slice copies (3% of an RNN Scan's time). The split
+    lengths are one Select of two constants, shared by the loop's outputs: no length is read
+    from a shape (and no large constant: the CPU plugin turned a stop of 2**31-1 into -2**31).
     """
     if zero is None or not outputs:
         return outputs
-    none = ops.constant(np.array([0], np.int64))
-    two = ops.constant(np.array([2], np.int64))
+    lengths = _split_lengths(zero)
     guarded = []
     for output, axis, empty_shape in zip(outputs, axes, empty_shapes):
-        size = ops.unsqueeze(length(output, axis), none)
-        kept = ops.select(zero, none, size)
-        # Shape [2] whatever `zero`'s rank: the CPU plugin cannot compile a VariadicSplit whose
-        # split lengths (or, through them, outputs) have a dynamic rank.
-        split_lengths = ops.reshape(ops.concat([kept, ops.subtract(size, kept)], 0), two, False)
-        cut = ops.variadic_split(output, ops.constant(np.int64(axis)), split_lengths).output(0)
+        cut = op("VariadicSplit", output, constant(axis, np.int64), lengths).output(0)
         if empty_shape is not None and dynamic_besides(output, axis):
-            shape = ops.select(zero, empty_shape, ops.shape_of(cut, ov.Type.i64))
-            reshaped = ops.reshape(cut, shape, False).output(0)
+            shape = op("Select", zero, empty_shape, op("ShapeOf", cut, output_type="i64"))
+            reshaped = op("Reshape", cut, shape, special_zero=False).output(0)
             cut = _keep_static_dims(reshaped, cut.get_partial_shape(), _dims_of(empty_shape))
         guarded.append(cut)
     return guarded
+
+
+def _split_lengths(zero: ov.Output) -> ov.Output:
+    """[0, -1] when `zero` holds, else [-1, 0]: a VariadicSplit's lengths keeping nothing or
+    all. Shape [2] whatever `zero`'s rank: the CPU plugin cannot compile a VariadicSplit whose
+    split lengths (or, through them, outputs) have a dynamic rank."""
+    none, whole = constant([0, -1], np.int64), constant([-1, 0], np.int64)
+    lengths = op("Select", zero, none, whole).output(0)
+    if lengths.get_partial_shape() == ov.PartialShape([2]):
+        return lengths
+    return op("Reshape", lengths, constant([2], np.int64), special_zero=False).output(0)
 
 
 def guard_last_values(
@@ -146,7 +160,7 @@ def guard_last_values(
     for output, start in zip(outputs, initial):
         shape, first = output.get_partial_shape(), start.get_partial_shape()
         if shape.is_static and first.is_static and shape == first:
-            guarded.append(ops.select(zero, start, output).output(0))
+            guarded.append(op("Select", zero, start, output).output(0))
         elif shape.rank.is_static and first.rank.is_static and shape.rank == first.rank:
             guarded.append(_pick_by_shape(zero, start, output))
         else:
@@ -155,16 +169,16 @@ def guard_last_values(
 
 
 def _pick_by_shape(zero: ov.Output, start: ov.Output, output: ov.Output) -> ov.Output:
-    flat = ops.constant(np.array([-1], np.int64))
-    none = ops.constant(np.array([0], np.int64))
-    first, last = ops.reshape(start, flat, False), ops.reshape(output, flat, False)
-    first_length = ops.shape_of(first, ov.Type.i64)
-    both = ops.concat([first, last], 0)
-    begin = ops.select(zero, none, first_length)
-    end = ops.select(zero, first_length, ops.shape_of(both, ov.Type.i64))
-    picked = ops.slice(both, begin, end, ops.constant(np.array([1], np.int64)), none)
-    shape = ops.select(zero, ops.shape_of(start, ov.Type.i64), ops.shape_of(output, ov.Type.i64))
-    reshaped = ops.reshape(picked, shape, False).output(0)
+    flat, none = constant([-1], np.int64), constant([0], np.int64)
+    first = op("Reshape", start, flat, special_zero=False)
+    last = op("Reshape", output, flat, special_zero=False)
+    first_length = op("ShapeOf", first, output_type="i64")
+    both = op("Concat", first, last, axis=0)
+    begin = op("Select", zero, none, first_length)
+    end = op("Select", zero, first_length, op("ShapeOf", both, output_type="i64"))
+    picked = op("Slice", both, begin, end, constant([1], np.int64), none)
+    shapes = (op("ShapeOf", value, output_type="i64") for value in (start, output))
+    reshaped = op("Reshape", picked, op("Select", zero, *shapes), special_zero=False).output(0)
     return _keep_static_dims(reshaped, start.get_partial_shape(), output.get_partial_shape())
 
 
@@ -191,4 +205,4 @@ def _keep_static_dims(
     ]
     if not any(common):
         return value
-    return ops.reshape(value, ops.constant(np.array(common, np.int64)), True).output(0)
+    return op("Reshape", value, constant(common, np.int64), special_zero=True).output(0)

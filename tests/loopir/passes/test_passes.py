@@ -398,9 +398,9 @@ def test_a_profile_runs_its_passes_in_pipeline_order(profile, monkeypatch):
     ran = []
     call = LoopPass.__call__
 
-    def recorded(self, loop):
+    def recorded(self, loop, **options):
         ran.append(self.name)
-        return call(self, loop)
+        return call(self, loop, **options)
 
     monkeypatch.setattr(LoopPass, "__call__", recorded)
     loop, _, _ = accumulating_loop(3)
@@ -488,3 +488,29 @@ def test_select_lowers_a_loop_that_may_run_to_loop5_after_the_profile():
     assert "VariadicSplit" in outer_ops  # the zero-iteration guard of the CPU profile ran
     assert lowered.spec == loop.spec  # no pass changes this loop's ports
     lowered.spec.check(2, 3, require_condition=True)
+
+
+class AddsAParameterInPlace(LoopPass):
+    """A broken pass: it adds a body Parameter in place and returns its loop unchanged."""
+
+    name = "adds-a-parameter-in-place"
+
+    def run(self, loop: LoopIR) -> LoopIR:
+        loop.body.add_parameters([ops.parameter([], ov.Type.f32, name="stray")])
+        return loop
+
+
+def test_a_pipeline_checks_its_loop_at_the_end():
+    """A pass returning its loop unchanged is not checked again after it (it promises what it
+    required); a body changed in place under it is still caught when the pipeline ends."""
+    loop, _, _ = runtime_counter_two_carried()
+    profile = dataclasses.replace(PLAIN, passes=frozenset({AddsAParameterInPlace.name}))
+    with pytest.raises(SpecError, match="body Parameters not fed"):
+        profile.run(loop, passes=(AddsAParameterInPlace,))
+
+
+def test_replace_refuses_what_is_not_a_field():
+    loop, _, _ = runtime_counter_two_carried()
+    with pytest.raises(TypeError, match="no fields"):
+        loop.replace(bodies=())
+    assert loop.replace(applied=("x",)).applied == ("x",)
