@@ -345,3 +345,28 @@ def test_the_gradient_of_reduce_compiles_at_max(caplog):
     with caplog.at_level("WARNING", logger="ov_loops.pytensor"):
         np.testing.assert_array_equal(gradient(), np.ones(10))
     assert not any("lowered at default" in record.getMessage() for record in caplog.records)
+
+
+def test_a_vectorised_scan_is_a_loop_over_its_batch():
+    """vectorize_graph makes a Blockwise of the Scan (PyTensor's tests/scan test_blockwise_scan):
+    two batch axes, one of them broadcast from size 1 in h0, the weights not batched."""
+    from pytensor.graph.replace import vectorize_graph
+    from pytensor.tensor.blockwise import Blockwise
+
+    x, h0, w = pt.dmatrix("x"), pt.dvector("h0"), pt.dmatrix("w")
+    hs, total = scan(
+        lambda row, h, acc, weights: [pt.tanh(row + h @ weights), acc + row.sum()],
+        sequences=[x],
+        outputs_info=[h0, pt.zeros(())],
+        non_sequences=[w],
+    )
+    xs, h0s = pt.dtensor4("xs"), pt.tensor("h0s", dtype="float64", shape=(None, 1, None))
+    rng = np.random.default_rng(3)
+    outputs = vectorize_graph([hs, total], {x: xs, h0: h0s})
+    function, _ = compare(
+        [xs, h0s, w],
+        outputs,
+        [rng.random((2, 3, 5, 4)), rng.random((2, 1, 4)), rng.random((4, 4)) - 0.5],
+    )
+    nodes = function.maker.fgraph.apply_nodes
+    assert any(isinstance(n.op, Blockwise) and isinstance(n.op.core_op, Scan) for n in nodes)
