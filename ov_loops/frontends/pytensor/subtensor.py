@@ -79,12 +79,6 @@ def _indices(op, inputs) -> tuple:
     return pst.indices_from_subtensor(list(inputs), op.idx_list)
 
 
-@ov_translate.register(pst.Subtensor)
-def _subtensor(op, node, inputs):
-    value, *index_values = inputs
-    return [basic_index(value, _indices(op, index_values))]
-
-
 @ov_translate.register(pst.AdvancedSubtensor1)
 def _advanced_subtensor1(op, node, inputs):
     value, index = inputs
@@ -116,13 +110,6 @@ def scatter(value: ov.Output, update: ov.Output, select, accumulate: bool) -> ov
         True,
     )
     return ops.reshape(scattered, shape, False).output(0)
-
-
-@ov_translate.register(pst.IncSubtensor)
-def _inc_subtensor(op, node, inputs):
-    value, update, *index_values = inputs
-    indices = _indices(op, index_values)
-    return [scatter(value, update, lambda p: basic_index(p, indices), not op.set_instead_of_inc)]
 
 
 @ov_translate.register(pst.AdvancedIncSubtensor1)
@@ -206,15 +193,22 @@ def advanced_index(value: ov.Output, entries: list) -> ov.Output:
     return ops.transpose(picked, i64(*before, *range(batch), *after)).output(0)
 
 
-@ov_translate.register(pst.AdvancedSubtensor)
-def _advanced_subtensor(op, node, inputs):
-    value, *index_values = inputs
-    return [advanced_index(value, _advanced_entries(op, index_values))]
+def _register(read_type, increment_type, index, entries) -> None:
+    """Translate `read_type` as x[idx] = index(x, entries(op, index inputs)) and
+    `increment_type` as its set or inc (`scatter`)."""
+
+    def read(op, node, inputs):
+        value, *index_values = inputs
+        return [index(value, entries(op, index_values))]
+
+    def increment(op, node, inputs):
+        value, update, *index_values = inputs
+        found = entries(op, index_values)
+        return [scatter(value, update, lambda p: index(p, found), not op.set_instead_of_inc)]
+
+    ov_translate.register(read_type)(read)
+    ov_translate.register(increment_type)(increment)
 
 
-@ov_translate.register(pst.AdvancedIncSubtensor)
-def _advanced_inc_subtensor(op, node, inputs):
-    value, update, *index_values = inputs
-    entries = _advanced_entries(op, index_values)
-    accumulate = not op.set_instead_of_inc
-    return [scatter(value, update, lambda p: advanced_index(p, entries), accumulate)]
+_register(pst.Subtensor, pst.IncSubtensor, basic_index, _indices)
+_register(pst.AdvancedSubtensor, pst.AdvancedIncSubtensor, advanced_index, _advanced_entries)
