@@ -3,6 +3,7 @@ BatchedDot, and the BLAS forms Gemm, Gemv and Ger.
 
     Dot(x, y) = numpy.dot for vectors and matrices      Blockwise(Dot) = numpy.matmul
     Blockwise(MatrixInverse or Solve) = linalg.py's, batched
+    Blockwise(any other Op, a Scan say) = a Loop over the batch (blockwise.py)
     Gemm(z, a, x, y, b) = b * z + a * dot(x, y)         Gemv(y, a, A, x, b) = b * y + a * A @ x
     Ger(A, a, x, y) = A + a * outer(x, y)
 """
@@ -16,6 +17,7 @@ from pytensor.tensor.math import Dot
 from pytensor.tensor.nlinalg import MatrixInverse
 from pytensor.tensor.slinalg import Solve
 
+from ov_loops.frontends.pytensor.blockwise import looped
 from ov_loops.frontends.pytensor.dispatch import cast, inner_ops, ov_translate
 
 
@@ -37,7 +39,7 @@ BATCHED_CORE_OPS = (Dot, MatrixInverse, Solve)  # their translations batch over 
 @ov_translate.register(Blockwise)
 def _blockwise(op, node, inputs):
     if not isinstance(op.core_op, BATCHED_CORE_OPS):
-        raise NotImplementedError(f"Blockwise of {op.core_op}")
+        return looped(op, node, inputs)
     return ov_translate(op.core_op, node, inputs)
 
 

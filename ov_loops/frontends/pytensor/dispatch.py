@@ -123,11 +123,12 @@ def element_type(dtype) -> ov.Type:
     return ov.Type(np.dtype(dtype))
 
 
-def constant(data) -> ov.Output | None:
+def constant(data) -> ov.Output | slice | None:
     """A PyTensor Constant's data as an OpenVINO Constant (a Generator as its key; None, an
-    absent argument such as a RandomVariable's size, as None)."""
-    if data is None:
-        return None
+    absent argument such as a RandomVariable's size, and a slice, an index of PyTensor 2's
+    AdvancedSubtensor, as they are)."""
+    if data is None or isinstance(data, slice):
+        return data
     if isinstance(data, np.random.Generator):
         data = key_of(data)
     return ops.constant(np.asarray(data)).output(0)

@@ -1,21 +1,36 @@
-"""Random variables (PyTensor's RandomVariable: normal and uniform) on the counter-based
-generator of the Theano frontend's RandomStreams (its `mix`, `unit_uniforms`, `standard_normals`).
+"""Random variables (PyTensor's RandomVariable) on the counter-based generator of the Theano
+frontend's RandomStreams (its `mix`, `unit_uniforms`, `standard_normals`).
 
 A PyTensor random generator is an i32 key in the model (generators.py). A RandomVariable with
 rng key k and parameters p draws
 
     stream = mix(k);  next rng = mix(k ^ NEXT)
-    normal(loc, scale)  = loc + scale * standard_normals(stream, shape)
-    uniform(low, high)  = low + (high - low) * unit_uniforms(stream, shape)
-    shape = size if given, else the parameters' broadcast shape
+    u = unit_uniforms(stream, shape) in [0, 1);  v = 1 - u in (0, 1];  z = standard_normals(...)
+    normal(loc, scale) = loc + scale z         uniform(low, high) = low + (high - low) u
+    lognormal(m, s) = exp(m + s z)             halfnormal(loc, scale) = loc + scale |z|
+    exponential(scale) = -scale log v          weibull(k) = (-log v) ** (1 / k)
+    pareto(b, scale) = scale v ** (-1 / b)     gumbel(loc, scale) = loc - scale log(-log v)
+    logistic(loc, scale) = loc + scale log(v / u)   (u = 0: a draw of +inf, probability 2**-24)
+    cauchy(loc, scale) = loc + scale tan(pi (u - 1/2));  halfcauchy = loc + scale tan(pi u / 2)
+    laplace(loc, scale) = loc - scale sign(w) log(1 - 2 |w|),  w = u - 1/2
+    integers(low, high) = low + floor((high - low) u)      bernoulli(p) = u < p
+    geometric(p) = max(1, ceil(log v / log(1 - p)))
+    binomial(n, p) = sum(u_j < p for j < n), u_j: max(n) uniforms per element
+    categorical(p) = count(cumsum(p, -1) < u), at most K - 1   (numpy.searchsorted, left)
+    shape = size if given, else the parameters' broadcast shape (categorical: p's without its
+    last axis)
 
-so draws depend only on the key: the same rng gives the same draws (as in PyTensor, a function
-without an rng update repeats its draws), and the next rng, stored by an update (a
-RandomStream's default update, or a scan carrying it), gives new ones. The numbers differ from
-the default mode's (numpy's), as the JAX and Numba backends' do.
+computed in the draw's float type (f32 for integer draws). Draws depend only on the key: the
+same rng gives the same draws (as in PyTensor, a function without an rng update repeats its
+draws), and the next rng, stored by an update (a RandomStream's default update, or a scan
+carrying it), gives new ones. The numbers differ from the default mode's (numpy's), as the JAX
+and Numba backends' do. The RandomVariables that need rejection sampling (gamma, beta, poisson,
+t, dirichlet, ...) have no translation: the mode names them.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 import openvino as ov
@@ -23,48 +38,163 @@ import openvino.opset15 as ops
 from pytensor.tensor.random import basic as ptr
 from pytensor.tensor.type_other import NoneTypeT
 
-from ov_loops.frontends.pytensor.dispatch import cast, element_type, ov_translate
+from ov_loops.frontends.pytensor.dispatch import cast, element_type, i64, ov_translate
 from ov_loops.frontends.theano.random_streams import mix, standard_normals, unit_uniforms
 
 NEXT = 0x2545F491
 
 
-def _shape(node, size: ov.Output, params: list[ov.Output]) -> ov.Output:
-    """The draw's shape: `size`, or the parameters' broadcast shape when size is None."""
-    if not isinstance(node.inputs[1].type, NoneTypeT):
-        return cast(size, np.int64)
+class Draw:
+    """What a sampler reads: the stream, the draw's shape, its float type and parameters."""
+
+    def __init__(self, stream: ov.Output, shape: ov.Output, element: ov.Type, params: list):
+        self.stream, self.shape, self.element, self.params = stream, shape, element, params
+
+    def number(self, value: float) -> ov.Output:
+        return ops.constant(np.array(value, self.element.to_dtype())).output(0)
+
+    def unit(self, shape: ov.Output | None = None) -> ov.Output:
+        """u: uniforms on [0, 1) of the draw's shape (or `shape`)."""
+        return unit_uniforms(self.stream, self.shape if shape is None else shape, self.element)
+
+    def open_unit(self) -> ov.Output:
+        """v = 1 - u: uniforms on (0, 1], whose logarithm is finite."""
+        return ops.subtract(self.number(1.0), self.unit()).output(0)
+
+    def normal(self) -> ov.Output:
+        return standard_normals(self.stream, self.shape, self.element)
+
+    def loc_scale(self, standard: ov.Output) -> ov.Output:
+        loc, scale = self.params
+        return ops.add(loc, ops.multiply(scale, standard)).output(0)
+
+
+def _broadcast_shape(params: list[ov.Output]) -> ov.Output:
     broadcast = params[0]
     for param in params[1:]:
         broadcast = ops.add(broadcast, param).output(0)
     return ops.shape_of(broadcast, ov.Type.i64).output(0)
 
 
-def _draws(sample):
-    """A RandomVariable's translation: (next rng key, sample(stream, shape, element, params))."""
+def _batch_shape(params: list[ov.Output]) -> ov.Output:
+    """The shape of a categorical draw: its probabilities' without their last axis."""
+    shape = ops.shape_of(params[0], ov.Type.i64)
+    return ops.slice(shape, i64(0), i64(-1), i64(1)).output(0)
+
+
+def _draws(sample: Callable[[Draw], ov.Output], default_shape=_broadcast_shape):
+    """A RandomVariable's translation: (next rng key, sample(Draw(...)))."""
 
     def translate(op, node, inputs):
         key, size, *params = inputs
-        draws = node.outputs[1]
-        element = element_type(draws.type.dtype)
-        params = [cast(p, draws.type.dtype) for p in params]
-        stream = mix(key)
-        value = sample(stream, _shape(node, size, params), element, params)
+        dtype = node.outputs[1].type.dtype
+        compute = dtype if np.dtype(dtype).kind == "f" else "float32"
+        params = [cast(p, compute) for p in params]
+        if isinstance(node.inputs[1].type, NoneTypeT):
+            shape = default_shape(params)
+        else:
+            shape = cast(size, np.int64)
+        value = sample(Draw(mix(key), shape, element_type(compute), params))
         next_key = mix(ops.bitwise_xor(key, ops.constant(np.array(NEXT, np.int32))).output(0))
-        return [next_key, value]
+        return [next_key, cast(value, dtype)]
 
     return translate
 
 
-def _normal(stream, shape, element, params):
-    loc, scale = params
-    return ops.add(loc, ops.multiply(scale, standard_normals(stream, shape, element))).output(0)
+def _uniform(d: Draw) -> ov.Output:
+    low, high = d.params
+    return ops.add(low, ops.multiply(ops.subtract(high, low), d.unit())).output(0)
 
 
-def _uniform(stream, shape, element, params):
-    low, high = params
-    unit = unit_uniforms(stream, shape, element)
-    return ops.add(low, ops.multiply(ops.subtract(high, low), unit)).output(0)
+def _integers(d: Draw) -> ov.Output:
+    low, high = d.params
+    return ops.add(low, ops.floor(ops.multiply(ops.subtract(high, low), d.unit()))).output(0)
 
 
-ov_translate.register(ptr.NormalRV)(_draws(_normal))
-ov_translate.register(ptr.UniformRV)(_draws(_uniform))
+def _exponential(d: Draw) -> ov.Output:
+    return ops.multiply(ops.negative(d.params[0]), ops.log(d.open_unit())).output(0)
+
+
+def _weibull(d: Draw) -> ov.Output:
+    exponent = ops.divide(d.number(1.0), d.params[0])
+    return ops.power(ops.negative(ops.log(d.open_unit())), exponent).output(0)
+
+
+def _pareto(d: Draw) -> ov.Output:
+    b, scale = d.params
+    exponent = ops.divide(d.number(-1.0), b)
+    return ops.multiply(scale, ops.power(d.open_unit(), exponent)).output(0)
+
+
+def _gumbel(d: Draw) -> ov.Output:
+    return d.loc_scale(ops.negative(ops.log(ops.negative(ops.log(d.open_unit())))).output(0))
+
+
+def _logistic(d: Draw) -> ov.Output:
+    v = d.open_unit()
+    return d.loc_scale(ops.log(ops.divide(v, ops.subtract(d.number(1.0), v))).output(0))
+
+
+def _cauchy(d: Draw) -> ov.Output:
+    angle = ops.multiply(ops.subtract(d.unit(), d.number(0.5)), d.number(np.pi))
+    return d.loc_scale(ops.tan(angle).output(0))
+
+
+def _halfcauchy(d: Draw) -> ov.Output:
+    return d.loc_scale(ops.tan(ops.multiply(d.unit(), d.number(np.pi / 2))).output(0))
+
+
+def _laplace(d: Draw) -> ov.Output:
+    w = ops.subtract(d.unit(), d.number(0.5))
+    tail = ops.log(ops.subtract(d.number(1.0), ops.multiply(d.number(2.0), ops.abs(w))))
+    return d.loc_scale(ops.negative(ops.multiply(ops.sign(w), tail)).output(0))
+
+
+def _bernoulli(d: Draw) -> ov.Output:
+    return ops.less(d.unit(), d.params[0]).output(0)
+
+
+def _geometric(d: Draw) -> ov.Output:
+    failures = ops.log(ops.subtract(d.number(1.0), d.params[0]))
+    trials = ops.ceiling(ops.divide(ops.log(d.open_unit()), failures))
+    return ops.maximum(trials, d.number(1.0)).output(0)
+
+
+def _binomial(d: Draw) -> ov.Output:
+    n, p = (ops.unsqueeze(param, i64(-1)) for param in d.params)
+    most = ops.reduce_max(ops.reshape(n, i64(-1), False), i64(0), True)
+    trials = ops.range(d.number(0.0), ops.squeeze(most, i64(0)), d.number(1.0), d.element)
+    units = d.unit(ops.concat([d.shape, cast(most.output(0), np.int64)], 0).output(0))
+    hits = ops.logical_and(ops.less(units, p), ops.less(trials, n))
+    return ops.reduce_sum(ops.convert(hits, d.element), i64(-1), False).output(0)
+
+
+def _categorical(d: Draw) -> ov.Output:
+    totals = ops.cumsum(d.params[0], ops.constant(np.int64(-1)))
+    below = ops.less(totals, ops.unsqueeze(d.unit(), i64(-1)))
+    count = ops.reduce_sum(ops.convert(below, d.element), i64(-1), False)
+    last = ops.gather(ops.shape_of(totals, ov.Type.i64), i64(-1), i64(0))
+    return ops.minimum(count, ops.convert(ops.subtract(last, i64(1)), d.element)).output(0)
+
+
+_SAMPLERS = {
+    ptr.NormalRV: lambda d: d.loc_scale(d.normal()),
+    ptr.UniformRV: _uniform,
+    ptr.LogNormalRV: lambda d: ops.exp(d.loc_scale(d.normal())).output(0),
+    ptr.HalfNormalRV: lambda d: d.loc_scale(ops.abs(d.normal()).output(0)),
+    ptr.ExponentialRV: _exponential,
+    ptr.WeibullRV: _weibull,
+    ptr.ParetoRV: _pareto,
+    ptr.GumbelRV: _gumbel,
+    ptr.LogisticRV: _logistic,
+    ptr.CauchyRV: _cauchy,
+    ptr.HalfCauchyRV: _halfcauchy,
+    ptr.LaplaceRV: _laplace,
+    ptr.IntegersRV: _integers,
+    ptr.BernoulliRV: _bernoulli,
+    ptr.GeometricRV: _geometric,
+    ptr.BinomialRV: _binomial,
+}
+for _op, _sample in _SAMPLERS.items():
+    ov_translate.register(_op)(_draws(_sample))
+ov_translate.register(ptr.CategoricalRV)(_draws(_categorical, _batch_shape))

@@ -345,3 +345,69 @@ def test_the_gradient_of_reduce_compiles_at_max(caplog):
     with caplog.at_level("WARNING", logger="ov_loops.pytensor"):
         np.testing.assert_array_equal(gradient(), np.ones(10))
     assert not any("lowered at default" in record.getMessage() for record in caplog.records)
+
+
+def test_a_vectorised_scan_is_a_loop_over_its_batch():
+    """vectorize_graph makes a Blockwise of the Scan (PyTensor's tests/scan test_blockwise_scan):
+    two batch axes, one of them broadcast from size 1 in h0, the weights not batched."""
+    from pytensor.graph.replace import vectorize_graph
+    from pytensor.tensor.blockwise import Blockwise
+
+    x, h0, w = pt.dmatrix("x"), pt.dvector("h0"), pt.dmatrix("w")
+    hs, total = scan(
+        lambda row, h, acc, weights: [pt.tanh(row + h @ weights), acc + row.sum()],
+        sequences=[x],
+        outputs_info=[h0, pt.zeros(())],
+        non_sequences=[w],
+    )
+    xs, h0s = pt.dtensor4("xs"), pt.tensor("h0s", dtype="float64", shape=(None, 1, None))
+    rng = np.random.default_rng(3)
+    outputs = vectorize_graph([hs, total], {x: xs, h0: h0s})
+    function, _ = compare(
+        [xs, h0s, w],
+        outputs,
+        [rng.random((2, 3, 5, 4)), rng.random((2, 1, 4)), rng.random((4, 4)) - 0.5],
+    )
+    nodes = function.maker.fgraph.apply_nodes
+    assert any(isinstance(n.op, Blockwise) and isinstance(n.op.core_op, Scan) for n in nodes)
+
+
+def test_higher_order_derivatives():
+    """ScanCompatibilityTests.check_higher_order_derivative: xs[-1] = x ** 16 and its first three
+    derivatives (mit-mots with taps of both signs); the third compared with the default mode,
+    which gets it wrong too (PyTensor's FIXME), the others with their closed forms too."""
+    x = pt.dscalar("x")
+    xs = scan(lambda xtm1: xtm1**2, outputs_info=[x], n_steps=4)
+    r = xs[-1]
+    g = pytensor.grad(r, x)
+    gg = pytensor.grad(g, x)
+    ggg = pytensor.grad(gg, x)
+    x_test = np.array(0.95)
+    _, got = compare([x], [r, g, gg, ggg], [x_test])
+    wanted = [x_test**16, 16 * x_test**15, 16 * 15 * x_test**14]
+    np.testing.assert_allclose(got[:3], wanted, rtol=1e-5)
+
+
+def test_trace_truncation_regression_bug():
+    """A Scan built directly whose sit-sot buffer has exactly n_steps rows (fewer than the
+    initial value and every step's): the buffer keeps the last n_steps of them."""
+    from pytensor.scan.op import ScanInfo
+
+    n_steps = pt.as_tensor(7, dtype=int)
+    x0 = pt.dscalar("x0")
+    x0_buffer = pt.empty((n_steps,))[0].set(x0)
+    xtm1 = x0.type()
+    info = ScanInfo(
+        n_seqs=0,
+        mit_mot_in_slices=(),
+        mit_mot_out_slices=(),
+        mit_sot_in_slices=(),
+        sit_sot_in_slices=((-1,),),
+        n_nit_sot=0,
+        n_untraced_sit_sot=0,
+        n_non_seqs=0,
+        as_while=False,
+    )
+    xs_with_x0 = Scan(inputs=[xtm1], outputs=[xtm1 + 1], info=info)(n_steps, x0_buffer)
+    _, (got,) = compare([x0], [xs_with_x0], [np.array(0.0)])
+    np.testing.assert_array_equal(got, np.arange(1.0, 8.0))
