@@ -130,8 +130,9 @@ def _outputs_info(op, inputs, mitmots, last_only) -> tuple[list, list[ov.Output]
     return outputs_info, initials
 
 
-def _step(op, mitmots):
-    """scan's `fn`: the inner graph on the body's values, its outputs in scan's order."""
+def _step(op, inner, mitmots):
+    """scan's `fn`: the inner graph `inner` (the Scan's, rewritten) on the body's values, its
+    outputs in scan's order."""
     info = op.info
 
     def fn(*arguments):
@@ -140,7 +141,7 @@ def _step(op, mitmots):
         carried, others = mitmot.split(mitmots, arguments, lambda m: m.width)
         windows = [mitmot.window(*args) for args in zip(mitmots, rows, carried)]
         reads = [w[t] for m, w in zip(mitmots, windows) for t in m.in_taps]
-        outputs = translate_graph(op.fgraph, seqs + reads + others)
+        outputs = translate_graph(inner, seqs + reads + others)
         groups = op.inner_mitmot_outs_grouped(outputs)
         steps = [mitmot.written(*args) for args in zip(mitmots, windows, groups)]
         ordered = [carry for carries, _ in steps for carry in carries]
@@ -152,15 +153,19 @@ def _step(op, mitmots):
     return fn
 
 
-def _rewrite_inner(op) -> None:
-    """The inner graph rewritten by the Scan's mode without what cannot be translated."""
-    get_mode(op.mode).excluding(*INCOMPATIBLE_REWRITES).optimizer(op.fgraph)
+def _rewrite_inner(op):
+    """A copy of the inner graph rewritten by the Scan's mode without what cannot be
+    translated (the Scan's own graph stays as it is: other functions built from the same Scan
+    read it, and PyTensor's own modes rewrite copies too)."""
+    inner = op.fgraph.clone()
+    get_mode(op.mode).excluding(*INCOMPATIBLE_REWRITES).optimizer(inner)
+    return inner
 
 
 @ov_translate.register(Scan)
 def _scan(op, node, inputs):
     info = op.info
-    _rewrite_inner(op)
+    inner = _rewrite_inner(op)
     mitmots = mitmot.mit_mots(op)
     buffers = op.outer_mitmot(inputs)
     last_only = [
@@ -168,7 +173,7 @@ def _scan(op, node, inputs):
     ]
     outputs_info, initials = _outputs_info(op, inputs, mitmots, last_only)
     traces, _ = scan(
-        _step(op, mitmots),
+        _step(op, inner, mitmots),
         sequences=mitmot.sequences(mitmots, buffers) + op.outer_seqs(inputs),
         outputs_info=outputs_info,
         non_sequences=op.outer_non_seqs(inputs),

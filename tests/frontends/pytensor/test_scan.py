@@ -12,9 +12,12 @@ pytest.importorskip("pytensor", reason="pytensor is not installed (pip install o
 import pytensor  # noqa: E402
 import pytensor.tensor as pt  # noqa: E402
 from pytensor.compile.mode import get_mode  # noqa: E402
+from pytensor.graph.basic import applys_between  # noqa: E402
+from pytensor.graph.fg import FunctionGraph  # noqa: E402
 from pytensor.scan import until  # noqa: E402
 from pytensor.scan.op import Scan  # noqa: E402
 
+from ov_loops.frontends.pytensor.linker import build_model  # noqa: E402
 from ov_loops.ovgraph import all_ops  # noqa: E402
 from tests.frontends.pytensor.compare import compare  # noqa: E402
 
@@ -411,3 +414,14 @@ def test_trace_truncation_regression_bug():
     xs_with_x0 = Scan(inputs=[xtm1], outputs=[xtm1 + 1], info=info)(n_steps, x0_buffer)
     _, (got,) = compare([x0], [xs_with_x0], [np.array(0.0)])
     np.testing.assert_array_equal(got, np.arange(1.0, 8.0))
+
+
+def test_translating_a_scan_leaves_its_inner_graph_as_it_was():
+    """The OPENVINO translation rewrites a copy of a Scan's inner graph: other functions built
+    from the same Scan read the graph as it was (PyTensor's own modes rewrite copies too)."""
+    x, h0 = pt.vector("x"), pt.scalar("h0")
+    ys = scan(lambda x_t, h: pt.exp(pt.log(h)) + x_t * 0.0 + x_t, sequences=[x], outputs_info=[h0])
+    (scan_op,) = {node.op for node in applys_between([x, h0], [ys]) if _is_scan(node)}
+    before = [str(node) for node in scan_op.fgraph.toposort()]
+    build_model(FunctionGraph([x, h0], [ys]))
+    assert [str(node) for node in scan_op.fgraph.toposort()] == before
