@@ -8,8 +8,8 @@ a LoopIR from the values arriving (frontends.onnx.ops), asking the driver throug
 ours too), and a lowering chosen for the target turns it into graph values (lower.select).
 
 The frontend calls the extension through C++, which drops Python exception types: each
-expansion's outcome (its reports, or its error) is recorded by loop key and read by the graph
-conversion that contains the loop, which returns it.
+expansion's outcome (its reports, or its error) is recorded for the graph conversion that
+contains the loop, which returns it.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from functools import partial
 import onnx
 import openvino as ov
 
+from ov_loops.conversion.allocator import without_fast_bins
 from ov_loops.conversion.frontend import Frontend
 from ov_loops.conversion.if_ranks import refuse_ifs_of_dynamic_rank
 from ov_loops.conversion.report import Conversion, ConvertedLoop, rederived
@@ -71,9 +72,9 @@ class Converter:
         self._options = options
         self._outer_types = known_types(model)
         self._loops: dict[int, OnnxLoopLayout] = {}
-        self._children: dict[int, list[int]] = {}
         self._templates: dict[int, onnx.GraphProto] = {}
-        self._outcomes: dict[int, Outcome] = {}
+        self._parents: dict[int, int] = {}
+        self._expanded: dict[int, list[Outcome]] = {}  # per graph being converted
         self._unsupported: list[UnsupportedItem] = []
         self._files = MappedFiles()  # of tensors kept in files, mapped while converting
         self._frontend = Frontend(self._expand, registry.op_types(), PLACEHOLDER_DOMAIN)
@@ -81,7 +82,8 @@ class Converter:
     def convert(self) -> Conversion:
         """The converted model and its per-loop report; UnsupportedError lists every
         unsupported op and loop, ConversionError (or its subclasses) says what else failed."""
-        with self._files:  # the frontend has copied every tensor kept in a file once done
+        # the frontend has copied every tensor kept in a file once done
+        with self._files, without_fast_bins():
             return self._converted()
 
     def _converted(self) -> Conversion:
@@ -131,7 +133,7 @@ class Converter:
             self._unsupported.extend(loop.unsupported_types(self._outer_types))
             key = len(self._loops)
             self._loops[key] = loop
-            self._children.setdefault(parent, []).append(key)
+            self._parents[key] = parent
             return key, loop.placeholder_inputs()
 
         return register
@@ -159,9 +161,7 @@ class Converter:
         """Convert `model`, whose loops are the children of `parent`; `graph` is the graph as
         the user wrote it, for node paths. Returns the model, the reports of its loops (in the
         order the frontend expanded them) and the first error of one of them."""
-        children = set(self._children.get(parent, []))
-        for key in children:
-            self._outcomes.pop(key, None)
+        self._expanded[parent] = []
         self._files.refer_to_memory(model)
         converted = self._frontend.convert(
             model, path, self._input_shapes if parent == MAIN else {}
@@ -169,8 +169,7 @@ class Converter:
         opset_of = lambda domain: opset_version(self._model, domain)  # noqa: E731
         self._unsupported.extend(unsupported_ops(converted, graph, path, opset_of))
         reports: list[ConvertedLoop] = []
-        expanded = [o for key, o in self._outcomes.items() if key in children]  # in their order
-        for outcome in expanded:
+        for outcome in self._expanded[parent]:  # in the order the frontend expanded them
             if isinstance(outcome, OvLoopsError):
                 return converted, reports, outcome
             reports.extend(outcome)
@@ -186,12 +185,13 @@ class Converter:
             loop, nested = layout.loop_ir(layout.split(values), self._context(key))
             outputs, reports = self._lower(layout, loop, nested)
         except OvLoopsError as exc:
-            self._outcomes[key] = exc
+            self._expanded[self._parents[key]].append(exc)
             raise
         except Exception as exc:
-            self._outcomes[key] = ConversionError(f"{layout.path}: {message_line(exc)}")
+            error = ConversionError(f"{layout.path}: {message_line(exc)}")
+            self._expanded[self._parents[key]].append(error)
             raise
-        self._outcomes[key] = reports
+        self._expanded[self._parents[key]].append(reports)
         progress(f"{layout.path} converted", time.perf_counter() - start)
         return outputs[: len(layout.node.output)]
 
