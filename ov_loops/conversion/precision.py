@@ -54,4 +54,3 @@ def keeps_f64_weights(model: ov.Model) -> bool:
         op.get_type_name() == "Constant" and op.get_output_element_type(0) == ov.Type.f64
         for op in ovgraph.all_ops(model)
     )
-
