@@ -204,8 +204,9 @@ def main(description: str = __doc__.splitlines()[0], tables: str = "time,memory"
         print(f"imports + conversion call CPU time, {fresh}")
         table(samples, 1, "convert_model", timed, "s")
     if "memory" in tables:
+        against = "ovc" if "ovc" in methods else "convert_model"
         print(f"peak RSS, {fresh}")
-        table(samples, 2, "ovc", methods, "MiB")
+        table(samples, 2, against, methods, "MiB")
     for method, model, error in sorted(FAILED):
         print(f"{model}: {method} failed: {error}")
     return 0
