@@ -192,13 +192,13 @@ def read_ir(
     kept = KEPT_TYPES if kept is None else kept
     layers: dict[str, Layer] = {}
     edges: list[Edge] = []
+    keeps = lambda element: not stream or element.get("type") in kept  # noqa: E731
     with _well_formed(path):
-        for element in _main_graph_elements(path, lambda e: not stream or e.get("type") in kept):
+        for element in _main_graph_elements(path, keeps):
             if element.tag == "edge":
                 edges.append(_read_edge(element, path))
             else:
-                keep = not stream or element.get("type") in kept
-                layer = _read_layer(element, path, keep)
+                layer = _read_layer(element, path, keeps(element))
                 layers[layer.id] = layer
     graph = Graph(layers, edges)
     bin_path = path.with_suffix(".bin")

@@ -26,6 +26,7 @@ from pytensor.tensor.type_other import MakeSlice
 
 from ov_loops.frontends.pytensor.dispatch import cast, i64, ov_translate
 from ov_loops.frontends.pytensor.tensor import shape_vector
+from ov_loops.ovgraph import length
 
 _BIG = np.iinfo(np.int64).max
 _SMALL = np.iinfo(np.int64).min
@@ -163,9 +164,8 @@ def _expand(value: ov.Output, entries: list) -> tuple[ov.Output, list]:
 
 def _wrapped(index: ov.Output, value: ov.Output, axis: int) -> ov.Output:
     """`index` into `value`'s axis `axis`, negative entries counted from the end."""
-    length = ops.gather(ops.shape_of(value, ov.Type.i64), i64(axis), ops.constant(np.int64(0)))
     negative = ops.less(index, ops.constant(np.int64(0)))
-    return ops.select(negative, ops.add(index, length), index).output(0)
+    return ops.select(negative, ops.add(index, length(value, axis)), index).output(0)
 
 
 def advanced_index(value: ov.Output, entries: list) -> ov.Output:

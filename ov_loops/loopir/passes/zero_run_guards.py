@@ -52,16 +52,10 @@ class GuardZeroIterationRuns(LoopPass):
             elif not _cut_to_zero_runs(result):
                 shape = result.empty_shape
                 if shape is None:
-                    shape = _empty_shape(loop.body_value(entry.body_result), entry.axis)
+                    shape = ovgraph.empty_shape(loop.body_value(entry.body_result), entry.axis)
                 result = result.with_step(EmptyWhenZeroRuns(entry.axis, shape))
             guarded.append(result)
         return loop.replace(results=tuple(guarded))
-
-
-def _empty_shape(part: ov.Output, axis: int) -> ov.Output | None:
-    """`ovgraph.empty_shape` of a per-iteration part, as a cheap Constant."""
-    dims = ovgraph.empty_dims(part, axis)
-    return None if dims is None else constant(dims, np.int64)
 
 
 def _cut_to_zero_runs(result) -> bool:
