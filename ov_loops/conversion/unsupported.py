@@ -24,7 +24,7 @@ def unsupported_ops(
     gives the model's opset of a domain. Placeholders are left out: they record their own error;
     so are the ops left unconverted downstream of one (their inputs never came: the loop's error
     says why, and blaming them would send the user the wrong way)."""
-    unconverted = [op for op in _walk(model) if _without_conversion(op)]
+    unconverted = _unconverted(model)
     if not unconverted:  # the usual case: no need to index the graph's nodes (once per body)
         return []
     nodes = dict(_nodes_by_output(graph, path))
@@ -62,26 +62,37 @@ def _nodes_by_output(graph: onnx.GraphProto, path: str):
                 yield from _nodes_by_output(sub, f"{node_path}/{attr_name}")
 
 
-def _without_conversion(op: ov.Node) -> bool:
-    """Whether the frontend left `op` unconverted: its type derives from FrameworkNode."""
-    info = op.get_type_info()
-    while info is not None:
-        if info.name == NOT_CONVERTED:
-            return True
-        info = info.parent
-    return False
-
-
-def _walk(model: ov.Model):
-    """Every op of `model` and of the bodies the frontend made (If, TensorIterator).
+def _unconverted(model: ov.Model) -> list[ov.Node]:
+    """The ops of `model` and of the bodies the frontend made (If, TensorIterator) that it left
+    without a conversion: their type derives from FrameworkNode.
 
     Loop bodies are ours: their ops were collected when the body was converted.
     """
+    found = []
     for op in model.get_ordered_ops():
-        yield op
-        kind = op.get_type_name()
-        if kind == "If":
-            yield from _walk(op.get_then_body())
-            yield from _walk(op.get_else_body())
-        elif kind == "TensorIterator":
-            yield from _walk(op.get_function())
+        info = op.get_type_info()
+        if _is_framework_node(info):
+            found.append(op)
+        elif info.name == "If":
+            found.extend(_unconverted(op.get_then_body()))
+            found.extend(_unconverted(op.get_else_body()))
+        elif info.name == "TensorIterator":
+            found.extend(_unconverted(op.get_function()))
+    return found
+
+
+# By op type (name, version): every graph converted is walked, each type's ancestry read once.
+_FRAMEWORK_NODE_TYPES: dict[tuple[str, str], bool] = {}
+
+
+def _is_framework_node(info) -> bool:
+    """Whether the op type `info` (a DiscreteTypeInfo) derives from FrameworkNode."""
+    key = (info.name, info.version_id)
+    known = _FRAMEWORK_NODE_TYPES.get(key)
+    if known is None:
+        known = False
+        while info is not None and not known:
+            known = info.name == NOT_CONVERTED
+            info = info.parent
+        _FRAMEWORK_NODE_TYPES[key] = known
+    return known
