@@ -125,6 +125,8 @@ def _refuse_high_rank_ports(loop: ov.Node, name: str) -> None:
     ports += [(f"output {i}", output) for i, output in enumerate(loop.outputs())]
     for port, value in ports:
         rank = value.get_partial_shape().rank
+        if rank.is_static and rank.get_length() <= MAX_PORT_RANK:
+            continue
         names = sorted(value.get_names())
         what = f"{port} ('{names[0]}')" if names else port
         if rank.is_dynamic:

@@ -14,6 +14,7 @@ to_loop_ir.py maps the layout to Loop-5 ports, once for every op:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import ClassVar, NamedTuple
 
 import onnx
@@ -123,10 +124,15 @@ class OnnxLoopLayout:
         return len(self.carried_inputs)
 
     def reads_iteration_number(self) -> bool:
-        return self.iteration_input is not None and self.iteration_input in read_names(self.body)
+        return self.iteration_input is not None and self.iteration_input in self._body_reads
 
     def reads_condition(self) -> bool:
-        return self.condition_input is not None and self.condition_input in read_names(self.body)
+        return self.condition_input is not None and self.condition_input in self._body_reads
+
+    @cached_property
+    def _body_reads(self) -> frozenset[str]:
+        """The names the body reads (scopes.read_names), asked several times per loop."""
+        return frozenset(read_names(self.body))
 
     def placeholder_inputs(self) -> list[str]:
         """Inputs of the placeholder: [M] [cond] carried... captures... sliced... [sequence_lens]"""

@@ -32,6 +32,7 @@ from ov_loops.frontends.onnx.ops.layout import OnnxLoopLayout, PlaceholderValues
 from ov_loops.loopir.loop import LoopIR, LoopResult
 from ov_loops.loopir.steps import Reverse
 from ov_loops.loopir.trip_count import InitialCondition, TripCount
+from ov_loops.opfactory import constant, op
 
 log = logging.getLogger(__name__)
 
@@ -55,10 +56,10 @@ def onnx_loop_ir(
     for entry, axis in zip(layout.stacked_outputs, stacked_axes):
         value = results[entry.index].input_value(0)
         empty_shapes.append(_declared_empty_shape(layout.body.output[entry.index], value, axis))
-        results[entry.index] = ops.result(ops.unsqueeze(value, _i64(axis)))
+        results[entry.index] = op("Result", op("Unsqueeze", value, _i64(axis)))
     condition = layout.condition_output
     if condition is None:
-        results.append(ops.result(ops.constant(True)))
+        results.append(op("Result", constant(True)))
         condition = len(results) - 1
     else:
         results[condition] = _one_flag(results[condition], f"{layout.path}: body output 0")
@@ -168,7 +169,7 @@ def _one_flag(result: ov.Node, what: str) -> ov.Node:
 
 
 def _i64(*values: int) -> ov.Output:
-    return ops.constant(np.array(values, np.int64)).output(0)
+    return constant(values, np.int64)
 
 
 def _with_part_axis(parameters, part_axes: dict[str, int]) -> list:
