@@ -23,6 +23,7 @@ import onnx
 import openvino as ov
 
 from ov_loops.conversion.allocator import without_fast_bins
+from ov_loops.conversion.body_forms import BodyForms
 from ov_loops.conversion.frontend import Frontend
 from ov_loops.conversion.if_ranks import refuse_ifs_of_dynamic_rank
 from ov_loops.conversion.report import Conversion, ConvertedLoop, rederived
@@ -77,6 +78,7 @@ class Converter:
         self._expanded: dict[int, list[Outcome]] = {}  # per graph being converted
         self._unsupported: list[UnsupportedItem] = []
         self._files = MappedFiles()  # of tensors kept in files, mapped while converting
+        self._body_forms = BodyForms()
         self._frontend = Frontend(self._expand, registry.op_types(), PLACEHOLDER_DOMAIN)
 
     def convert(self) -> Conversion:
@@ -163,9 +165,11 @@ class Converter:
         order the frontend expanded them) and the first error of one of them."""
         self._expanded[parent] = []
         self._files.refer_to_memory(model)
-        converted = self._frontend.convert(
-            model, path, self._input_shapes if parent == MAIN else {}
-        )
+        if parent == MAIN:
+            converted = self._frontend.convert(model, path, self._input_shapes)
+        else:  # a body: once per form (body_forms.py)
+            convert = partial(self._frontend.convert, model, path, {})
+            converted = self._body_forms.converted(model, convert)
         opset_of = lambda domain: opset_version(self._model, domain)  # noqa: E731
         self._unsupported.extend(unsupported_ops(converted, graph, path, opset_of))
         reports: list[ConvertedLoop] = []
