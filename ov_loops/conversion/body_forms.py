@@ -14,8 +14,9 @@ use; a body converted before in the same conversion (same opsets and functions) 
     an op named by its type     = the clone's own such name (Constant_123: a new number)
 
 A form is not remembered when that does not name every op (a name the frontend derived
-otherwise), nor when the body holds a subgraph (an If, a nested loop's placeholder) or a tensor
-kept outside the message; such bodies are converted each time.
+otherwise), when the frontend left an op of it unconverted (so a clone has none to report), nor
+when the body holds a subgraph (an If, a nested loop's placeholder) or a tensor kept outside
+the message; such bodies are converted each time.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 import onnx
 import openvino as ov
 
+from ov_loops.conversion.unsupported import unconverted
 from ov_loops.frontends.onnx.ops.placeholders import PLACEHOLDER_DOMAIN
 from ov_loops.ovgraph import SUBGRAPH_OPS
 
@@ -41,20 +43,23 @@ class BodyForms:
     def __init__(self) -> None:
         self._forms: dict[str, _Renaming | None] = {}
 
-    def converted(self, body: onnx.ModelProto, convert: Callable[[], ov.Model]) -> ov.Model:
-        """`body` converted: `convert()` for a form not seen before (or one that cannot be
-        renamed), else the clone of the earlier conversion named as `body` names it."""
+    def converted(
+        self, body: onnx.ModelProto, convert: Callable[[], ov.Model]
+    ) -> tuple[ov.Model, bool]:
+        """`body` converted, and whether it is a renamed clone: `convert()` for a form not seen
+        before (or one that cannot be renamed), else the clone of the earlier conversion named
+        as `body` names it (of a form whose conversion left no op unconverted)."""
         form = body_form(body)
         if form is None:
-            return convert()
+            return convert(), False
         key, names = form
         if key not in self._forms:
             model = convert()  # its caller may change it in place: a copy is kept
-            self._forms[key] = _Renaming.of(model, names)
-            return model
+            self._forms[key] = None if unconverted(model) else _Renaming.of(model, names)
+            return model, False
         renaming = self._forms[key]
         renamed = None if renaming is None else renaming.applied(names)
-        return convert() if renamed is None else renamed
+        return (convert(), False) if renamed is None else (renamed, True)
 
 
 def body_form(body: onnx.ModelProto) -> tuple[str, list[str]] | None:

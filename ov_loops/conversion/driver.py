@@ -166,12 +166,13 @@ class Converter:
         self._expanded[parent] = []
         self._files.refer_to_memory(model)
         if parent == MAIN:
-            converted = self._frontend.convert(model, path, self._input_shapes)
+            converted, cloned = self._frontend.convert(model, path, self._input_shapes), False
         else:  # a body: once per form (body_forms.py)
             convert = partial(self._frontend.convert, model, path, {})
-            converted = self._body_forms.converted(model, convert)
-        opset_of = lambda domain: opset_version(self._model, domain)  # noqa: E731
-        self._unsupported.extend(unsupported_ops(converted, graph, path, opset_of))
+            converted, cloned = self._body_forms.converted(model, convert)
+        if not cloned:  # a clone's form had no unconverted op
+            opset_of = lambda domain: opset_version(self._model, domain)  # noqa: E731
+            self._unsupported.extend(unsupported_ops(converted, graph, path, opset_of))
         reports: list[ConvertedLoop] = []
         for outcome in self._expanded[parent]:  # in the order the frontend expanded them
             if isinstance(outcome, OvLoopsError):

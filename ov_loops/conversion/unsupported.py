@@ -24,13 +24,13 @@ def unsupported_ops(
     gives the model's opset of a domain. Placeholders are left out: they record their own error;
     so are the ops left unconverted downstream of one (their inputs never came: the loop's error
     says why, and blaming them would send the user the wrong way)."""
-    unconverted = _unconverted(model)
-    if not unconverted:  # the usual case: no need to index the graph's nodes (once per body)
+    found = unconverted(model)
+    if not found:  # the usual case: no need to index the graph's nodes (once per body)
         return []
     nodes = dict(_nodes_by_output(graph, path))
     failed = set()
     items = []
-    for op in unconverted:
+    for op in found:
         node, node_path = nodes.get(op.get_friendly_name(), (None, path))
         if node is not None and node.domain == PLACEHOLDER_DOMAIN:
             failed.add(op.get_instance_id())
@@ -62,7 +62,7 @@ def _nodes_by_output(graph: onnx.GraphProto, path: str):
                 yield from _nodes_by_output(sub, f"{node_path}/{attr_name}")
 
 
-def _unconverted(model: ov.Model) -> list[ov.Node]:
+def unconverted(model: ov.Model) -> list[ov.Node]:
     """The ops of `model` and of the bodies the frontend made (If, TensorIterator) that it left
     without a conversion: their type derives from FrameworkNode.
 
@@ -74,10 +74,10 @@ def _unconverted(model: ov.Model) -> list[ov.Node]:
         if _is_framework_node(info):
             found.append(op)
         elif info.name == "If":
-            found.extend(_unconverted(op.get_then_body()))
-            found.extend(_unconverted(op.get_else_body()))
+            found.extend(unconverted(op.get_then_body()))
+            found.extend(unconverted(op.get_else_body()))
         elif info.name == "TensorIterator":
-            found.extend(_unconverted(op.get_function()))
+            found.extend(unconverted(op.get_function()))
     return found
 
 

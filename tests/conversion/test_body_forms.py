@@ -68,7 +68,7 @@ def test_loops_of_one_form_convert_their_body_once_into_the_same_ir(monkeypatch,
     paths = _counting_frontend(monkeypatch)
     once = ov_loops.convert(sequential_loops(5), optimize=level)
     assert len(paths) == 1 + 1  # the main graph, one body
-    monkeypatch.setattr(BodyForms, "converted", lambda self, body, convert: convert())
+    monkeypatch.setattr(BodyForms, "converted", lambda self, body, convert: (convert(), False))
     each = ov_loops.convert(sequential_loops(5), optimize=level)
     assert len(paths) == 2 + 1 + 5
     assert _ir(once, tmp_path, "once") == _ir(each, tmp_path, "each")
@@ -82,8 +82,9 @@ def test_a_renamed_body_names_its_ops_and_tensors_as_the_frontend_does(monkeypat
     def converted(body):
         return converter.convert(converter.load(io.BytesIO(body.SerializeToString())))
 
-    assert forms.converted(first, lambda: converted(first)) is not None
-    renamed = forms.converted(second, lambda: pytest.fail("converted again"))
+    assert forms.converted(first, lambda: converted(first))[1] is False
+    renamed, cloned = forms.converted(second, lambda: pytest.fail("converted again"))
+    assert cloned
     direct = converted(second)
 
     def names(model):
@@ -105,3 +106,44 @@ def test_a_form_whose_names_cannot_be_mapped_is_converted_each_time(monkeypatch)
     paths = _counting_frontend(monkeypatch)
     ov_loops.convert(sequential_loops(3))
     assert len(paths) == 1 + 3
+
+
+def _loops_with_unsupported_op(count: int) -> onnx.ModelProto:
+    nodes = []
+    for k in range(count):
+        body = helper.make_graph(
+            [
+                helper.make_node("Identity", [f"c{k}"], [f"c{k}_out"]),
+                helper.make_node("Foo", [f"x{k}"], [f"y{k}"], domain="custom"),
+            ],
+            f"body{k}",
+            [
+                helper.make_tensor_value_info(f"i{k}", TensorProto.INT64, []),
+                helper.make_tensor_value_info(f"c{k}", TensorProto.BOOL, []),
+                helper.make_tensor_value_info(f"x{k}", TensorProto.FLOAT, [2]),
+            ],
+            [
+                helper.make_tensor_value_info(f"c{k}_out", TensorProto.BOOL, []),
+                helper.make_tensor_value_info(f"y{k}", TensorProto.FLOAT, [2]),
+            ],
+        )
+        source = "x" if k == 0 else f"out{k - 1}"
+        nodes.append(helper.make_node("Loop", ["n", "", source], [f"out{k}"], body=body))
+    graph = helper.make_graph(
+        nodes,
+        "main",
+        [
+            helper.make_tensor_value_info("n", TensorProto.INT64, []),
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [2]),
+        ],
+        [helper.make_tensor_value_info(f"out{count - 1}", TensorProto.FLOAT, [2])],
+    )
+    opsets = [helper.make_opsetid("", 17), helper.make_opsetid("custom", 1)]
+    return helper.make_model(graph, opset_imports=opsets)
+
+
+def test_an_op_left_unconverted_is_reported_in_every_body_of_its_form():
+    with pytest.raises(ov_loops.UnsupportedError) as raised:
+        ov_loops.convert(_loops_with_unsupported_op(3))
+    assert [item.op for item in raised.value.items] == ["Foo"] * 3
+    assert len({item.path for item in raised.value.items}) == 3

@@ -217,7 +217,8 @@ def body_model(
     body's order; each is produced by a node of the body (an output that passes an input, a
     capture or an initializer straight through, or repeats another output, gets an Identity).
     """
-    graph = onnx.GraphProto()
+    body = onnx.ModelProto(ir_version=model.ir_version, producer_name="ov-loops")
+    graph = body.graph  # built in place: onnx.helper.make_model would copy it again
     graph.CopyFrom(template)
     graph.name = template.name or "body"
     del graph.input[:]
@@ -237,10 +238,7 @@ def body_model(
     for name, value_type in zip(names, [*types.carried, *types.captures, *types.sliced]):
         graph.input.append(value_type.value_info(name))
     _add_outputs(graph, template, defined_names(template) | set(names))
-    body = onnx.helper.make_model(
-        graph, opset_imports=list(model.opset_import), producer_name="ov-loops"
-    )
-    body.ir_version = model.ir_version
+    body.opset_import.extend(model.opset_import)
     body.functions.extend(model.functions)
     return body
 
