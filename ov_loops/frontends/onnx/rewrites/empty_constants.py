@@ -62,8 +62,8 @@ def keep_empty_constants_empty(model: onnx.ModelProto) -> onnx.ModelProto:
     shape [1] instead of x's; an empty `value` tensor becomes a scalar. ConstantOfShape of the
     constant's shape makes the same empty tensor as an ordinary value.
     """
-    if (opset_version(model) or 0) < 9:
-        return model
+    if (opset_version(model) or 0) < 9 or not _empty_constant_names(model.graph):
+        return model  # nothing to rewrite: no need to collect every name (a walk of them all)
     taken = all_names(model.graph)
     # Innermost graphs first, so no graph changes while one nested in it is being rewritten.
     for graph, _ in reversed(list(all_graphs(model.graph, "main"))):
