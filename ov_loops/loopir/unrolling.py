@@ -12,7 +12,6 @@ from typing import ClassVar
 
 import numpy as np
 import openvino as ov
-import openvino.opset15 as ops
 
 from ov_loops.contract.ports import UNNUMBERED, renumbered
 from ov_loops.contract.spec import (
@@ -28,6 +27,7 @@ from ov_loops.loopir.loop import LoopIR, LoopResult
 from ov_loops.loopir.plugin_limits import MAX_PORT_RANK
 from ov_loops.loopir.steps import AfterLoop
 from ov_loops.loopir.trip_count import INT32_MAX, TripCount
+from ov_loops.opfactory import constant, op
 from ov_loops.ovgraph import constant_value, empty_shape, length
 
 STRUCTURAL = {"Parameter", "Result", "Constant"}
@@ -39,7 +39,7 @@ def unrollable(loop: LoopIR) -> bool:
     not computed from Constants alone: OpenVINO folds that one whole, and unrolled (with
     `Unchunk`'s VariadicSplit) its evaluation failed ("get_partial_shape().same_scheme" in
     tensor.cpp)."""
-    if any(op.get_type_name() in SUBGRAPH_OPS for op in loop.body.get_ordered_ops()):
+    if any(node.get_type_name() in SUBGRAPH_OPS for node in loop.body.get_ordered_ops()):
         return False
     if computes_from_constants(loop):
         return False
@@ -84,8 +84,8 @@ def shapes_kept(loop: LoopIR) -> bool:
     (Dynamic dims that OpenVINO's shape-inference symbols called kept were not enough: ONNX's
     test_loop11 slices x[i:i+1], empty past x's end, and the masked copies' parts had another
     shape than the running ones.)"""
-    for op in loop.body.get_ordered_ops():
-        if any(not output.get_partial_shape().is_static for output in op.outputs()):
+    for node in loop.body.get_ordered_ops():
+        if any(not output.get_partial_shape().is_static for output in node.outputs()):
             return False
     return carried_shapes_kept(loop)
 
@@ -174,19 +174,19 @@ class Unchunk:
 
     def unchunk(self, value: ov.Output, after: AfterLoop) -> ov.Output:
         target, size = self._merged_shape(value)
-        value = ops.reshape(value, target, False).output(0)
+        value = op("Reshape", value, target, special_zero=False).output(0)
         if self.count is None and self.count_port is None:
             return value
         if self.count_port is None:
             kept = _i64(self.count)
         else:
-            counted = ops.reshape(after.outputs[self.count_port], _i64(1), False)
-            kept = ops.maximum(ops.minimum(counted, size), _i64(0))
+            counted = op("Reshape", after.outputs[self.count_port], _i64(1), special_zero=False)
+            kept = op("Maximum", op("Minimum", counted, size), _i64(0))
             if after.zero is not None:
-                kept = ops.select(after.zero, _i64(0), kept)
-        lengths = ops.concat([kept, ops.subtract(size, kept)], 0)
-        axis = ops.constant(np.int64(self.axis))
-        return ops.variadic_split(value, axis, lengths).output(0)
+                kept = op("Select", after.zero, _i64(0), kept)
+        lengths = op("Concat", kept, op("Subtract", size, kept), axis=0)
+        axis = constant(self.axis, np.int64)
+        return op("VariadicSplit", value, axis, lengths).output(0)
 
     def _merged_shape(self, value: ov.Output) -> tuple[ov.Output, ov.Output]:
         """The shape of `value` with dims `axis` and `axis + 1` merged, and the merged dim
@@ -199,17 +199,20 @@ class Unchunk:
             merged = dims[axis] * dims[axis + 1]
             return _i64(*dims[:axis], merged, *dims[axis + 2 :]), _i64(merged)
         rank = shape.rank.get_length()
-        shape_of = ops.shape_of(value, ov.Type.i64)
-        before = ops.slice(shape_of, _i64(0), _i64(axis), _i64(1))
-        size = ops.reduce_prod(
-            ops.slice(shape_of, _i64(axis), _i64(axis + 2), _i64(1)), _i64(0), True
+        shape_of = op("ShapeOf", value, output_type="i64")
+        before = op("Slice", shape_of, _i64(0), _i64(axis), _i64(1))
+        size = op(
+            "ReduceProd",
+            op("Slice", shape_of, _i64(axis), _i64(axis + 2), _i64(1)),
+            _i64(0),
+            keep_dims=True,
         )
-        rest = ops.slice(shape_of, _i64(axis + 2), _i64(rank), _i64(1))
-        return ops.concat([before, size, rest], 0).output(0), size.output(0)
+        rest = op("Slice", shape_of, _i64(axis + 2), _i64(rank), _i64(1))
+        return op("Concat", before, size, rest, axis=0).output(0), size.output(0)
 
 
 def _i64(*values: int) -> ov.Output:
-    return ops.constant(np.array(values, np.int64)).output(0)
+    return constant(values, np.int64)
 
 
 class UnrolledBody:
@@ -223,7 +226,7 @@ class UnrolledBody:
             self.parameters[entry.body_parameter] = _chunk_parameter(old, entry, plan.factor)
         self.iteration = None
         if plan.masked or self.spec.current_iteration is not None:
-            self.iteration = ops.parameter([], ov.Type.i64, "unrolled_iteration")
+            self.iteration = ov.op.Parameter(ov.Type.i64, ov.PartialShape([]))
             if self.spec.current_iteration is None:
                 self.parameters.append(self.iteration)
             else:
@@ -236,22 +239,22 @@ class UnrolledBody:
         """i*k, the iteration the chunk's first copy runs (computed once per chunk)."""
         if self.iteration is None:
             return None
-        return ops.multiply(self.iteration, _scalar_i64(self.plan.factor)).output(0)
+        return op("Multiply", self.iteration, _scalar_i64(self.plan.factor)).output(0)
 
     def _remaining(self) -> ov.Output | None:
         """n - i*k, the iterations left for this chunk: copy j runs iff j < n - i*k (one
         scalar Subtract per chunk, then one Less per copy, instead of i*k + j < n)."""
         if self.limit is None:
             return None
-        return ops.subtract(self.limit, self.first).output(0)
+        return op("Subtract", self.limit, self.first).output(0)
 
     def _limit(self) -> ov.Output | None:
         """The trip count as the body compares with it, when copies past it are masked."""
         if not self.plan.limited:
             return None
         if self.source.trip.constant is not None:
-            return ops.constant(np.int64(self.source.trip.constant)).output(0)
-        limit = ops.parameter([], ov.Type.i64, "unrolled_limit")
+            return _scalar_i64(self.source.trip.constant)
+        limit = ov.op.Parameter(ov.Type.i64, ov.PartialShape([]))
         self.parameters.append(limit)
         return limit.output(0)
 
@@ -259,25 +262,25 @@ class UnrolledBody:
         """The unrolled LoopIR."""
         finals, parts, condition, count = self._chain()
         spec = self.spec
-        results = [ops.result(value) for value in finals]
+        results = [ov.op.Result(value) for value in finals]
         for entry in spec.concatenated_outputs:
             axis = _i64(entry.axis + 1)
-            each = [ops.unsqueeze(part, axis) for part in parts[entry.body_result]]
-            stacked = ops.concat(each, entry.axis + 1)
-            results[entry.body_result] = ops.result(stacked)
+            each = [op("Unsqueeze", part, axis) for part in parts[entry.body_result]]
+            stacked = op("Concat", *each, axis=entry.axis + 1)
+            results[entry.body_result] = ov.op.Result(stacked.output(0))
         inputs, outputs = spec.inputs(), spec.outputs()
         if self.limit is not None and self.source.trip.constant is None:
             inputs.append(InvariantInput(UNNUMBERED, len(self.parameters) - 1))
         if self.plan.counted:
             outputs.append(LastValueOutput(UNNUMBERED, len(results)))
-            results.append(ops.result(count))
+            results.append(ov.op.Result(count))
         read = {e.body_result for e in (*spec.merged_inputs, *spec.outputs())}
         position = spec.execution_condition
         if position in read:
             position = len(results)
-            results.append(ops.result(condition))
+            results.append(ov.op.Result(condition))
         else:
-            results[position] = ops.result(condition)
+            results[position] = ov.op.Result(condition)
         trip = self._trip()
         new_spec = dataclasses.replace(
             renumbered(spec, inputs, outputs),
@@ -298,6 +301,7 @@ class UnrolledBody:
         """The k copies: each Result's value after the last active copy, the per-copy parts
         of each stacked Result, the Loop's condition and the count of copies that ran."""
         body, factor = self.source.body, self.plan.factor
+        originals = body.get_ordered_ops()
         pieces = {
             e.body_parameter: _pieces(self.parameters[e.body_parameter], e, factor)
             for e in self.spec.sliced_inputs
@@ -309,7 +313,7 @@ class UnrolledBody:
             if copy > 0:
                 active = self._active(active, condition, copy)
             feeds = self._feeds(copy, current, pieces, finals)
-            values = _copy(body, feeds, copy)
+            values = _copy(body, originals, feeds, copy)
             finals = (
                 values
                 if finals is None
@@ -318,13 +322,13 @@ class UnrolledBody:
             for index, stack in parts.items():
                 stack.append(values[index])
             if self.plan.counted and self.plan.conditional:
-                ran = ops.add(current, ops.constant(np.int64(1))).output(0)
+                ran = op("Add", current, _scalar_i64(1)).output(0)
                 count = _keep(active, ran, count)
             condition = _scalar(values[self.spec.execution_condition])
         if self.plan.counted and not self.plan.conditional:
             # without a condition the copies that ran are the first min(n - i*k, k)
-            end = ops.add(self.first, _scalar_i64(factor))
-            count = ops.minimum(end, self.limit).output(0)
+            end = op("Add", self.first, _scalar_i64(factor))
+            count = op("Minimum", end, self.limit).output(0)
         return finals, parts, _both(active, condition), count
 
     def _current(self, copy: int) -> ov.Output | None:
@@ -333,7 +337,7 @@ class UnrolledBody:
             return None
         if copy == 0:
             return self.first
-        return ops.add(self.first, ops.constant(np.int64(copy))).output(0)
+        return op("Add", self.first, _scalar_i64(copy)).output(0)
 
     def _clamped(self, current: ov.Output) -> ov.Output:
         """The iteration number a copy sees: at most n - 1, so a copy masked for being past the
@@ -341,15 +345,15 @@ class UnrolledBody:
         past an input's end, the IR reference refuses such an index)."""
         if self.limit is None:
             return current
-        last = ops.subtract(self.limit, ops.constant(np.int64(1)))
-        return ops.minimum(current, last).output(0)
+        last = op("Subtract", self.limit, _scalar_i64(1))
+        return op("Minimum", current, last).output(0)
 
     def _active(self, active, condition, copy: int) -> ov.Output | None:
         """Whether a copy runs: the one before it ran and its condition held, and it is below n
         (which alone says the copies before it ran, when no condition stops the loop)."""
         below = None
         if self.remaining is not None:
-            below = ops.less(_scalar_i64(copy), self.remaining).output(0)
+            below = op("Less", _scalar_i64(copy), self.remaining).output(0)
         if not self.plan.conditional:
             return below
         return _both(_both(active, condition), below)
@@ -382,9 +386,9 @@ class UnrolledBody:
         if trip.source == TRIP_COUNT_UNBOUNDED:
             return trip
         count = trip.value
-        chunks = ops.divide(ops.add(count, _scalar_i64(factor - 1)), _scalar_i64(factor))
-        unbounded = ops.less(count, _scalar_i64(0))
-        value = ops.select(unbounded, _scalar_i64(-1), chunks).output(0)
+        chunks = op("Divide", op("Add", count, _scalar_i64(factor - 1)), _scalar_i64(factor))
+        unbounded = op("Less", count, _scalar_i64(0))
+        value = op("Select", unbounded, _scalar_i64(-1), chunks).output(0)
         return TripCount(value, TRIP_COUNT_INPUT, None, True)
 
     def _outer(self, spec) -> dict[int, ov.Output]:
@@ -398,8 +402,8 @@ class UnrolledBody:
             )
         if len(spec.inputs()) > len(self.spec.inputs()):
             count = self.source.trip.value
-            unbounded = ops.less(count, _scalar_i64(0))
-            limit = ops.select(unbounded, _scalar_i64(INT32_MAX), count)
+            unbounded = op("Less", count, _scalar_i64(0))
+            limit = op("Select", unbounded, _scalar_i64(INT32_MAX), count)
             outer[spec.inputs()[-1].external_port] = limit.output(0)
         return outer
 
@@ -423,21 +427,21 @@ class UnrolledBody:
 
 
 def _scalar_i64(value: int) -> ov.Output:
-    return ops.constant(np.int64(value)).output(0)
+    return constant(value, np.int64)
 
 
 def _keep(active: ov.Output | None, value: ov.Output, previous: ov.Output | None) -> ov.Output:
     """`value` if the copy was `active` (None: always), else `previous`."""
     if active is None or previous is None or value == previous:
         return value
-    return ops.select(active, value, previous).output(0)
+    return op("Select", active, value, previous).output(0)
 
 
 def _both(first: ov.Output | None, second: ov.Output | None) -> ov.Output | None:
     """first and second, either of which may be None (true)."""
     if first is None or second is None:
         return second if first is None else first
-    return ops.logical_and(first, second).output(0)
+    return op("LogicalAnd", first, second).output(0)
 
 
 def _scalar(value: ov.Output) -> ov.Output:
@@ -445,23 +449,24 @@ def _scalar(value: ov.Output) -> ov.Output:
     rank = value.get_partial_shape().rank
     if rank.is_static and rank.get_length() == 0:
         return value
-    return ops.reshape(value, _i64(), False).output(0)
+    return op("Reshape", value, _i64(), special_zero=False).output(0)
 
 
 def _as_type_of(value: ov.Output, parameter: ov.Node) -> ov.Output:
     """The iteration number in the element type and rank the body's Parameter declares (a
     scalar when its rank is dynamic)."""
     if parameter.get_element_type() != value.get_element_type():
-        value = ops.convert(value, parameter.get_element_type()).output(0)
+        value = op("Convert", value, destination_type=parameter.get_element_type()).output(0)
     rank = parameter.get_partial_shape().rank
     if rank.is_static and rank.get_length() > 0:
-        value = ops.reshape(value, _i64(*[1] * rank.get_length()), False).output(0)
+        value = op("Reshape", value, _i64(*[1] * rank.get_length()), special_zero=False)
+        value = value.output(0)
     return value
 
 
 def _like(parameter: ov.Node) -> ov.Node:
     """A new Parameter with the type, shape and names of `parameter`."""
-    new = ops.parameter(parameter.get_partial_shape(), parameter.get_element_type())
+    new = ov.op.Parameter(parameter.get_element_type(), parameter.get_partial_shape())
     new.set_friendly_name(parameter.get_friendly_name())
     new.output(0).set_names(parameter.output(0).get_names())
     return new
@@ -472,14 +477,14 @@ def _chunk_parameter(old: list, entry: SlicedInput, factor: int) -> ov.Node:
     parameter = old[entry.body_parameter]
     dims = list(parameter.get_partial_shape())
     dims.insert(entry.axis + 1, ov.Dimension(factor))
-    return ops.parameter(ov.PartialShape(dims), parameter.get_element_type())
+    return ov.op.Parameter(parameter.get_element_type(), ov.PartialShape(dims))
 
 
 def _pieces(chunk: ov.Node, entry: SlicedInput, factor: int) -> list[ov.Output]:
     """The k parts of a chunk, in the order the copies read them (from its end backward)."""
-    axis = ops.constant(np.int64(entry.axis + 1))
-    split = ops.split(chunk, axis, factor)
-    parts = [ops.squeeze(split.output(j), axis).output(0) for j in range(factor)]
+    axis = constant(entry.axis + 1, np.int64)
+    split = op("Split", chunk, axis, num_splits=factor)
+    parts = [op("Squeeze", split.output(j), axis).output(0) for j in range(factor)]
     return parts[::-1] if _backward(entry) else parts
 
 
@@ -495,26 +500,29 @@ def chunked(value: ov.Output, axis: int, factor: int, backward: bool) -> ov.Outp
     with a pad above 1 ("Can not clone with new dims", issue 20). The max (a no-op) gives the
     Subtract the lower bound 0 OpenVINO requires of a shape."""
     rank = value.get_partial_shape().rank.get_length()
-    shape = ops.shape_of(value, ov.Type.i64)
-    before = ops.slice(shape, _i64(0), _i64(axis), _i64(1))
-    after = ops.slice(shape, _i64(axis + 1), _i64(rank), _i64(1))
-    size = ops.unsqueeze(length(value, axis), _i64(0))
+    shape = op("ShapeOf", value, output_type="i64")
+    before = op("Slice", shape, _i64(0), _i64(axis), _i64(1))
+    after = op("Slice", shape, _i64(axis + 1), _i64(rank), _i64(1))
+    size = op("Unsqueeze", length(value, axis), _i64(0))
     k = _i64(factor)
-    chunks = ops.divide(ops.add(size, _i64(factor - 1)), k)
+    chunks = op("Divide", op("Add", size, _i64(factor - 1)), k)
     static = value.get_partial_shape()[axis]
     if static.is_dynamic or static.get_length() % factor != 0:
-        pad = ops.maximum(ops.subtract(ops.multiply(chunks, k), size), _i64(0))
-        zero = ops.constant(np.zeros((), value.get_element_type().to_dtype()))
-        zeros = ops.broadcast(zero, ops.concat([before, pad, after], 0))
-        value = ops.concat([zeros, value] if backward else [value, zeros], axis).output(0)
-    return ops.reshape(value, ops.concat([before, chunks, k, after], 0), False).output(0)
+        pad = op("Maximum", op("Subtract", op("Multiply", chunks, k), size), _i64(0))
+        zero = constant(np.zeros((), value.get_element_type().to_dtype()))
+        zeros = op("Broadcast", zero, op("Concat", before, pad, after, axis=0), mode="NUMPY")
+        pair = (zeros, value) if backward else (value, zeros)
+        value = op("Concat", *pair, axis=axis).output(0)
+    shape = op("Concat", before, chunks, k, after, axis=0)
+    return op("Reshape", value, shape, special_zero=False).output(0)
 
 
-def _copy(body: ov.Model, feeds: dict[int, ov.Output], copy: int) -> list[ov.Output]:
+def _copy(body: ov.Model, originals: list, feeds: dict[int, ov.Output], copy: int) -> list:
     """The values of the body's Results in a copy of the body whose Parameters are `feeds`
-    (by index). Constants are shared with `body`; copies after the first get their own names."""
+    (by index); `originals` are the body's ordered ops. Constants are shared with `body`;
+    copies after the first get their own names."""
     clone = body.clone()
-    for original, cloned in zip(body.get_ordered_ops(), clone.get_ordered_ops()):
+    for original, cloned in zip(originals, clone.get_ordered_ops()):
         if cloned.get_type_name() == "Constant":
             cloned.output(0).replace(original.output(0))
         elif copy > 0 and cloned.get_type_name() not in STRUCTURAL:
