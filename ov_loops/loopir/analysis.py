@@ -19,6 +19,12 @@ def computes_from_constants(loop: LoopIR, shapes: bool = False) -> bool:
     """Whether the trip count, the initial condition and every outer value the body really
     reads (`read_parameters`) are computed from Constants alone (with `shapes`, from Constants
     and the shapes of any values: constants once the model's shapes are static)."""
+    return computed_from_constants(loop_inputs(loop), shapes)
+
+
+def loop_inputs(loop: LoopIR) -> list[ov.Output]:
+    """The trip count, the initial condition and the outer values the body really reads (one
+    walk of the body: an unrolled body is k copies long)."""
     read = read_parameters(loop.body)
     parameters = loop.body.get_parameters()
     outer = [
@@ -26,7 +32,7 @@ def computes_from_constants(loop: LoopIR, shapes: bool = False) -> bool:
         for entry in loop.spec.inputs()
         if parameters[entry.body_parameter].get_instance_id() in read
     ]
-    return computed_from_constants([loop.trip.value, loop.start.value, *outer], shapes)
+    return [loop.trip.value, loop.start.value, *outer]
 
 
 def read_parameters(model: ov.Model, values: list[ov.Output] | None = None) -> set[int]:
