@@ -18,21 +18,41 @@ RUNTIME_SOURCES = frozenset({"Parameter", "ReadValue", "RandomUniform"})
 def computes_from_constants(loop: LoopIR, shapes: bool = False) -> bool:
     """Whether the trip count, the initial condition and every outer value the body really
     reads (`read_parameters`) are computed from Constants alone (with `shapes`, from Constants
-    and the shapes of any values: constants once the model's shapes are static)."""
-    return computed_from_constants(loop_inputs(loop), shapes)
+    and the shapes of any values: constants once the model's shapes are static).
 
-
-def loop_inputs(loop: LoopIR) -> list[ov.Output]:
-    """The trip count, the initial condition and the outer values the body really reads (one
-    walk of the body: an unrolled body is k copies long)."""
-    read = read_parameters(loop.body)
+    Asked value by value, so the body is walked only for a Parameter whose outer value is not
+    computed from constants, and only forward from it (`is_read`): an unrolled body is k
+    copies long, and most loops read a run-time value."""
+    if not computed_from_constants([loop.trip.value, loop.start.value], shapes):
+        return False
     parameters = loop.body.get_parameters()
-    outer = [
-        loop.outer[entry.external_port]
+    return not any(
+        not computed_from_constants([loop.outer[entry.external_port]], shapes)
+        and is_read(loop.body, parameters[entry.body_parameter])
         for entry in loop.spec.inputs()
-        if parameters[entry.body_parameter].get_instance_id() in read
-    ]
-    return [loop.trip.value, loop.start.value, *outer]
+    )
+
+
+def is_read(model: ov.Model, parameter: ov.Node) -> bool:
+    """Whether `parameter` is among `read_parameters(model)`: found forward from it, a Result
+    reached through ops that read all their inputs decides at once; a walk that meets an If
+    (which reads only some of its inputs) asks `read_parameters`."""
+    seen = {parameter.get_instance_id()}
+    pending = [parameter]
+    while pending:
+        node = pending.pop()
+        for output in node.outputs():
+            for target in output.get_target_inputs():
+                reader = target.get_node()
+                kind = reader.get_type_name()
+                if kind == "Result":
+                    return True
+                if kind == "If":
+                    return parameter.get_instance_id() in read_parameters(model)
+                if reader.get_instance_id() not in seen:
+                    seen.add(reader.get_instance_id())
+                    pending.append(reader)
+    return False
 
 
 def read_parameters(model: ov.Model, values: list[ov.Output] | None = None) -> set[int]:

@@ -24,11 +24,7 @@ import openvino.opset15 as ops
 
 from ov_loops.contract import ports
 from ov_loops.contract.spec import InvariantInput
-from ov_loops.loopir.analysis import (
-    computed_from_constants,
-    computes_from_constants,
-    loop_inputs,
-)
+from ov_loops.loopir.analysis import computes_from_constants
 from ov_loops.loopir.loop import LoopIR
 from ov_loops.loopir.passes.base import LoopPass
 from ov_loops.ovgraph import constant_value
@@ -78,8 +74,7 @@ def from_shapes(loop: LoopIR) -> bool:
     condition = constant_value(loop.body_value(loop.spec.execution_condition))
     if condition is not None and bool(condition.all()):
         return False
-    inputs = loop_inputs(loop)
-    return computed_from_constants(inputs, shapes=True) and not computed_from_constants(inputs)
+    return computes_from_constants(loop, shapes=True) and not computes_from_constants(loop)
 
 
 def may_give_dynamic_shape(loop: LoopIR) -> bool:
