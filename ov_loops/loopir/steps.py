@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, ClassVar, Protocol
 
 import numpy as np
 import openvino as ov
-import openvino.opset15 as ops
 
 from ov_loops import ovgraph
 from ov_loops.loopir.trip_count import InitialCondition, TripCount, runs_zero
+from ov_loops.opfactory import constant, op
 
 if TYPE_CHECKING:
     from ov_loops.loopir.loop import LoopResult
@@ -97,7 +97,7 @@ class PrependInitial:
     @classmethod
     def apply_all(cls, items, after: AfterLoop) -> list[ov.Output]:
         return [
-            ops.concat([step.initial, _merged(value, step)], step.axis).output(0)
+            op("Concat", step.initial, _merged(value, step), axis=step.axis).output(0)
             for value, step in items
         ]
 
@@ -107,11 +107,10 @@ def _merged(value: ov.Output, step: PrependInitial) -> ov.Output:
     if step.rows == 1:
         return value
     axis, rank = step.axis, value.get_partial_shape().rank.get_length()
-    dims = ops.shape_of(value, ov.Type.i64)
-    count = ops.multiply(
-        ops.gather(dims, ops.constant(np.array([axis], np.int64)), np.int64(0)),
-        ops.constant(np.array([step.rows], np.int64)),
-    )
+    dims = op("ShapeOf", value, output_type="i64")
+    rows = op("Gather", dims, constant([axis], np.int64), constant(0, np.int64), batch_dims=0)
+    count = op("Multiply", rows, constant([step.rows], np.int64))
     order = [*range(axis), rank, *range(axis + 2, rank)]
-    shape = ops.gather(ops.concat([dims, count], 0), ops.constant(np.array(order)), np.int64(0))
-    return ops.reshape(value, shape, False).output(0)
+    gathered = (op("Concat", dims, count, axis=0), constant(order, np.int64), constant(0, np.int64))
+    shape = op("Gather", *gathered, batch_dims=0)
+    return op("Reshape", value, shape, special_zero=False).output(0)

@@ -26,7 +26,7 @@ import dataclasses
 
 import numpy as np
 import openvino as ov
-import openvino.opset15 as ops
+from openvino.opset15 import if_op
 
 from ov_loops.contract.ports import UNNUMBERED, renumbered
 from ov_loops.contract.spec import (
@@ -46,6 +46,7 @@ from ov_loops.loopir.unrolling import (
     unrollable,
 )
 from ov_loops.lower.loop5 import lower_to_loop5
+from ov_loops.opfactory import constant, op
 from ov_loops.ovgraph import copy, length
 
 REMAINDER = "/remainder"  # the second Loop-5's path: the first's and this
@@ -93,11 +94,11 @@ def lower_split(
     """The first Loop-5 (after AFTER_CELLS, for the report), the second's LoopSpec (the
     report's `remainder`) and the loop's values."""
     count = loop.trip.value
-    one = ops.constant(np.int64(1))
-    k = ops.constant(np.int64(factor))
-    chunks = ops.divide(ops.subtract(ops.maximum(count, one), one), k)
-    first_count = ops.multiply(chunks, k).output(0)
-    rest_count = ops.subtract(count, first_count).output(0)
+    one = constant(1, np.int64)
+    k = constant(factor, np.int64)
+    chunks = op("Divide", op("Subtract", op("Maximum", count, one), one), k)
+    first_count = op("Multiply", chunks, k).output(0)
+    rest_count = op("Subtract", count, first_count).output(0)
     rest_body = loop.body.clone()  # the first loop's passes may rewrite loop.body in place
     first, finals = _first_loop(loop, first_count, factor)
     first = options.run(first, AFTER_CELLS)
@@ -161,30 +162,30 @@ def _from_part(value: ov.Output, entry, offset: ov.Output) -> ov.Output:
     """The parts of sliced input `value` the second loop reads: from part m on, or, read from
     the end, all but the last m."""
     size = length(value, entry.axis)
-    start, stop = (ops.constant(np.int64(0)), ops.subtract(size, offset))
+    start, stop = (constant(0, np.int64), op("Subtract", size, offset))
     if entry.stride > 0:
         start, stop = offset, size
-    axis = ops.constant(np.array([entry.axis], np.int64))
-    one = ops.constant(np.array([1], np.int64))
-    begin = ops.unsqueeze(start, ops.constant(np.int64(0)))
-    end = ops.unsqueeze(stop, ops.constant(np.int64(0)))
-    return ops.slice(value, begin, end, one, axis).output(0)
+    axis = constant([entry.axis], np.int64)
+    one = constant([1], np.int64)
+    begin = op("Unsqueeze", start, constant(0, np.int64))
+    end = op("Unsqueeze", stop, constant(0, np.int64))
+    return op("Slice", value, begin, end, one, axis).output(0)
 
 
 def _offset_iteration(loop: LoopIR, offset: ov.Output) -> LoopIR:
     """`loop` whose body sees current_iteration + `offset` (an invariant input of its own)."""
     parameters = list(loop.body.get_parameters())
     iteration = parameters[loop.spec.current_iteration]
-    shift = ops.parameter(iteration.get_partial_shape(), iteration.get_element_type())
+    shift = ov.op.Parameter(iteration.get_element_type(), iteration.get_partial_shape())
     targets = list(iteration.output(0).get_target_inputs())
-    shifted = ops.add(iteration, shift).output(0)
+    shifted = op("Add", iteration, shift).output(0)
     for target in targets:
         target.replace_source_output(shifted)
     value = offset
     if value.get_element_type() != iteration.get_element_type():
-        value = ops.convert(value, iteration.get_element_type()).output(0)
+        value = op("Convert", value, destination_type=iteration.get_element_type()).output(0)
     rank = iteration.get_partial_shape().rank.get_length()
-    value = ops.reshape(value, ops.constant(np.ones(rank, np.int64)), False).output(0)
+    value = op("Reshape", value, constant(np.ones(rank, np.int64)), special_zero=False).output(0)
     inputs = [*loop.spec.inputs(), InvariantInput(UNNUMBERED, len(parameters))]
     spec = renumbered(loop.spec, inputs, loop.spec.outputs())
     rest = loop.with_body(list(loop.body.get_results()), [*parameters, shift], spec)
@@ -205,13 +206,13 @@ def _joined(loop, first: list, rest: list, first_count) -> list[ov.Output]:
         firsts, rests = inner[:size], inner[size:]
         pairs = [(b, a) if back else (a, b) for a, b, back in zip(firsts, rests, backward)]
         return [
-            ops.concat(list(pair), axes[loop.results[i].port]).output(0)
+            op("Concat", *pair, axis=axes[loop.results[i].port]).output(0)
             for pair, i in zip(pairs, stacked)
         ]
 
     firsts = [first[index] for index in stacked]
     rests = [rest[index] for index in stacked]
-    first_ran_none = ops.equal(first_count, ops.constant(np.int64(0))).output(0)
+    first_ran_none = op("Equal", first_count, constant(0, np.int64)).output(0)
     joined = _either(first_ran_none, rests, [*firsts, *rests], both)
     for index, value in zip(stacked, joined):
         values[index] = value
@@ -223,11 +224,11 @@ def _either(condition: ov.Output, then_values: list, else_values: list, build) -
     branch as a Parameter of its own."""
     then_parameters = [_parameter_like(value) for value in then_values]
     else_parameters = [_parameter_like(value) for value in else_values]
-    then_results = [ops.result(copy(p.output(0))) for p in then_parameters]
+    then_results = [ov.op.Result(copy(p.output(0))) for p in then_parameters]
     made = build([parameter.output(0) for parameter in else_parameters])
-    branch = ops.if_op(condition)
+    branch = if_op(condition)
     branch.set_then_body(ov.Model(then_results, then_parameters, "then"))
-    branch.set_else_body(ov.Model([ops.result(v) for v in made], else_parameters, "else"))
+    branch.set_else_body(ov.Model([ov.op.Result(v) for v in made], else_parameters, "else"))
     for value, parameter in zip(then_values, then_parameters):
         branch.set_input(value, parameter, None)
     for value, parameter in zip(else_values, else_parameters):
@@ -239,4 +240,4 @@ def _either(condition: ov.Output, then_values: list, else_values: list, build) -
 
 
 def _parameter_like(value: ov.Output) -> ov.Node:
-    return ops.parameter(value.get_partial_shape(), value.get_element_type())
+    return ov.op.Parameter(value.get_element_type(), value.get_partial_shape())

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import numpy as np
 import openvino as ov
-import openvino.opset15 as ops
 
 from ov_loops.contract.spec import TRIP_COUNT_UNBOUNDED
 from ov_loops.loopir.loop import LoopIR
 from ov_loops.loopir.steps import AfterLoop, apply_steps
 from ov_loops.loopir.unrolling import Plan, UnrolledBody, always_true, shapes_kept, unrollable
+from ov_loops.opfactory import constant
 from ov_loops.ovgraph import MAX_FOLDED_DEPTH, NOT_FOLDED, upstream
 
 
@@ -100,7 +100,7 @@ def unroll_fully(loop: LoopIR) -> list[ov.Output]:
         counter = parameters[spec.current_iteration]
         dims = counter.get_partial_shape().to_shape()
         zero = np.zeros(dims, counter.get_element_type().to_dtype())
-        feeds[spec.current_iteration] = ops.constant(zero).output(0)
+        feeds[spec.current_iteration] = constant(zero)
     for index, parameter in enumerate(parameters):
         parameter.output(0).replace(feeds[index])
     results = body.get_results()
