@@ -822,6 +822,63 @@ def accumulator_also_read_in_the_body() -> Scenario:
     return _accumulator("accumulator_read", 3, read_in_body=True)
 
 
+def _outer_products(path: str, trips: int, rows: int = 1) -> Scenario:
+    """acc = acc + a^T b, a gradient's sum of outer products (passes/outer_products.py), over
+    a runtime trip count: a = [x * i] ([x * i, -x * i] with `rows` 2) for x a [3] carried
+    value that doubles, b = [i + 1, 1 - i] (and [1, i]); acc [3, 2] starts non-zero; the last
+    acc and x."""
+    count = _parameter("M", [], ov.Type.i64)
+    acc0, x0 = _parameter("acc0", [3, 2]), _parameter("x0", [3])
+    i, acc, x = _parameter("i", [], ov.Type.i64), _parameter("acc", [3, 2]), _parameter("x", [3])
+    step = ops.convert(i, ov.Type.f32)
+    a = ops.unsqueeze(ops.multiply(x, step), _i64(0))
+    one = ops.constant(np.float32(1))
+
+    def row(*scalars):
+        return ops.concat([ops.reshape(v, _i64(1, 1), False) for v in scalars], 1)
+
+    b = row(ops.add(step, one), ops.subtract(one, step))
+    if rows == 2:
+        a = ops.concat([a, ops.negative(a)], 0)
+        b = ops.concat([b, row(one, step)], 0)
+    total = ops.add(acc, ops.matmul(a, b, True, False))
+    x_next = ops.multiply(x, ops.constant(np.float32(2)))
+    results = [ops.result(total), ops.result(x_next), _always()]
+    loop = _loop(
+        path,
+        results,
+        [i, acc, x],
+        [MergedInput(UNNUMBERED, 1, 0), MergedInput(UNNUMBERED, 2, 1)],
+        [LastValueOutput(UNNUMBERED, 0), LastValueOutput(UNNUMBERED, 1)],
+        [acc0.output(0), x0.output(0)],
+        trip_count(count.output(0)),
+        initial_condition(None),
+        current_iteration=0,
+        execution_condition=2,
+    )
+    feeds = {
+        "M": np.array(trips, np.int64),
+        "acc0": np.arange(6, dtype=np.float32).reshape(3, 2),
+        "x0": np.array([1.0, -0.5, 0.25], np.float32),
+    }
+    return loop, [count, acc0, x0], feeds
+
+
+@scenario
+def outer_products_summed() -> Scenario:
+    return _outer_products("outer_products", 4)
+
+
+@scenario
+def outer_products_summed_zero_runs() -> Scenario:
+    return _outer_products("outer_products_zero", 0)
+
+
+@scenario
+def outer_products_of_two_rows_summed() -> Scenario:
+    return _outer_products("outer_products_rows", 3, rows=2)
+
+
 UNROLL_COUNTS = (0, 1, 3, 4, 5, 14)  # around multiples of 4: 0, 1, k-1, k, k+1, 3k+2
 
 

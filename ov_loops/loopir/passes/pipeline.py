@@ -40,6 +40,7 @@ from ov_loops.loopir.passes.iteration_first import IterationParameterFirst
 from ov_loops.loopir.passes.levels import OPTIMIZE_LEVELS, OptimizeLevel
 from ov_loops.loopir.passes.licm import HoistInvariantComputation
 from ov_loops.loopir.passes.merge_matmuls import MergeSharedMatMuls
+from ov_loops.loopir.passes.outer_products import SumOuterProductsAfterLoop
 from ov_loops.loopir.passes.pack_carried import PackCarriedValues
 from ov_loops.loopir.passes.port_rank import FlattenHighRankStacks
 from ov_loops.loopir.passes.proven_trip_count import ProveTripCount
@@ -72,6 +73,7 @@ BEFORE_CELLS: tuple[type[LoopPass], ...] = (
 AFTER_CELLS: tuple[type[LoopPass], ...] = (
     MergeSharedMatMuls,
     HoistSlicedComputation,
+    SumOuterProductsAfterLoop,
     UnrollIterations,
     PackCarriedValues,
     CopyCapturesIntoConcats,
