@@ -879,6 +879,76 @@ def outer_products_of_two_rows_summed() -> Scenario:
     return _outer_products("outer_products_rows", 3, rows=2)
 
 
+def _linear_recurrences(path: str, steps: int, coupled_nonlinearly: bool = False) -> Scenario:
+    """Scalar steps over a constant trip count (passes/linear_recurrences.py): s_t a row of a
+    [steps + 2] sequence, r an invariant; x = x * r + s_t (an AR(1)), acc = acc + x * s_t
+    (reads x's previous value), c = c + i; the last x, acc and c and the stack of x * 2.
+    With `coupled_nonlinearly` x also adds acc * acc (not linear in the carried values)."""
+    seq, r0 = _parameter("s", [steps + 2]), _parameter("r", [])
+    x0, acc0, c0 = _parameter("x0", []), _parameter("acc0", []), _parameter("c0", [])
+    i, row, r = _parameter("i", [], ov.Type.i64), _parameter("s_t", [1]), _parameter("r_in", [])
+    x, acc, c = _parameter("x", []), _parameter("acc", []), _parameter("c", [])
+    s_t = ops.squeeze(row, _i64(0))
+    b = ops.multiply(acc, acc) if coupled_nonlinearly else s_t
+    x_next = ops.add(ops.multiply(x, r), b)
+    acc_next = ops.add(acc, ops.multiply(x, s_t))
+    c_next = ops.add(ops.convert(i, ov.Type.f32), c)
+    doubled = ops.unsqueeze(ops.multiply(x_next, ops.constant(np.float32(2))), _i64(0))
+    results = [
+        ops.result(x_next),
+        ops.result(acc_next),
+        ops.result(c_next),
+        ops.result(doubled),
+        _always(),
+    ]
+    loop = _loop(
+        path,
+        results,
+        [i, row, r, x, acc, c],
+        [
+            MergedInput(UNNUMBERED, 3, 0),
+            MergedInput(UNNUMBERED, 4, 1),
+            MergedInput(UNNUMBERED, 5, 2),
+            SlicedInput(UNNUMBERED, 1, 0),
+            InvariantInput(UNNUMBERED, 2),
+        ],
+        [
+            LastValueOutput(UNNUMBERED, 0),
+            LastValueOutput(UNNUMBERED, 1),
+            LastValueOutput(UNNUMBERED, 2),
+            ConcatenatedOutput(UNNUMBERED, 3, 0),
+        ],
+        [x0.output(0), acc0.output(0), c0.output(0), seq.output(0), r0.output(0)],
+        trip_count(ops.constant(np.int64(steps)).output(0)),
+        initial_condition(None),
+        current_iteration=0,
+        execution_condition=4,
+    )
+    feeds = {
+        "s": np.linspace(-1.0, 2.0, steps + 2, dtype=np.float32),
+        "r": np.array(-0.7, np.float32),
+        "x0": np.array(0.5, np.float32),
+        "acc0": np.array(1.5, np.float32),
+        "c0": np.array(-2.0, np.float32),
+    }
+    return loop, [seq, r0, x0, acc0, c0], feeds
+
+
+@scenario
+def linear_recurrences_of_scalars() -> Scenario:
+    return _linear_recurrences("linear_recurrences", 7)
+
+
+@scenario
+def linear_recurrence_of_one_step() -> Scenario:
+    return _linear_recurrences("linear_recurrence_once", 1)
+
+
+@scenario
+def recurrence_coupled_nonlinearly() -> Scenario:
+    return _linear_recurrences("recurrence_nonlinear", 5, coupled_nonlinearly=True)
+
+
 UNROLL_COUNTS = (0, 1, 3, 4, 5, 14)  # around multiples of 4: 0, 1, k-1, k, k+1, 3k+2
 
 

@@ -39,6 +39,7 @@ from ov_loops.loopir.passes.hoist_sliced import HoistSlicedComputation
 from ov_loops.loopir.passes.iteration_first import IterationParameterFirst
 from ov_loops.loopir.passes.levels import OPTIMIZE_LEVELS, OptimizeLevel
 from ov_loops.loopir.passes.licm import HoistInvariantComputation
+from ov_loops.loopir.passes.linear_recurrences import SolveLinearRecurrences
 from ov_loops.loopir.passes.merge_matmuls import MergeSharedMatMuls
 from ov_loops.loopir.passes.outer_products import SumOuterProductsAfterLoop
 from ov_loops.loopir.passes.pack_carried import PackCarriedValues
@@ -74,6 +75,7 @@ AFTER_CELLS: tuple[type[LoopPass], ...] = (
     MergeSharedMatMuls,
     HoistSlicedComputation,
     SumOuterProductsAfterLoop,
+    SolveLinearRecurrences,
     UnrollIterations,
     PackCarriedValues,
     CopyCapturesIntoConcats,
