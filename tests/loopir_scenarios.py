@@ -949,6 +949,43 @@ def recurrence_coupled_nonlinearly() -> Scenario:
     return _linear_recurrences("recurrence_nonlinear", 5, coupled_nonlinearly=True)
 
 
+@scenario
+def invariant_matrix_times_column() -> Scenario:
+    """h = tanh(x_t + W h) as PyTensor's scans write h W with Wᵀ given: W an invariant [3, 3]
+    times h as a column [3, 1] (passes/row_products.py), twice (the product and its double
+    share W); xs [4, 3] sliced; the last h and the stack of h."""
+    xs, h0, w0 = _parameter("xs", [4, 3]), _parameter("h0", [3]), _parameter("W", [3, 3])
+    x, h, w = _parameter("x_t", [1, 3]), _parameter("h", [3]), _parameter("W_in", [3, 3])
+    column = ops.unsqueeze(h, _i64(1))
+    product = ops.squeeze(ops.matmul(w, column, False, False), _i64(1))
+    twice = ops.squeeze(ops.matmul(w, ops.add(column, column), False, False), _i64(1))
+    step = ops.add(ops.squeeze(x, _i64(0)), ops.multiply(product, ops.constant(np.float32(0.5))))
+    h_next = ops.tanh(ops.add(step, ops.multiply(twice, ops.constant(np.float32(0.25)))))
+    results = [ops.result(h_next), _stacked(h_next), _always()]
+    loop = _loop(
+        "matrix_times_column",
+        results,
+        [x, h, w],
+        [
+            MergedInput(UNNUMBERED, 1, 0),
+            SlicedInput(UNNUMBERED, 0, 0),
+            InvariantInput(UNNUMBERED, 2),
+        ],
+        [LastValueOutput(UNNUMBERED, 0), ConcatenatedOutput(UNNUMBERED, 1, 0)],
+        [h0.output(0), xs.output(0), w0.output(0)],
+        trip_count(None, [xs.output(0)], [0]),
+        initial_condition(None),
+        execution_condition=2,
+    )
+    rng = np.random.default_rng(3)
+    feeds = {
+        "xs": rng.standard_normal((4, 3)).astype(np.float32),
+        "h0": np.array([0.5, -0.25, 1.0], np.float32),
+        "W": rng.standard_normal((3, 3)).astype(np.float32),
+    }
+    return loop, [xs, h0, w0], feeds
+
+
 UNROLL_COUNTS = (0, 1, 3, 4, 5, 14)  # around multiples of 4: 0, 1, k-1, k, k+1, 3k+2
 
 

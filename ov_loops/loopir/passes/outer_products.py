@@ -83,9 +83,7 @@ class SumOuterProductsAfterLoop(LoopPass):
         changed = loop.with_body(results, list(loop.body.get_parameters()), spec)
         changed = changed.replace(
             carried=without_merged(loop, {found.merged for found in sums}),
-            results=tuple(
-                _result(result, moved, summed, stacks, loop) for result in loop.results
-            ),
+            results=tuple(_result(result, moved, summed, stacks, loop) for result in loop.results),
         )
         dropped = {merged[found.merged].body_parameter for found in sums}
         return changed.without_parameters(dropped).noting(

@@ -45,6 +45,7 @@ from ov_loops.loopir.passes.outer_products import SumOuterProductsAfterLoop
 from ov_loops.loopir.passes.pack_carried import PackCarriedValues
 from ov_loops.loopir.passes.port_rank import FlattenHighRankStacks
 from ov_loops.loopir.passes.proven_trip_count import ProveTripCount
+from ov_loops.loopir.passes.row_products import MultiplyRowsByInvariants
 from ov_loops.loopir.passes.simplify import SimplifyBody
 from ov_loops.loopir.passes.unbounded_carries import UnboundedCarryLengths
 from ov_loops.loopir.passes.unroll_iterations import UnrollIterations, chosen_factor
@@ -76,6 +77,7 @@ AFTER_CELLS: tuple[type[LoopPass], ...] = (
     HoistSlicedComputation,
     SumOuterProductsAfterLoop,
     SolveLinearRecurrences,
+    MultiplyRowsByInvariants,
     UnrollIterations,
     PackCarriedValues,
     CopyCapturesIntoConcats,
