@@ -879,18 +879,21 @@ def outer_products_of_two_rows_summed() -> Scenario:
     return _outer_products("outer_products_rows", 3, rows=2)
 
 
-def _linear_recurrences(path: str, steps: int, coupled_nonlinearly: bool = False) -> Scenario:
+def _linear_recurrences(
+    path: str, steps: int, coupled_nonlinearly: bool = False, broadcast: str = "numpy"
+) -> Scenario:
     """Scalar steps over a constant trip count (passes/linear_recurrences.py): s_t a row of a
     [steps + 2] sequence, r an invariant; x = x * r + s_t (an AR(1)), acc = acc + x * s_t
     (reads x's previous value), c = c + i; the last x, acc and c and the stack of x * 2.
-    With `coupled_nonlinearly` x also adds acc * acc (not linear in the carried values)."""
+    With `coupled_nonlinearly` x also adds acc * acc (not linear in the carried values);
+    `broadcast` is x * r's auto_broadcast ("none": it takes no [T] sequence times a scalar)."""
     seq, r0 = _parameter("s", [steps + 2]), _parameter("r", [])
     x0, acc0, c0 = _parameter("x0", []), _parameter("acc0", []), _parameter("c0", [])
     i, row, r = _parameter("i", [], ov.Type.i64), _parameter("s_t", [1]), _parameter("r_in", [])
     x, acc, c = _parameter("x", []), _parameter("acc", []), _parameter("c", [])
     s_t = ops.squeeze(row, _i64(0))
     b = ops.multiply(acc, acc) if coupled_nonlinearly else s_t
-    x_next = ops.add(ops.multiply(x, r), b)
+    x_next = ops.add(ops.multiply(x, r, auto_broadcast=broadcast), b)
     acc_next = ops.add(acc, ops.multiply(x, s_t))
     c_next = ops.add(ops.convert(i, ov.Type.f32), c)
     doubled = ops.unsqueeze(ops.multiply(x_next, ops.constant(np.float32(2))), _i64(0))
@@ -947,6 +950,11 @@ def linear_recurrence_of_one_step() -> Scenario:
 @scenario
 def recurrence_coupled_nonlinearly() -> Scenario:
     return _linear_recurrences("recurrence_nonlinear", 5, coupled_nonlinearly=True)
+
+
+@scenario
+def recurrence_without_broadcasting() -> Scenario:
+    return _linear_recurrences("recurrence_no_broadcast", 5, broadcast="none")
 
 
 @scenario

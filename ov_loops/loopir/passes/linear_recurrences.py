@@ -231,7 +231,10 @@ class _Lifted:
             lifted = self._axis(node, value)
         elif kind in ELEMENTWISE and node.get_output_size() == 1:
             inputs = [self.lift(v) for v in node.input_values()]
-            copy = op(kind, *[v for v, _ in inputs], **node.get_attributes())
+            try:  # an op that does not broadcast (auto_broadcast "none") refuses [T] with []
+                copy = op(kind, *[v for v, _ in inputs], **node.get_attributes())
+            except RuntimeError:
+                raise _NotLinear from None
             lifted = (copy.output(0), any(per_step for _, per_step in inputs))
         else:
             lifted = None

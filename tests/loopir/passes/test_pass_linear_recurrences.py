@@ -13,6 +13,7 @@ from tests.loopir_scenarios import (
     linear_recurrences_of_scalars,
     outer_products_summed,
     recurrence_coupled_nonlinearly,
+    recurrence_without_broadcasting,
 )
 
 
@@ -32,9 +33,12 @@ def test_scalar_linear_recurrences_run_as_one_iteration(build, steps):
     assert ("CumSum" in kinds) == (steps > 1)  # acc and c add without a factor
 
 
-@pytest.mark.parametrize("build", [recurrence_coupled_nonlinearly, outer_products_summed])
+@pytest.mark.parametrize(
+    "build",
+    [recurrence_coupled_nonlinearly, recurrence_without_broadcasting, outer_products_summed],
+)
 def test_other_loops_stay(build):
-    """x = x r + acc * acc is not linear; a runtime trip count and [3, 2] values do not
-    qualify."""
+    """x = x r + acc * acc is not linear; x * r without broadcasting takes no sequence; a
+    runtime trip count and [3, 2] values do not qualify."""
     loop, _, _ = build()
     assert SolveLinearRecurrences()(loop) is loop
