@@ -105,7 +105,12 @@ def _inlined(loop: LoopIR, options: LoweringOptions) -> bool:
     """Whether `loop`, left by the passes at level max with one iteration, becomes its body
     inlined (passes/linear_recurrences.py: the CPU plugin ran a one-iteration Loop's 70 vector
     ops in about 1 us each, the main graph fuses and folds them)."""
-    return options.optimize == "max" and loop.trip.constant == 1 and unroll_refusal(loop) is None
+    return (
+        options.optimize == "max"
+        and loop.trip.constant == 1
+        and loop.iterations_per_step == 1  # not a loop unrolled by its whole trip count
+        and unroll_refusal(loop) is None
+    )
 
 
 def _not_unrolled(loop: LoopIR, most: int) -> str | None:
