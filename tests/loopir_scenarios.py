@@ -761,6 +761,23 @@ def lstm_step_symbolic_batch() -> Scenario:
 
 
 # -- accumulators (StackAccumulators) -------------------------------------------------------------
+def _two_carried(path: str, results, parameters, initial, count) -> LoopIR:
+    """A loop of the iteration number and two carried values (body Parameters 1 and 2, back
+    edges Results 0 and 1, both last values outputs) over a runtime trip count `count`."""
+    return _loop(
+        path,
+        results,
+        parameters,
+        [MergedInput(UNNUMBERED, 1, 0), MergedInput(UNNUMBERED, 2, 1)],
+        [LastValueOutput(UNNUMBERED, 0), LastValueOutput(UNNUMBERED, 1)],
+        [value.output(0) for value in initial],
+        trip_count(count.output(0)),
+        initial_condition(None),
+        current_iteration=0,
+        execution_condition=2,
+    )
+
+
 def _accumulator(path: str, trips: int, read_in_body: bool, rows: int = 1) -> Scenario:
     """acc = Concat(acc, [x * i]) along 0 with a runtime trip count, x a [2] carried value that
     doubles; acc starts non-empty. With `read_in_body`, x also adds acc's sum (so acc is read
@@ -777,18 +794,7 @@ def _accumulator(path: str, trips: int, read_in_body: bool, rows: int = 1) -> Sc
     if read_in_body:
         x_next = ops.add(x_next, ops.reduce_sum(acc, _i64(0, 1)))
     results = [ops.result(ops.concat([acc, row], 0)), ops.result(x_next), _always()]
-    loop = _loop(
-        path,
-        results,
-        [i, acc, x],
-        [MergedInput(UNNUMBERED, 1, 0), MergedInput(UNNUMBERED, 2, 1)],
-        [LastValueOutput(UNNUMBERED, 0), LastValueOutput(UNNUMBERED, 1)],
-        [acc0.output(0), x0.output(0)],
-        trip_count(count.output(0)),
-        initial_condition(None),
-        current_iteration=0,
-        execution_condition=2,
-    )
+    loop = _two_carried(path, results, [i, acc, x], [acc0, x0], count)
     feeds = {
         "M": np.array(trips, np.int64),
         "acc0": np.array([[9.0, 8.0], [7.0, 6.0]][:rows], np.float32),
@@ -844,18 +850,7 @@ def _outer_products(path: str, trips: int, rows: int = 1) -> Scenario:
     total = ops.add(acc, ops.matmul(a, b, True, False))
     x_next = ops.multiply(x, ops.constant(np.float32(2)))
     results = [ops.result(total), ops.result(x_next), _always()]
-    loop = _loop(
-        path,
-        results,
-        [i, acc, x],
-        [MergedInput(UNNUMBERED, 1, 0), MergedInput(UNNUMBERED, 2, 1)],
-        [LastValueOutput(UNNUMBERED, 0), LastValueOutput(UNNUMBERED, 1)],
-        [acc0.output(0), x0.output(0)],
-        trip_count(count.output(0)),
-        initial_condition(None),
-        current_iteration=0,
-        execution_condition=2,
-    )
+    loop = _two_carried(path, results, [i, acc, x], [acc0, x0], count)
     feeds = {
         "M": np.array(trips, np.int64),
         "acc0": np.arange(6, dtype=np.float32).reshape(3, 2),

@@ -59,13 +59,8 @@ class StackAccumulators(LoopPass):
         grown = {merged[a.merged].body_result: a for a in appends}
         for result, append in grown.items():
             results[result] = ops.result(_stacked_part(append))
-        outputs, moved, stacked = [], {}, {}
-        for entry in loop.spec.outputs():
-            if isinstance(entry, LastValueOutput) and entry.body_result in grown:
-                stacked[entry.external_port] = grown[entry.body_result]
-            else:
-                moved[entry.external_port] = len(outputs)
-                outputs.append(entry)
+        outputs, moved, taken = split_last_values(loop.spec, grown)
+        stacked = {port: grown[result] for port, result in taken.items()}
         ports_of = {}
         for result, append in grown.items():
             ports_of[append.merged] = len(outputs)
@@ -80,6 +75,20 @@ class StackAccumulators(LoopPass):
         return changed.without_parameters(dropped).noting(
             f"stacked {len(appends)} appended carried value(s)"
         )
+
+
+def split_last_values(spec, taken) -> tuple[list, dict[int, int], dict[int, int]]:
+    """The output entries of `spec` but the last values of the body Results `taken`, each
+    kept output's new port by its old one, and the taken outputs' body Results by their
+    ports."""
+    outputs, moved, found = [], {}, {}
+    for entry in spec.outputs():
+        if isinstance(entry, LastValueOutput) and entry.body_result in taken:
+            found[entry.external_port] = entry.body_result
+        else:
+            moved[entry.external_port] = len(outputs)
+            outputs.append(entry)
+    return outputs, moved, found
 
 
 def _stacked_part(append: _Append) -> ov.Output:

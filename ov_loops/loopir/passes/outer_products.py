@@ -11,9 +11,14 @@ import openvino as ov
 import openvino.opset15 as ops
 
 from ov_loops.contract.ports import UNNUMBERED, renumbered
-from ov_loops.contract.spec import ConcatenatedOutput, LastValueOutput
+from ov_loops.contract.spec import ConcatenatedOutput
 from ov_loops.loopir.loop import LoopIR, LoopResult
-from ov_loops.loopir.passes.accumulators import live_readers, used_elsewhere, without_merged
+from ov_loops.loopir.passes.accumulators import (
+    live_readers,
+    split_last_values,
+    used_elsewhere,
+    without_merged,
+)
 from ov_loops.loopir.passes.base import LoopPass
 from ov_loops.loopir.steps import AfterLoop
 
@@ -67,13 +72,8 @@ class SumOuterProductsAfterLoop(LoopPass):
         by_result = {found.result: found for found in sums}
         for found in sums:
             results[found.result] = ops.result(found.part())
-        outputs, moved, summed = [], {}, {}
-        for entry in loop.spec.outputs():
-            if isinstance(entry, LastValueOutput) and entry.body_result in by_result:
-                summed[entry.external_port] = by_result[entry.body_result]
-            else:
-                moved[entry.external_port] = len(outputs)
-                outputs.append(entry)
+        outputs, moved, taken = split_last_values(loop.spec, by_result)
+        summed = {port: by_result[result] for port, result in taken.items()}
         stacks = {}
         for found in sums:
             stacks[found.result] = len(outputs)
