@@ -35,6 +35,7 @@ os.environ.setdefault(
 import argparse  # noqa: E402
 import importlib.util  # noqa: E402
 import sys  # noqa: E402
+import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -88,9 +89,20 @@ def rnn_graphs(hidden: int, steps: int, static: bool = True) -> dict[str, tuple[
     }
 
 
+# The CPU time of the process counts every thread: what a backend's threads still do after
+# its call returned was counted in the next backend's call. XLA's threads stay busy for up to
+# 0.1 s after JAX's RNN gradient (4.5 ms of system time in a 30 ms sleep begun 20 ms after
+# it): OPENVINO's loss+gradient took 10-19 ms of system time right after JAX's call, 0.1-0.5
+# ms after the others' or its own, 0.3 ms after JAX's with 0.2 s to settle (rusage, 6 rounds).
+# Each call copies its outputs, drops the backend's, and lets its threads settle, on its own
+# clock.
+SETTLE_SECONDS = 0.2
+
+
 class Call:
     """A compiled function called `repeat` times like an infer request (interleaved_seconds's
-    interface); the outputs become numpy arrays (JAX's are computed asynchronously)."""
+    interface); the outputs become numpy arrays (JAX's are computed asynchronously), then the
+    backend's threads settle (SETTLE_SECONDS, counted as its own)."""
 
     def __init__(self, function, repeat: int = 1) -> None:
         self.function, self.repeat = function, repeat
@@ -98,7 +110,10 @@ class Call:
     def infer(self, feeds: list[np.ndarray]) -> list:
         for _ in range(self.repeat):
             outputs = self.function(*feeds)
-        return [np.asarray(output) for output in outputs]
+        values = [np.array(output, copy=True) for output in outputs]
+        del outputs  # (a backend's own buffers freed on its own clock)
+        time.sleep(SETTLE_SECONDS)
+        return values
 
 
 def rnn_calls(

@@ -761,6 +761,23 @@ def lstm_step_symbolic_batch() -> Scenario:
 
 
 # -- accumulators (StackAccumulators) -------------------------------------------------------------
+def _two_carried(path: str, results, parameters, initial, count) -> LoopIR:
+    """A loop of the iteration number and two carried values (body Parameters 1 and 2, back
+    edges Results 0 and 1, both last values outputs) over a runtime trip count `count`."""
+    return _loop(
+        path,
+        results,
+        parameters,
+        [MergedInput(UNNUMBERED, 1, 0), MergedInput(UNNUMBERED, 2, 1)],
+        [LastValueOutput(UNNUMBERED, 0), LastValueOutput(UNNUMBERED, 1)],
+        [value.output(0) for value in initial],
+        trip_count(count.output(0)),
+        initial_condition(None),
+        current_iteration=0,
+        execution_condition=2,
+    )
+
+
 def _accumulator(path: str, trips: int, read_in_body: bool, rows: int = 1) -> Scenario:
     """acc = Concat(acc, [x * i]) along 0 with a runtime trip count, x a [2] carried value that
     doubles; acc starts non-empty. With `read_in_body`, x also adds acc's sum (so acc is read
@@ -777,18 +794,7 @@ def _accumulator(path: str, trips: int, read_in_body: bool, rows: int = 1) -> Sc
     if read_in_body:
         x_next = ops.add(x_next, ops.reduce_sum(acc, _i64(0, 1)))
     results = [ops.result(ops.concat([acc, row], 0)), ops.result(x_next), _always()]
-    loop = _loop(
-        path,
-        results,
-        [i, acc, x],
-        [MergedInput(UNNUMBERED, 1, 0), MergedInput(UNNUMBERED, 2, 1)],
-        [LastValueOutput(UNNUMBERED, 0), LastValueOutput(UNNUMBERED, 1)],
-        [acc0.output(0), x0.output(0)],
-        trip_count(count.output(0)),
-        initial_condition(None),
-        current_iteration=0,
-        execution_condition=2,
-    )
+    loop = _two_carried(path, results, [i, acc, x], [acc0, x0], count)
     feeds = {
         "M": np.array(trips, np.int64),
         "acc0": np.array([[9.0, 8.0], [7.0, 6.0]][:rows], np.float32),
@@ -820,6 +826,167 @@ def accumulator_grown_by_two_rows_zero_runs() -> Scenario:
 @scenario
 def accumulator_also_read_in_the_body() -> Scenario:
     return _accumulator("accumulator_read", 3, read_in_body=True)
+
+
+def _outer_products(path: str, trips: int, rows: int = 1) -> Scenario:
+    """acc = acc + a^T b, a gradient's sum of outer products (passes/outer_products.py), over
+    a runtime trip count: a = [x * i] ([x * i, -x * i] with `rows` 2) for x a [3] carried
+    value that doubles, b = [i + 1, 1 - i] (and [1, i]); acc [3, 2] starts non-zero; the last
+    acc and x."""
+    count = _parameter("M", [], ov.Type.i64)
+    acc0, x0 = _parameter("acc0", [3, 2]), _parameter("x0", [3])
+    i, acc, x = _parameter("i", [], ov.Type.i64), _parameter("acc", [3, 2]), _parameter("x", [3])
+    step = ops.convert(i, ov.Type.f32)
+    a = ops.unsqueeze(ops.multiply(x, step), _i64(0))
+    one = ops.constant(np.float32(1))
+
+    def row(*scalars):
+        return ops.concat([ops.reshape(v, _i64(1, 1), False) for v in scalars], 1)
+
+    b = row(ops.add(step, one), ops.subtract(one, step))
+    if rows == 2:
+        a = ops.concat([a, ops.negative(a)], 0)
+        b = ops.concat([b, row(one, step)], 0)
+    total = ops.add(acc, ops.matmul(a, b, True, False))
+    x_next = ops.multiply(x, ops.constant(np.float32(2)))
+    results = [ops.result(total), ops.result(x_next), _always()]
+    loop = _two_carried(path, results, [i, acc, x], [acc0, x0], count)
+    feeds = {
+        "M": np.array(trips, np.int64),
+        "acc0": np.arange(6, dtype=np.float32).reshape(3, 2),
+        "x0": np.array([1.0, -0.5, 0.25], np.float32),
+    }
+    return loop, [count, acc0, x0], feeds
+
+
+@scenario
+def outer_products_summed() -> Scenario:
+    return _outer_products("outer_products", 4)
+
+
+@scenario
+def outer_products_summed_zero_runs() -> Scenario:
+    return _outer_products("outer_products_zero", 0)
+
+
+@scenario
+def outer_products_of_two_rows_summed() -> Scenario:
+    return _outer_products("outer_products_rows", 3, rows=2)
+
+
+def _linear_recurrences(
+    path: str, steps: int, coupled_nonlinearly: bool = False, broadcast: str = "numpy"
+) -> Scenario:
+    """Scalar steps over a constant trip count (passes/linear_recurrences.py): s_t a row of a
+    [steps + 2] sequence, r an invariant; x = x * r + s_t (an AR(1)), acc = acc + x * s_t
+    (reads x's previous value), c = c + i; the last x, acc and c and the stack of x * 2.
+    With `coupled_nonlinearly` x also adds acc * acc (not linear in the carried values);
+    `broadcast` is x * r's auto_broadcast ("none": it takes no [T] sequence times a scalar)."""
+    seq, r0 = _parameter("s", [steps + 2]), _parameter("r", [])
+    x0, acc0, c0 = _parameter("x0", []), _parameter("acc0", []), _parameter("c0", [])
+    i, row, r = _parameter("i", [], ov.Type.i64), _parameter("s_t", [1]), _parameter("r_in", [])
+    x, acc, c = _parameter("x", []), _parameter("acc", []), _parameter("c", [])
+    s_t = ops.squeeze(row, _i64(0))
+    b = ops.multiply(acc, acc) if coupled_nonlinearly else s_t
+    x_next = ops.add(ops.multiply(x, r, auto_broadcast=broadcast), b)
+    acc_next = ops.add(acc, ops.multiply(x, s_t))
+    c_next = ops.add(ops.convert(i, ov.Type.f32), c)
+    doubled = ops.unsqueeze(ops.multiply(x_next, ops.constant(np.float32(2))), _i64(0))
+    results = [
+        ops.result(x_next),
+        ops.result(acc_next),
+        ops.result(c_next),
+        ops.result(doubled),
+        _always(),
+    ]
+    loop = _loop(
+        path,
+        results,
+        [i, row, r, x, acc, c],
+        [
+            MergedInput(UNNUMBERED, 3, 0),
+            MergedInput(UNNUMBERED, 4, 1),
+            MergedInput(UNNUMBERED, 5, 2),
+            SlicedInput(UNNUMBERED, 1, 0),
+            InvariantInput(UNNUMBERED, 2),
+        ],
+        [
+            LastValueOutput(UNNUMBERED, 0),
+            LastValueOutput(UNNUMBERED, 1),
+            LastValueOutput(UNNUMBERED, 2),
+            ConcatenatedOutput(UNNUMBERED, 3, 0),
+        ],
+        [x0.output(0), acc0.output(0), c0.output(0), seq.output(0), r0.output(0)],
+        trip_count(ops.constant(np.int64(steps)).output(0)),
+        initial_condition(None),
+        current_iteration=0,
+        execution_condition=4,
+    )
+    feeds = {
+        "s": np.linspace(-1.0, 2.0, steps + 2, dtype=np.float32),
+        "r": np.array(-0.7, np.float32),
+        "x0": np.array(0.5, np.float32),
+        "acc0": np.array(1.5, np.float32),
+        "c0": np.array(-2.0, np.float32),
+    }
+    return loop, [seq, r0, x0, acc0, c0], feeds
+
+
+@scenario
+def linear_recurrences_of_scalars() -> Scenario:
+    return _linear_recurrences("linear_recurrences", 7)
+
+
+@scenario
+def linear_recurrence_of_one_step() -> Scenario:
+    return _linear_recurrences("linear_recurrence_once", 1)
+
+
+@scenario
+def recurrence_coupled_nonlinearly() -> Scenario:
+    return _linear_recurrences("recurrence_nonlinear", 5, coupled_nonlinearly=True)
+
+
+@scenario
+def recurrence_without_broadcasting() -> Scenario:
+    return _linear_recurrences("recurrence_no_broadcast", 5, broadcast="none")
+
+
+@scenario
+def invariant_matrix_times_column() -> Scenario:
+    """h = tanh(x_t + W h) as PyTensor's scans write h W with Wᵀ given: W an invariant [3, 3]
+    times h as a column [3, 1] (passes/row_products.py), twice (the product and its double
+    share W); xs [4, 3] sliced; the last h and the stack of h."""
+    xs, h0, w0 = _parameter("xs", [4, 3]), _parameter("h0", [3]), _parameter("W", [3, 3])
+    x, h, w = _parameter("x_t", [1, 3]), _parameter("h", [3]), _parameter("W_in", [3, 3])
+    column = ops.unsqueeze(h, _i64(1))
+    product = ops.squeeze(ops.matmul(w, column, False, False), _i64(1))
+    twice = ops.squeeze(ops.matmul(w, ops.add(column, column), False, False), _i64(1))
+    step = ops.add(ops.squeeze(x, _i64(0)), ops.multiply(product, ops.constant(np.float32(0.5))))
+    h_next = ops.tanh(ops.add(step, ops.multiply(twice, ops.constant(np.float32(0.25)))))
+    results = [ops.result(h_next), _stacked(h_next), _always()]
+    loop = _loop(
+        "matrix_times_column",
+        results,
+        [x, h, w],
+        [
+            MergedInput(UNNUMBERED, 1, 0),
+            SlicedInput(UNNUMBERED, 0, 0),
+            InvariantInput(UNNUMBERED, 2),
+        ],
+        [LastValueOutput(UNNUMBERED, 0), ConcatenatedOutput(UNNUMBERED, 1, 0)],
+        [h0.output(0), xs.output(0), w0.output(0)],
+        trip_count(None, [xs.output(0)], [0]),
+        initial_condition(None),
+        execution_condition=2,
+    )
+    rng = np.random.default_rng(3)
+    feeds = {
+        "xs": rng.standard_normal((4, 3)).astype(np.float32),
+        "h0": np.array([0.5, -0.25, 1.0], np.float32),
+        "W": rng.standard_normal((3, 3)).astype(np.float32),
+    }
+    return loop, [xs, h0, w0], feeds
 
 
 UNROLL_COUNTS = (0, 1, 3, 4, 5, 14)  # around multiples of 4: 0, 1, k-1, k, k+1, 3k+2

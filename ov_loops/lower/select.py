@@ -94,8 +94,23 @@ def _lowered(loop: LoopIR, options: LoweringOptions) -> Lowered:
         return dataclasses.replace(lowered, not_unrolled=why)
     loop = options.run(loop, AFTER_CELLS)
     names = tuple(value.name for value in loop.carried)
+    if _inlined(loop, options):
+        applied = (*loop.applied, "inlined its one iteration")
+        return Lowered(unroll_fully(loop), None, None, applied, names, "straight-line graph")
     lowered = Lowered(lower_to_loop5(loop), loop.spec, None, loop.applied, names)
     return dataclasses.replace(lowered, not_unrolled=why)
+
+
+def _inlined(loop: LoopIR, options: LoweringOptions) -> bool:
+    """Whether `loop`, left by the passes at level max with one iteration, becomes its body
+    inlined (passes/linear_recurrences.py: the CPU plugin ran a one-iteration Loop's 70 vector
+    ops in about 1 us each, the main graph fuses and folds them)."""
+    return (
+        options.optimize == "max"
+        and loop.trip.constant == 1
+        and loop.iterations_per_step == 1  # not a loop unrolled by its whole trip count
+        and unroll_refusal(loop) is None
+    )
 
 
 def _not_unrolled(loop: LoopIR, most: int) -> str | None:

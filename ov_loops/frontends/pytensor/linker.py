@@ -41,6 +41,7 @@ from ov_loops.frontends.pytensor.dispatch import (
     DEFAULT_SCAN_OPTIONS,
     INCOMPATIBLE_REWRITES,
     UnsupportedOpError,
+    cast,
     check_supported,
     element_type,
     scans_lowered_with,
@@ -56,16 +57,28 @@ DEFAULT_CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": 1}
 log = logging.getLogger("ov_loops.pytensor")
 
 
+# float64 values cross the model's boundary as float32, which the CPU plugin computes them in
+# anyway: its f64 inputs and outputs cost a Convert or Reorder node each (10 of the 35 us of
+# node time of the PyMC model's inference); the call converts the arrays (`_input_array`).
+BOUNDARY = {"float64": "float32"}
+
+
 def parameter(variable) -> ov.Node:
     """A Parameter of a PyTensor variable's type (its static dims kept, the others dynamic; a
-    random generator's an i32 key, generators.py)."""
+    random generator's an i32 key, generators.py; float64 as float32, BOUNDARY)."""
     if is_random_type(variable):
         return ops.parameter([], ov.Type.i32, name=str(variable))
     dtype = getattr(variable.type, "dtype", None)
     if not isinstance(dtype, str) or dtype == "object":
         raise UnsupportedOpError(f"input {variable} of type {variable.type}: not a tensor")
     shape = [-1 if dim is None else dim for dim in getattr(variable.type, "shape", ())]
-    return ops.parameter(shape, element_type(dtype), name=str(variable))
+    return ops.parameter(shape, element_type(BOUNDARY.get(dtype, dtype)), name=str(variable))
+
+
+def _at_boundary(value: ov.Output) -> ov.Output:
+    """A model output's value as it leaves the model (float64 as float32, BOUNDARY)."""
+    dtype = value.get_element_type().to_dtype().name
+    return cast(value, BOUNDARY[dtype]) if dtype in BOUNDARY else value
 
 
 def build_model(fgraph, options: ConvertOptions = DEFAULT_SCAN_OPTIONS) -> ov.Model:
@@ -74,9 +87,14 @@ def build_model(fgraph, options: ConvertOptions = DEFAULT_SCAN_OPTIONS) -> ov.Mo
     Concat reading a Loop output in place: loopir/passes/concat_copies.py)."""
     check_supported(fgraph)
     parameters = [parameter(variable) for variable in fgraph.inputs]
+    inputs = [
+        p.output(0) if is_random_type(v) else cast(p.output(0), v.type.dtype)
+        for p, v in zip(parameters, fgraph.inputs)
+    ]
     with scans_lowered_with(options):
-        values = translate_graph(fgraph, [p.output(0) for p in parameters])
-    model = ov.Model([ops.result(value) for value in values], parameters, "pytensor")
+        values = translate_graph(fgraph, inputs)
+    results = [ops.result(_at_boundary(value)) for value in values]
+    model = ov.Model(results, parameters, "pytensor")
     for workaround in options.lowering().target.model_workarounds:  # as conversion/driver.py
         workaround(model)
     return model
@@ -106,6 +124,7 @@ class CompiledFunction:
     ) -> None:
         self.model, self.device, self.config, self.rebuilt = model, device, config, rebuilt
         self.outputs = [_output_value(variable) for variable in outputs]
+        self.dtypes = [p.get_element_type().to_dtype() for p in model.get_parameters()]
         self.requests: dict[tuple, ov.InferRequest] = {}
 
     def request_for(self, arrays: list[np.ndarray]) -> ov.InferRequest:
@@ -137,7 +156,7 @@ class CompiledFunction:
         return core().compile_model(model, self.device, self.config)
 
     def __call__(self, *inputs) -> list:
-        arrays = [_input_array(value) for value in inputs]
+        arrays = [_input_array(value, dtype) for value, dtype in zip(inputs, self.dtypes)]
         request = self.request_for(arrays)
         for index, array in enumerate(arrays):
             request.set_input_tensor(index, ov.Tensor(array, shared_memory=True))
@@ -148,11 +167,14 @@ class CompiledFunction:
         ]
 
 
-def _input_array(value) -> np.ndarray:
-    """An input's value as the model takes it, C-contiguous (a numpy Generator as its key)."""
+def _input_array(value, dtype: np.dtype) -> np.ndarray:
+    """An input's value as the model takes it, C-contiguous, float64 as float32 (BOUNDARY; a
+    numpy Generator as its key)."""
     if isinstance(value, np.random.Generator):
         return key_of(value)
     array = np.asarray(value)  # (ascontiguousarray would make a 0-d array 1-d)
+    if array.dtype == np.float64 and dtype == np.float32:
+        return array.astype(np.float32, order="C")
     return array if array.flags.c_contiguous else np.ascontiguousarray(array)
 
 

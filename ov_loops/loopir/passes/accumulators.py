@@ -59,13 +59,8 @@ class StackAccumulators(LoopPass):
         grown = {merged[a.merged].body_result: a for a in appends}
         for result, append in grown.items():
             results[result] = ops.result(_stacked_part(append))
-        outputs, moved, stacked = [], {}, {}
-        for entry in loop.spec.outputs():
-            if isinstance(entry, LastValueOutput) and entry.body_result in grown:
-                stacked[entry.external_port] = grown[entry.body_result]
-            else:
-                moved[entry.external_port] = len(outputs)
-                outputs.append(entry)
+        outputs, moved, taken = split_last_values(loop.spec, grown)
+        stacked = {port: grown[result] for port, result in taken.items()}
         ports_of = {}
         for result, append in grown.items():
             ports_of[append.merged] = len(outputs)
@@ -74,12 +69,26 @@ class StackAccumulators(LoopPass):
         dropped = {merged[a.merged].body_parameter for a in appends}
         changed = loop.with_body(results, list(loop.body.get_parameters()), spec)
         changed = changed.replace(
-            carried=_without_merged(loop, {a.merged for a in appends}),
+            carried=without_merged(loop, {a.merged for a in appends}),
             results=tuple(_result(r, moved, stacked, ports_of) for r in loop.results),
         )
         return changed.without_parameters(dropped).noting(
             f"stacked {len(appends)} appended carried value(s)"
         )
+
+
+def split_last_values(spec, taken) -> tuple[list, dict[int, int], dict[int, int]]:
+    """The output entries of `spec` but the last values of the body Results `taken`, each
+    kept output's new port by its old one, and the taken outputs' body Results by their
+    ports."""
+    outputs, moved, found = [], {}, {}
+    for entry in spec.outputs():
+        if isinstance(entry, LastValueOutput) and entry.body_result in taken:
+            found[entry.external_port] = entry.body_result
+        else:
+            moved[entry.external_port] = len(outputs)
+            outputs.append(entry)
+    return outputs, moved, found
 
 
 def _stacked_part(append: _Append) -> ov.Output:
@@ -105,9 +114,9 @@ def _appends(loop: LoopIR) -> list[_Append]:
             or concat.get_type_name() != "Concat"
             or concat.get_input_size() < 2
             or concat.input_value(0).get_node() != parameter
-            or len(_live_readers(parameter.output(0), live)) != 1
-            or len(_live_readers(value, live)) != 1  # the back edge's Result alone
-            or _used_elsewhere(loop, entry.body_result)
+            or len(live_readers(parameter.output(0), live)) != 1
+            or len(live_readers(value, live)) != 1  # the back edge's Result alone
+            or used_elsewhere(loop, entry.body_result)
         ):
             continue
         append = _append(index, concat)
@@ -116,7 +125,7 @@ def _appends(loop: LoopIR) -> list[_Append]:
     return found
 
 
-def _live_readers(value: ov.Output, live: set[int]) -> list:
+def live_readers(value: ov.Output, live: set[int]) -> list:
     """The inputs reading `value` in nodes of the body (`live`: their instance ids)."""
     return [r for r in value.get_target_inputs() if r.get_node().get_instance_id() in live]
 
@@ -139,7 +148,7 @@ def _append(index: int, concat: ov.Node) -> _Append | None:
     return _Append(index, axis, part, length)
 
 
-def _used_elsewhere(loop: LoopIR, result: int) -> bool:
+def used_elsewhere(loop: LoopIR, result: int) -> bool:
     """Whether body Result `result` is a concatenated output or the execution condition."""
     spec = loop.spec
     return spec.execution_condition == result or any(
@@ -147,7 +156,9 @@ def _used_elsewhere(loop: LoopIR, result: int) -> bool:
     )
 
 
-def _without_merged(loop: LoopIR, gone: set[int]):
+def without_merged(loop: LoopIR, gone: set[int]) -> tuple:
+    """`loop`'s carried values but those of the merged inputs `gone`, the others' merged
+    inputs renumbered as the spec will number them without those."""
     kept = [index for index in range(len(loop.spec.merged_inputs)) if index not in gone]
     moved = {old: new for new, old in enumerate(kept)}
     return tuple(

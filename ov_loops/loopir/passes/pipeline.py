@@ -39,10 +39,13 @@ from ov_loops.loopir.passes.hoist_sliced import HoistSlicedComputation
 from ov_loops.loopir.passes.iteration_first import IterationParameterFirst
 from ov_loops.loopir.passes.levels import OPTIMIZE_LEVELS, OptimizeLevel
 from ov_loops.loopir.passes.licm import HoistInvariantComputation
+from ov_loops.loopir.passes.linear_recurrences import SolveLinearRecurrences
 from ov_loops.loopir.passes.merge_matmuls import MergeSharedMatMuls
+from ov_loops.loopir.passes.outer_products import SumOuterProductsAfterLoop
 from ov_loops.loopir.passes.pack_carried import PackCarriedValues
 from ov_loops.loopir.passes.port_rank import FlattenHighRankStacks
 from ov_loops.loopir.passes.proven_trip_count import ProveTripCount
+from ov_loops.loopir.passes.row_products import MultiplyRowsByInvariants
 from ov_loops.loopir.passes.simplify import SimplifyBody
 from ov_loops.loopir.passes.unbounded_carries import UnboundedCarryLengths
 from ov_loops.loopir.passes.unroll_iterations import UnrollIterations, chosen_factor
@@ -72,6 +75,9 @@ BEFORE_CELLS: tuple[type[LoopPass], ...] = (
 AFTER_CELLS: tuple[type[LoopPass], ...] = (
     MergeSharedMatMuls,
     HoistSlicedComputation,
+    SumOuterProductsAfterLoop,
+    SolveLinearRecurrences,
+    MultiplyRowsByInvariants,
     UnrollIterations,
     PackCarriedValues,
     CopyCapturesIntoConcats,

@@ -96,6 +96,24 @@ def test_one_model_compiled_per_input_shape_signature():
     assert len(compiled.requests) == 2
 
 
+def test_float64_crosses_the_model_boundary_as_float32():
+    """The CPU plugin computes f64 in f32; f64 inputs and outputs would cost a conversion node
+    each (linker.BOUNDARY): the model takes and gives f32, the function f64, a Fortran-ordered
+    array included; integers keep their type."""
+    x, n = pt.dmatrix("x"), pt.lvector("n")
+    function = pytensor.function([x, n], [x.sum(axis=0) * 2, n + 1], mode="OPENVINO")
+    model = function.vm.jit_fn.model
+    assert [p.get_element_type().to_dtype().name for p in model.get_parameters()] == [
+        "float32",
+        "int64",
+    ]
+    assert [r.get_element_type().to_dtype().name for r in model.outputs] == ["float32", "int64"]
+    summed, counted = function(np.asfortranarray(A), np.array([1, 2], np.int64))
+    assert summed.dtype == np.float64 and counted.dtype == np.int64
+    np.testing.assert_allclose(summed, A.sum(axis=0) * 2, rtol=1e-6)
+    np.testing.assert_array_equal(counted, [2, 3])
+
+
 def test_a_model_the_device_refuses_is_lowered_at_default_once(caplog, monkeypatch):
     """When compiling the model lowered at max raises, the function lowers its scans at
     default, warns once, and computes."""
