@@ -44,11 +44,14 @@ class SolveLinearRecurrences(LoopPass):
                                                           X = A x_0 + B, X_prev = [x_0, X[:-1]]
         compose((a', b'), (a, b)) = (a a', a b' + b)  # the step after another
 
-    The products are those of the sequential loop, grouped otherwise (f32 rounding differs);
-    a product of coefficients that overflows f32 (|a|^d > 3e38 for d <= T) makes the scan
-    inf where the loop's terms cancel. The CPU plugin runs each scalar op of a Loop body as a
-    node of its own: a 60-step AR(1) scan and its gradient (2 and 7 scalar ops a step) cost
-    about 0.2 us per op; here they are a few dozen vector ops.
+    The products are those of the sequential loop, grouped otherwise (f32 rounding differs).
+    A product of coefficients over d steps that overflows f32 (|a|^d > 3e38) times a state or
+    term of 0 is 0, as in the loop (not inf * 0 = NaN); one that overflows against a nonzero
+    state too small for the loop to overflow (|x| |a|^d < 3e38), or that underflows before
+    a large state, differs from the loop's (inf, NaN or 0 where the loop is finite).
+    The CPU plugin runs each scalar op of a Loop body as a node of its own: a 60-step AR(1)
+    scan and its gradient (2 and 7 scalar ops a step) cost about 0.2 us per op; here they
+    are a few dozen vector ops.
     """
 
     name = "solve-linear-recurrences"
@@ -210,7 +213,7 @@ class _Lifted:
             solved = ops.add(ops.cumsum(b, ops.constant(np.int64(0))), x0).output(0)
         else:
             a, b = _scan(a, b, self.steps)
-            solved = ops.add(ops.multiply(a, x0), b).output(0)
+            solved = ops.add(_times(a, x0), b).output(0)
         if self.steps == 1:
             return x0
         head = _rows(solved, 0, self.steps - 1)
@@ -293,11 +296,28 @@ def _shifted(value: ov.Output, by: int, steps: int, fill: float) -> ov.Output:
     return ops.concat([head, _rows(value, 0, steps - by)], 0).output(0)
 
 
+def _times(product: ov.Output, value: ov.Output) -> ov.Output:
+    """product * value, 0 where value is 0 and the product of coefficients is infinite.
+
+    the loop: x stays 0 while every b is 0, whatever a is;  the scan: A = a_1 .. a_t
+    overflows f32 (|a| > 1 for long enough) and inf * 0 = NaN; here 0, as the loop gives
+    """
+    times = ops.multiply(product, value).output(0)
+    if not product.get_element_type().is_real():
+        return times  # integers wrap: the grouping gives the loop's own values
+    zero = ops.logical_and(ops.equal(value, _zero_like(value)), ops.is_inf(product))
+    return ops.select(zero, value, times).output(0)
+
+
+def _zero_like(value: ov.Output) -> ov.Output:
+    return ops.constant(np.zeros([], value.get_element_type().to_dtype())).output(0)
+
+
 def _scan(a: ov.Output, b: ov.Output, steps: int) -> tuple[ov.Output, ov.Output]:
     """Inclusive prefix compositions of the steps (a_t, b_t): x_t = A_t x_0 + B_t."""
     distance = 1
     while distance < steps:
-        b = ops.add(b, ops.multiply(a, _shifted(b, distance, steps, 0))).output(0)
+        b = ops.add(b, _times(a, _shifted(b, distance, steps, 0))).output(0)
         a = ops.multiply(a, _shifted(a, distance, steps, 1)).output(0)
         distance *= 2
     return a, b
