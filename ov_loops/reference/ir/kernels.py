@@ -96,6 +96,13 @@ def _mod(layer, x):
     return [np.fmod(x[0], x[1])]
 
 
+def _is_inf(layer, x):
+    """IsInf-10: +inf where detect_positive, -inf where detect_negative (both by default)."""
+    positive = layer.data.get("detect_positive", "true") == "true"
+    negative = layer.data.get("detect_negative", "true") == "true"
+    return [(positive & np.isposinf(x[0])) | (negative & np.isneginf(x[0]))]
+
+
 def _relu(layer, x):
     return [np.maximum(x[0], 0).astype(x[0].dtype)]
 
@@ -329,6 +336,7 @@ KERNELS.update(
         "Divide": _divide,
         "FloorMod": _floor_mod,
         "Mod": _mod,
+        "IsInf": _is_inf,
         "Relu": _relu,
         "ReLU": _relu,
         "Sigmoid": _sigmoid,
