@@ -12,6 +12,8 @@ G ~ gamma(a, 1); each G of one draw on an independent stream of it):
     (chisquare(df) is PyTensor's gamma(df / 2, 2): no Op of its own)
 
 Working in log G keeps the draws of small shape parameters exact where G itself underflows.
+Out of the domain (log G NaN) the draws are NaN: `_exp` keeps a NaN, as the CPU plugin's Exp
+does not (it gives +inf for NaN).
 """
 
 from __future__ import annotations
@@ -26,9 +28,14 @@ from ov_loops.frontends.pytensor.draws import Draw
 from ov_loops.frontends.pytensor.rejection import log_standard_gamma, poisson
 
 
+def _exp(value: ov.Output) -> ov.Output:
+    """exp(value), NaN where value is NaN."""
+    return ops.select(ops.is_nan(value), value, ops.exp(value)).output(0)
+
+
 def gamma(d: Draw) -> ov.Output:
     alpha, scale = d.params
-    return ops.multiply(scale, ops.exp(log_standard_gamma(d, alpha))).output(0)
+    return ops.multiply(scale, _exp(log_standard_gamma(d, alpha))).output(0)
 
 
 def beta(d: Draw, a: ov.Output | None = None, b: ov.Output | None = None) -> ov.Output:
@@ -40,20 +47,22 @@ def beta(d: Draw, a: ov.Output | None = None, b: ov.Output | None = None) -> ov.
 
 def invgamma(d: Draw) -> ov.Output:
     alpha, scale = d.params
-    return ops.multiply(scale, ops.exp(ops.negative(log_standard_gamma(d, alpha)))).output(0)
+    return ops.multiply(scale, _exp(ops.negative(log_standard_gamma(d, alpha)).output(0))).output(0)
 
 
 def gengamma(d: Draw) -> ov.Output:
     alpha, power, scale = d.params
     log_g = log_standard_gamma(d, ops.divide(alpha, power).output(0))
-    return ops.multiply(scale, ops.exp(ops.divide(log_g, power))).output(0)
+    return ops.multiply(scale, _exp(ops.divide(log_g, power).output(0))).output(0)
 
 
 def student_t(d: Draw) -> ov.Output:
     df, loc, scale = d.params
     log_g = log_standard_gamma(d.part(1), ops.multiply(df, d.number(0.5)).output(0))
     log_ratio = ops.subtract(ops.log(df), ops.add(log_g, d.number(math.log(2.0))))
-    standard = ops.multiply(d.part(0).normal(), ops.exp(ops.multiply(log_ratio, d.number(0.5))))
+    standard = ops.multiply(
+        d.part(0).normal(), _exp(ops.multiply(log_ratio, d.number(0.5)).output(0))
+    )
     return ops.add(loc, ops.multiply(scale, standard)).output(0)
 
 
@@ -69,5 +78,5 @@ def dirichlet(d: Draw) -> ov.Output:
 def negative_binomial(d: Draw) -> ov.Output:
     n, p = d.params
     odds = ops.divide(ops.subtract(d.number(1.0), p), p)
-    lam = ops.multiply(ops.exp(log_standard_gamma(d.part(0), n)), odds).output(0)
+    lam = ops.multiply(_exp(log_standard_gamma(d.part(0), n)), odds).output(0)
     return poisson(d.part(1), lam)
