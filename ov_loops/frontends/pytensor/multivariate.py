@@ -1,7 +1,7 @@
 """The multivariate normal: mean + L z, L the Cholesky factor of the covariance, z standard
 normals, batched over the leading axes of mean, cov and size.
 
-    L = 0;  for j < n:                                 (a Loop-5, rejection.repeat_until)
+    L = 0;  for j < n:                                 (a Loop-5, rejection.while_loop)
         s = cov[..., :, j] - L @ L[..., j, :]          (columns >= j of L are still 0)
         L[..., i, j] = s_i / sqrt(s_j) for i >= j, where s_j > n eps cov_jj; else 0
     draw = mean + L @ z,   z: standard normals of shape size + (n,)
@@ -19,7 +19,7 @@ import openvino as ov
 import openvino.opset15 as ops
 
 from ov_loops.frontends.pytensor.draws import Draw
-from ov_loops.frontends.pytensor.rejection import repeat_until
+from ov_loops.frontends.pytensor.rejection import while_loop
 
 
 def _scalar(value, element: ov.Type) -> ov.Output:
@@ -34,11 +34,11 @@ def _size(matrix: ov.Output) -> ov.Output:
 I64 = ov.Type.i64
 
 
-def _cholesky_step(i, done, state, fixed):
-    """Column i of L (the module docstring)."""
+def _cholesky_step(j, state, fixed):
+    """Column j of L (the module docstring); (whether columns are left, [L])."""
     (factor,), (cov,) = state, fixed
     element, last = cov.get_element_type(), _scalar(-1, I64)
-    j, n = ops.convert(i, I64), _size(cov)
+    n = _size(cov)
     row = ops.gather(factor, j, _scalar(-2, I64))
     product = ops.squeeze(ops.matmul(factor, ops.unsqueeze(row, last), False, False), last)
     s = ops.subtract(ops.gather(cov, j, last), product)
@@ -54,15 +54,14 @@ def _cholesky_step(i, done, state, fixed):
     column = ops.multiply(ops.multiply(s, ops.unsqueeze(scale, last)), below)
     this = ops.convert(ops.equal(positions, j), element)
     factor = ops.add(factor, ops.multiply(ops.unsqueeze(column, last), this))
-    finished = ops.greater_equal(ops.add(j, _scalar(1, I64)), n)
-    return finished.output(0), [factor.output(0)]
+    left = ops.less(ops.add(j, _scalar(1, I64)), n)
+    return left.output(0), [factor.output(0)]
 
 
 def cholesky(cov: ov.Output) -> ov.Output:
     """The lower Cholesky factor of a batch of covariance matrices (the module docstring)."""
     zeros = ops.multiply(cov, _scalar(0.0, cov.get_element_type())).output(0)
-    empty = ops.equal(_size(cov), _scalar(0, I64)).output(0)
-    return repeat_until(empty, [zeros], [cov], _cholesky_step, 2**31 - 1)[0]
+    return while_loop([zeros], [cov], _cholesky_step, 2**31 - 1)[0]
 
 
 def batch_shape(params: list[ov.Output]) -> ov.Output:

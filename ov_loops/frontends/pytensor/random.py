@@ -26,8 +26,9 @@ draws), and the next rng, stored by an update (a RandomStream's default update, 
 carrying it), gives new ones. The numbers differ from the default mode's (numpy's), as the JAX
 and Numba backends' do.
 
-gamma and poisson draw by rejection, in a Loop-5 (rejection.py); beta, invgamma, gengamma, t,
-dirichlet, negative_binomial and beta_binomial from gamma draws (gammas.py);
+gamma (gammas.py) and poisson (poisson.py) draw by rejection, in a Loop-5 (rejection.py);
+beta, invgamma, gengamma, t, dirichlet, negative_binomial and beta_binomial from gamma draws
+(gammas.py);
 multivariate_normal from a Cholesky factor (multivariate.py). The RandomVariables without a
 translation (hypergeometric, multinomial, vonmises, wald, triangular, truncexpon, choice,
 permutation) are named by the mode.
@@ -43,7 +44,7 @@ from pytensor.tensor.random import basic as ptr
 from ov_loops.frontends.pytensor import gammas, multivariate
 from ov_loops.frontends.pytensor.dispatch import cast, i64, ov_translate
 from ov_loops.frontends.pytensor.draws import Draw, draws
-from ov_loops.frontends.pytensor.rejection import poisson
+from ov_loops.frontends.pytensor.poisson import poisson
 
 
 def _batch_shape(params: list[ov.Output]) -> ov.Output:
