@@ -14,6 +14,13 @@ rng key k and parameters p draws
     cauchy(loc, scale) = loc + scale tan(pi (u - 1/2));  halfcauchy = loc + scale tan(pi u / 2)
     laplace(loc, scale) = loc - scale sign(w) log(1 - 2 |w|),  w = u - 1/2
     integers(low, high) = low + floor((high - low) u)      bernoulli(p) = u < p
+    triangular(l, m, r) = u < (m - l) / (r - l) ? l + sqrt(u (r - l)(m - l))
+                                                : r - sqrt((1 - u)(r - l)(r - m))
+    truncexpon(b, loc, scale) = loc - scale log(1 - u (1 - exp(-b)))
+    wald(m, s) = x if u' <= m / (m + x) else m^2 / x,   y = m z^2,
+        x = m - m (y - sqrt(y^2 + 4 s y)) / (2 s) = m (1 - 2 y / (y + sqrt(y^2 + 4 s y)))
+        (Michael, Schucany and Haas; z, u' of two parts of the draw; the second form exact
+        in floats where y >> s)
     geometric(p) = max(1, ceil(log v / log(1 - p)))
     binomial(n, p) = sum(u_j < p for j < n), u_j: max(n) uniforms per element
     categorical(p) = count(cumsum(p, -1) < u), at most K - 1   (numpy.searchsorted, left)
@@ -30,8 +37,7 @@ gamma (gammas.py) and poisson (poisson.py) draw by rejection, in a Loop-5 (rejec
 beta, invgamma, gengamma, t, dirichlet, negative_binomial and beta_binomial from gamma draws
 (gammas.py);
 multivariate_normal from a Cholesky factor (multivariate.py). The RandomVariables without a
-translation (hypergeometric, multinomial, vonmises, wald, triangular, truncexpon, choice,
-permutation) are named by the mode.
+translation (hypergeometric, multinomial, choice, permutation) are named by the mode.
 """
 
 from __future__ import annotations
@@ -45,6 +51,7 @@ from ov_loops.frontends.pytensor import gammas, multivariate
 from ov_loops.frontends.pytensor.dispatch import cast, i64, ov_translate
 from ov_loops.frontends.pytensor.draws import Draw, draws
 from ov_loops.frontends.pytensor.poisson import poisson
+from ov_loops.frontends.pytensor.vonmises import von_mises
 
 
 def _batch_shape(params: list[ov.Output]) -> ov.Output:
@@ -100,6 +107,36 @@ def _laplace(d: Draw) -> ov.Output:
     w = ops.subtract(d.unit(), d.number(0.5))
     tail = ops.log(ops.subtract(d.number(1.0), ops.multiply(d.number(2.0), ops.abs(w))))
     return d.loc_scale(ops.negative(ops.multiply(ops.sign(w), tail)).output(0))
+
+
+def _triangular(d: Draw) -> ov.Output:
+    left, mode, right = d.params
+    u, width = d.unit(), ops.subtract(right, left)
+    rising, falling = ops.subtract(mode, left), ops.subtract(right, mode)
+    low = ops.add(left, ops.sqrt(ops.multiply(u, ops.multiply(width, rising))))
+    rest = ops.subtract(d.number(1.0), u)
+    high = ops.subtract(right, ops.sqrt(ops.multiply(rest, ops.multiply(width, falling))))
+    return ops.select(ops.less(u, ops.divide(rising, width)), low, high).output(0)
+
+
+def _truncexpon(d: Draw) -> ov.Output:
+    b, loc, scale = d.params
+    mass = ops.subtract(d.number(1.0), ops.exp(ops.negative(b)))
+    standard = ops.negative(ops.log(ops.subtract(d.number(1.0), ops.multiply(d.unit(), mass))))
+    return ops.add(loc, ops.multiply(scale, standard)).output(0)
+
+
+def _wald(d: Draw) -> ov.Output:
+    mean, scale = d.params
+    n = d.part(0).normal()
+    y = ops.multiply(mean, ops.multiply(n, n))
+    root = ops.sqrt(
+        ops.add(ops.multiply(y, y), ops.multiply(ops.multiply(d.number(4.0), scale), y))
+    )
+    share = ops.divide(ops.multiply(d.number(2.0), y), ops.add(y, root))
+    x = ops.multiply(mean, ops.subtract(d.number(1.0), share))
+    small = ops.less_equal(d.part(1).unit(), ops.divide(mean, ops.add(mean, x)))
+    return ops.select(small, x, ops.divide(ops.multiply(mean, mean), x)).output(0)
 
 
 def _bernoulli(d: Draw) -> ov.Output:
@@ -164,6 +201,10 @@ _SAMPLERS.update(
         ptr.NegBinomialRV: gammas.negative_binomial,
         ptr.BetaBinomialRV: _beta_binomial,
         ptr.PoissonRV: lambda d: poisson(d, d.params[0]),
+        ptr.TriangularRV: _triangular,
+        ptr.TruncExponentialRV: _truncexpon,
+        ptr.WaldRV: _wald,
+        ptr.VonMisesRV: von_mises,
     }
 )
 for _op, _sample in _SAMPLERS.items():

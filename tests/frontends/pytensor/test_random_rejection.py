@@ -83,6 +83,38 @@ CONTINUOUS = {
     ),
     "t": (lambda r: pt.random.t(4.0, 1.0, 2.0, rng=r, size=DRAWS), stats.t(4.0, 1.0, 2.0)),
     "t_one_df": (lambda r: pt.random.t(1.0, 0.0, 1.0, rng=r, size=DRAWS), stats.t(1.0)),
+    "vonmises": (
+        lambda r: pt.random.vonmises(0.0, 4.0, rng=r, size=DRAWS),
+        stats.vonmises(4.0),
+    ),
+    "vonmises_wide": (
+        lambda r: pt.random.vonmises(0.0, 0.3, rng=r, size=DRAWS),
+        stats.vonmises(0.3),
+    ),
+    "vonmises_narrow": (
+        lambda r: pt.random.vonmises(0.0, 1e4, rng=r, size=DRAWS),
+        stats.vonmises(1e4),
+    ),
+    "vonmises_uniform": (
+        lambda r: pt.random.vonmises(0.0, 0.0, rng=r, size=DRAWS),
+        stats.uniform(-np.pi, 2 * np.pi),
+    ),
+    "triangular": (
+        lambda r: pt.random.triangular(-1.0, 2.0, 3.0, rng=r, size=DRAWS),
+        stats.triang(0.75, loc=-1.0, scale=4.0),
+    ),
+    "truncexpon": (
+        lambda r: pt.random.truncexpon(2.0, 1.0, 0.5, rng=r, size=DRAWS),
+        stats.truncexpon(2.0, loc=1.0, scale=0.5),
+    ),
+    "wald": (
+        lambda r: pt.random.wald(2.0, 0.5, rng=r, size=DRAWS),
+        stats.invgauss(4.0, scale=0.5),
+    ),
+    "wald_wide": (
+        lambda r: pt.random.wald(1.0, 1e-3, rng=r, size=DRAWS),
+        stats.invgauss(1e3, scale=1e-3),
+    ),
 }
 DISCRETE = {
     **{
@@ -115,6 +147,13 @@ def test_continuous_draws_follow_their_distribution(name, dtype):
     assert draws.shape == (DRAWS,) and draws.dtype == dtype
     assert np.all(np.isfinite(draws))
     assert _distance(draws, law) < DISTANCE
+
+
+def test_vonmises_draws_wrap_around_their_mean():
+    draws = _draw(lambda r: pt.random.vonmises(3.0, 2.0, rng=r, size=DRAWS))
+    assert draws.min() >= -np.pi and draws.max() < np.pi
+    centred = np.mod(draws - 3.0 + np.pi, 2 * np.pi) - np.pi
+    assert _distance(centred, stats.vonmises(2.0)) < DISTANCE
 
 
 def test_gamma_draws_below_the_smallest_f32_are_zero():
@@ -290,3 +329,28 @@ def test_the_rejection_loop_runs_again_after_a_call_needing_no_draws():
     np.testing.assert_array_equal(wide, again)
     assert _distance(small[:, 1], stats.poisson(4.0)) < 2 * DISTANCE
     assert _distance(wide[:, 1], stats.poisson(500.0)) < 2 * DISTANCE
+
+
+DRAWS_PRIOR = 600  # prior predictive draws: one call per draw, each some ms with its loops
+
+
+def test_pymc_prior_predictive_draws_match_the_default_backend():
+    pm = pytest.importorskip("pymc", reason="PyMC is not installed")
+    with pm.Model():
+        a = pm.Gamma("a", 2.0, 1.0)
+        pm.Beta("b", 2.0, 5.0)
+        pm.StudentT("x", nu=4, mu=0, sigma=a)
+        pm.Poisson("k", mu=a * 3)
+        pm.NegativeBinomial("nb", mu=3.0, alpha=2.0)
+        pm.Dirichlet("d", a=np.ones(3))
+        pm.MvNormal("mv", mu=np.zeros(2), cov=np.array([[1.0, 0.3], [0.3, 2.0]]))
+        ours = pm.sample_prior_predictive(
+            draws=DRAWS_PRIOR, random_seed=1, compile_kwargs={"mode": "OPENVINO"}
+        ).prior
+        numpy_draws = pm.sample_prior_predictive(draws=DRAWS_PRIOR, random_seed=1).prior
+    for name in ("a", "b", "x", "k", "nb", "d", "mv"):
+        mine = ours[name].values.reshape(DRAWS_PRIOR, -1)
+        theirs = numpy_draws[name].values.reshape(DRAWS_PRIOR, -1)
+        assert not np.array_equal(mine, theirs)  # our own draws, not numpy's
+        for column in range(mine.shape[1]):  # two samples of one law (fixed seeds)
+            assert stats.ks_2samp(mine[:, column], theirs[:, column]).pvalue > 1e-3, name
