@@ -14,6 +14,13 @@ rng key k and parameters p draws
     cauchy(loc, scale) = loc + scale tan(pi (u - 1/2));  halfcauchy = loc + scale tan(pi u / 2)
     laplace(loc, scale) = loc - scale sign(w) log(1 - 2 |w|),  w = u - 1/2
     integers(low, high) = low + floor((high - low) u)      bernoulli(p) = u < p
+    triangular(l, m, r) = u < (m - l) / (r - l) ? l + sqrt(u (r - l)(m - l))
+                                                : r - sqrt((1 - u)(r - l)(r - m))
+    truncexpon(b, loc, scale) = loc - scale log(1 - u (1 - exp(-b)))
+    wald(m, s) = x if u' <= m / (m + x) else m^2 / x,   y = m z^2,
+        x = m - m (y - sqrt(y^2 + 4 s y)) / (2 s) = m (1 - 2 y / (y + sqrt(y^2 + 4 s y)))
+        (Michael, Schucany and Haas; z, u' of two parts of the draw; the second form exact
+        in floats where y >> s)
     geometric(p) = max(1, ceil(log v / log(1 - p)))
     binomial(n, p) = sum(u_j < p for j < n), u_j: max(n) uniforms per element
     categorical(p) = count(cumsum(p, -1) < u), at most K - 1   (numpy.searchsorted, left)
@@ -24,81 +31,33 @@ computed in the draw's float type (f32 for integer draws). Draws depend only on 
 same rng gives the same draws (as in PyTensor, a function without an rng update repeats its
 draws), and the next rng, stored by an update (a RandomStream's default update, or a scan
 carrying it), gives new ones. The numbers differ from the default mode's (numpy's), as the JAX
-and Numba backends' do. The RandomVariables that need rejection sampling (gamma, beta, poisson,
-t, dirichlet, ...) have no translation: the mode names them.
+and Numba backends' do.
+
+gamma (gammas.py) and poisson (poisson.py) draw by rejection, in a Loop-5 (rejection.py);
+beta, invgamma, gengamma, t, dirichlet, negative_binomial and beta_binomial from gamma draws
+(gammas.py);
+multivariate_normal from a Cholesky factor (multivariate.py). The RandomVariables without a
+translation (hypergeometric, multinomial, choice, permutation) are named by the mode.
 """
 
 from __future__ import annotations
-
-from collections.abc import Callable
 
 import numpy as np
 import openvino as ov
 import openvino.opset15 as ops
 from pytensor.tensor.random import basic as ptr
-from pytensor.tensor.type_other import NoneTypeT
 
-from ov_loops.frontends.pytensor.dispatch import cast, element_type, i64, ov_translate
-from ov_loops.frontends.theano.random_streams import mix, standard_normals, unit_uniforms
-
-NEXT = 0x2545F491
-
-
-class Draw:
-    """What a sampler reads: the stream, the draw's shape, its float type and parameters."""
-
-    def __init__(self, stream: ov.Output, shape: ov.Output, element: ov.Type, params: list):
-        self.stream, self.shape, self.element, self.params = stream, shape, element, params
-
-    def number(self, value: float) -> ov.Output:
-        return ops.constant(np.array(value, self.element.to_dtype())).output(0)
-
-    def unit(self, shape: ov.Output | None = None) -> ov.Output:
-        """u: uniforms on [0, 1) of the draw's shape (or `shape`)."""
-        return unit_uniforms(self.stream, self.shape if shape is None else shape, self.element)
-
-    def open_unit(self) -> ov.Output:
-        """v = 1 - u: uniforms on (0, 1], whose logarithm is finite."""
-        return ops.subtract(self.number(1.0), self.unit()).output(0)
-
-    def normal(self) -> ov.Output:
-        return standard_normals(self.stream, self.shape, self.element)
-
-    def loc_scale(self, standard: ov.Output) -> ov.Output:
-        loc, scale = self.params
-        return ops.add(loc, ops.multiply(scale, standard)).output(0)
-
-
-def _broadcast_shape(params: list[ov.Output]) -> ov.Output:
-    broadcast = params[0]
-    for param in params[1:]:
-        broadcast = ops.add(broadcast, param).output(0)
-    return ops.shape_of(broadcast, ov.Type.i64).output(0)
+from ov_loops.frontends.pytensor import gammas, multivariate
+from ov_loops.frontends.pytensor.dispatch import cast, i64, ov_translate
+from ov_loops.frontends.pytensor.draws import Draw, draws
+from ov_loops.frontends.pytensor.poisson import poisson
+from ov_loops.frontends.pytensor.vonmises import von_mises
 
 
 def _batch_shape(params: list[ov.Output]) -> ov.Output:
     """The shape of a categorical draw: its probabilities' without their last axis."""
     shape = ops.shape_of(params[0], ov.Type.i64)
     return ops.slice(shape, i64(0), i64(-1), i64(1)).output(0)
-
-
-def _draws(sample: Callable[[Draw], ov.Output], default_shape=_broadcast_shape):
-    """A RandomVariable's translation: (next rng key, sample(Draw(...)))."""
-
-    def translate(op, node, inputs):
-        key, size, *params = inputs
-        dtype = node.outputs[1].type.dtype
-        compute = dtype if np.dtype(dtype).kind == "f" else "float32"
-        params = [cast(p, compute) for p in params]
-        if isinstance(node.inputs[1].type, NoneTypeT):
-            shape = default_shape(params)
-        else:
-            shape = cast(size, np.int64)
-        value = sample(Draw(mix(key), shape, element_type(compute), params))
-        next_key = mix(ops.bitwise_xor(key, ops.constant(np.array(NEXT, np.int32))).output(0))
-        return [next_key, cast(value, dtype)]
-
-    return translate
 
 
 def _uniform(d: Draw) -> ov.Output:
@@ -150,6 +109,36 @@ def _laplace(d: Draw) -> ov.Output:
     return d.loc_scale(ops.negative(ops.multiply(ops.sign(w), tail)).output(0))
 
 
+def _triangular(d: Draw) -> ov.Output:
+    left, mode, right = d.params
+    u, width = d.unit(), ops.subtract(right, left)
+    rising, falling = ops.subtract(mode, left), ops.subtract(right, mode)
+    low = ops.add(left, ops.sqrt(ops.multiply(u, ops.multiply(width, rising))))
+    rest = ops.subtract(d.number(1.0), u)
+    high = ops.subtract(right, ops.sqrt(ops.multiply(rest, ops.multiply(width, falling))))
+    return ops.select(ops.less(u, ops.divide(rising, width)), low, high).output(0)
+
+
+def _truncexpon(d: Draw) -> ov.Output:
+    b, loc, scale = d.params
+    mass = ops.subtract(d.number(1.0), ops.exp(ops.negative(b)))
+    standard = ops.negative(ops.log(ops.subtract(d.number(1.0), ops.multiply(d.unit(), mass))))
+    return ops.add(loc, ops.multiply(scale, standard)).output(0)
+
+
+def _wald(d: Draw) -> ov.Output:
+    mean, scale = d.params
+    n = d.part(0).normal()
+    y = ops.multiply(mean, ops.multiply(n, n))
+    root = ops.sqrt(
+        ops.add(ops.multiply(y, y), ops.multiply(ops.multiply(d.number(4.0), scale), y))
+    )
+    share = ops.divide(ops.multiply(d.number(2.0), y), ops.add(y, root))
+    x = ops.multiply(mean, ops.subtract(d.number(1.0), share))
+    small = ops.less_equal(d.part(1).unit(), ops.divide(mean, ops.add(mean, x)))
+    return ops.select(small, x, ops.divide(ops.multiply(mean, mean), x)).output(0)
+
+
 def _bernoulli(d: Draw) -> ov.Output:
     return ops.less(d.unit(), d.params[0]).output(0)
 
@@ -195,6 +184,33 @@ _SAMPLERS = {
     ptr.GeometricRV: _geometric,
     ptr.BinomialRV: _binomial,
 }
+
+
+def _beta_binomial(d: Draw) -> ov.Output:
+    n, a, b = d.params
+    return _binomial(d.part(1, [n, gammas.beta(d.part(0), a, b)]))
+
+
+_SAMPLERS.update(
+    {
+        ptr.GammaRV: gammas.gamma,
+        ptr.BetaRV: gammas.beta,
+        ptr.InvGammaRV: gammas.invgamma,
+        ptr.GenGammaRV: gammas.gengamma,
+        ptr.StudentTRV: gammas.student_t,
+        ptr.NegBinomialRV: gammas.negative_binomial,
+        ptr.BetaBinomialRV: _beta_binomial,
+        ptr.PoissonRV: lambda d: poisson(d, d.params[0]),
+        ptr.TriangularRV: _triangular,
+        ptr.TruncExponentialRV: _truncexpon,
+        ptr.WaldRV: _wald,
+        ptr.VonMisesRV: von_mises,
+    }
+)
 for _op, _sample in _SAMPLERS.items():
-    ov_translate.register(_op)(_draws(_sample))
-ov_translate.register(ptr.CategoricalRV)(_draws(_categorical, _batch_shape))
+    ov_translate.register(_op)(draws(_sample))
+ov_translate.register(ptr.CategoricalRV)(draws(_categorical, _batch_shape))
+ov_translate.register(ptr.DirichletRV)(draws(gammas.dirichlet, _batch_shape))
+ov_translate.register(ptr.MvNormalRV)(
+    draws(multivariate.multivariate_normal, multivariate.batch_shape)
+)
