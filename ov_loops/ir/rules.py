@@ -982,6 +982,29 @@ def _reinferred_parameter_shape(loop: LoopContext):
             yield f"{message} (OpenVINO re-infers the Parameter's shape)", entry, line
 
 
+@rule("WR010", WARNING, "two last-value outputs of a Result that is a merged Parameter")
+def _outputs_of_a_carried_parameter(loop: LoopContext):
+    """Two Loop outputs of the last value of one body Result fed straight by a Parameter with
+    a back edge (a value carried unchanged): OpenVINO's CPU plugin (2026.4.1) crashes compiling
+    it (SIGSEGV, or "Cannot create ov::Output<ov::Node> from nullptr!"); one output per Result
+    compiles. ov-loops' own Loops have one."""
+    merged = {edge.to_layer for edge in loop.edges}
+    fed_by = {edge.to_layer: edge.from_layer for edge in loop.body.edges}
+    seen: Counter = Counter()
+    for entry in loop.outputs():
+        result = entry.attrs.get("internal_layer_id")
+        if entry.attrs.get("purpose") or "axis" in entry.attrs or fed_by.get(result) not in merged:
+            continue
+        seen[result] += 1
+        if seen[result] == 2:
+            yield (
+                f"a second output of body Result {result}, which returns the merged Parameter "
+                f"{fed_by[result]} itself: the CPU plugin crashes compiling it; read one output",
+                entry.describe(),
+                entry.line,
+            )
+
+
 # -- device targets: what a plugin refuses (validate --target) --------------------------------
 @rule("WR009", WARNING, "a back edge listed twice")
 def _repeated_edge(loop: LoopContext):

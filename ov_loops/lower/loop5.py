@@ -100,6 +100,7 @@ def build_loop(
         key=lambda entry: entry.external_port,
     )
     produced = []
+    last_values: dict[int, ov.Output] = {}
     for port, entry in enumerate(outputs):
         assert entry.external_port == port, f"outputs must be 0..n, got {entry}"
         value = results[entry.body_result].output(0)
@@ -110,7 +111,11 @@ def build_loop(
                 )
             )
         else:
-            produced.append(loop.get_iter_value(value, -1))
+            # One Loop output per body Result: two outputs of one Result crash the CPU plugin
+            # when that Result is a body Parameter (docs/pitfalls.md).
+            if entry.body_result not in last_values:
+                last_values[entry.body_result] = loop.get_iter_value(value, -1)
+            produced.append(last_values[entry.body_result])
     loop.validate_and_infer_types()
     _refuse_high_rank_ports(loop, name)
     return produced

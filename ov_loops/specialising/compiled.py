@@ -8,7 +8,7 @@ call(inputs):
                 IR:   a clone of the model reshaped to the signature (passes not rerun)
         cache[signature] = compile_model(model, device, config)
         drop the least recently used entry beyond cache_size  (an eviction)
-    return cache[signature](inputs)                            (as CompiledModel's call)
+    return cache[signature].run(inputs)    (its infer request, the inputs' memory shared)
 """
 
 from __future__ import annotations
@@ -25,7 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
 import openvino as ov
+from openvino.utils.data_helpers import OVDict
 
 from ov_loops.convert_options import ConvertOptions, given_options
 from ov_loops.errors import ConversionError, InputError, OvLoopsError, message_line
@@ -45,6 +47,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 DEFAULT_CACHE_SIZE = 8
+# The element types numpy holds as they are (no bf16, sub-byte or string types).
+_SHARED_TYPES = frozenset(
+    (ov.Type.boolean, ov.Type.i8, ov.Type.i16, ov.Type.i32, ov.Type.i64, ov.Type.u8)
+    + (ov.Type.u16, ov.Type.u32, ov.Type.u64, ov.Type.f16, ov.Type.f32, ov.Type.f64)
+)
 TARGET_DEVICES = ("CPU", "GPU", "NPU")
 
 
@@ -70,6 +77,41 @@ class CacheInfo:
     evictions: int
     size: int
     bound: int
+
+
+class Specialisation:
+    """A signature's compiled model and the one infer request every call of it reuses.
+
+    run(values): each value wrapped as a tensor sharing its memory (converted first when its
+    element type or layout is not the input's), inferred, the outputs copied out of the
+    request's buffers into an OVDict, as `CompiledModel.__call__` returns them. That call
+    converts its arguments and results itself: a whole `SpecialisedModel` call now takes 0.61
+    of the CPU time it took through it (an add of [16, 16] and [16]), 0.81 for a [64, 256] x
+    [256, 256] MatMul (medians of 11 interleaved rounds, one thread)."""
+
+    def __init__(self, compiled: ov.CompiledModel) -> None:
+        self.compiled = compiled
+        self.request = compiled.create_infer_request()
+        types = [port.get_element_type() for port in compiled.inputs]
+        # numpy has no bf16 (to_dtype says f16) and strings cannot share memory: such models
+        # are called as CompiledModel is.
+        plain = all(t in _SHARED_TYPES for t in types)
+        self.dtypes = [t.to_dtype() for t in types] if plain else None
+
+    def run(self, values: list[np.ndarray]) -> OVDict:
+        """The outputs for `values` (in input order), copied: the next call reuses the buffers."""
+        if self.dtypes is None:
+            return self.compiled(values)
+        for index, (value, dtype) in enumerate(zip(values, self.dtypes)):
+            array = np.asarray(value, dtype=dtype)
+            if not array.flags.c_contiguous:
+                array = np.ascontiguousarray(array)
+            self.request.set_input_tensor(index, ov.Tensor(array, shared_memory=True))
+        self.request.infer()
+        outputs = self.compiled.outputs
+        return OVDict(
+            {port: self.request.get_output_tensor(i).data.copy() for i, port in enumerate(outputs)}
+        )
 
 
 class OnnxSource:
@@ -147,7 +189,7 @@ class SpecialisedModel:
     ) -> None:
         self._source = source
         self.device, self.config, self.cache_size = device, config, cache_size
-        self._cache: OrderedDict[Signature, ov.CompiledModel] = OrderedDict()
+        self._cache: OrderedDict[Signature, Specialisation] = OrderedDict()
         self.first_calls: dict[Signature, FirstCall] = {}
         self._counts = {"hits": 0, "misses": 0, "evictions": 0}
 
@@ -160,7 +202,7 @@ class SpecialisedModel:
         """Run on `inputs` (a dict by tensor name or position, a list in input order, or one
         array): the compiled model of their signature's outputs."""
         values = arranged(self.slots, inputs)
-        return self.compiled_for(signature_of(self.slots, values))(values)
+        return self._specialisation(signature_of(self.slots, values)).run(values)
 
     def signature(self, inputs: object) -> Signature:
         """The signature (cache key) a call with `inputs` has."""
@@ -168,19 +210,22 @@ class SpecialisedModel:
 
     def compiled_for(self, signature: Signature) -> ov.CompiledModel:
         """The compiled model of `signature`: cached, or made (and cached) now."""
-        compiled = self._cache.get(signature)
-        if compiled is not None:
+        return self._specialisation(signature).compiled
+
+    def _specialisation(self, signature: Signature) -> Specialisation:
+        cached = self._cache.get(signature)
+        if cached is not None:
             self._counts["hits"] += 1
             self._cache.move_to_end(signature)
-            return compiled
-        compiled = self._compile(signature)
+            return cached
+        made = Specialisation(self._compile(signature))
         self._counts["misses"] += 1
-        self._cache[signature] = compiled
+        self._cache[signature] = made
         if len(self._cache) > self.cache_size:
             evicted, _ = self._cache.popitem(last=False)
             self._counts["evictions"] += 1
             log.info("evicted the model compiled for %s", evicted)
-        return compiled
+        return made
 
     def cache_info(self) -> CacheInfo:
         """Hits, misses, evictions, entries and bound of the cache."""

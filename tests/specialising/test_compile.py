@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import openvino as ov
+import openvino.opset15 as ops
 import pytest
 
 import ov_loops
@@ -183,3 +184,19 @@ def test_a_signature_the_converter_refuses_is_not_cached(monkeypatch) -> None:
     with pytest.raises(ConversionError, match=r"^inputs x\[1,3,4\]\{f32\}: the loop cannot be"):
         compiled(feeds_of(1, 3))
     assert compiled.cached() == [] and compiled.first_calls == {}
+
+
+def test_calls_share_one_request_and_return_copies() -> None:
+    """Every call of a signature reuses its infer request: the outputs of a call are copies
+    the next call does not overwrite; an input of another layout (a transposed view) or
+    element type is converted first."""
+    x = ops.parameter([-1, 3], ov.Type.f32, name="x")
+    model = ov.Model([ops.result(ops.multiply(x, ops.constant(np.float32(2.0))))], [x], "double")
+    compiled = ov_loops.compile(model)
+    first_input = np.arange(6, dtype=np.float32).reshape(2, 3)
+    first = compiled(first_input)[0]
+    transposed = np.arange(6, dtype=np.float64).reshape(3, 2).T  # not C-contiguous, f64
+    second = compiled({"x": transposed})[0]
+    np.testing.assert_array_equal(first, 2 * first_input)
+    np.testing.assert_array_equal(second, 2 * transposed)
+    assert compiled.cache_info().misses == 1 and compiled.cache_info().hits == 1

@@ -38,7 +38,7 @@ class KeepConstantLoopsAtRunTime(LoopPass):
     (`runtime_zero`) as an invariant input, which the execution condition checks::
 
         if dynamic output and (constant inputs and If in the body or from_shapes):
-            zero = RandomUniform(i32, [0, 1))                  # outside: always 0
+            zero = BitwiseAnd(RandomUniform(i32, [0, 1)), 0)   # outside: always 0
             body: condition -> condition and zero == 0
     """
 
@@ -105,9 +105,15 @@ def runtime_zero(element_type: ov.Type) -> ov.Output:
     """A scalar 0 of the integer `element_type` that the CPU plugin computes at run time: a
     RandomUniform over [0, 1), which for integers draws 0 only. Drawn as shape [1] and squeezed:
     with an output of shape [] the CPU plugin's RandomUniform leaves its output unwritten
-    (garbage such as 158792561 once other models ran in the process, measured)."""
+    (garbage such as 158792561 once other models ran in the process, measured).
+
+    The draw is then ANDed bitwise with 0, an op OpenVINO's core cannot evaluate (2026.4.1),
+    while it can evaluate RandomUniform: through the draw `model.reshape` to static shapes
+    evaluated the whole Loop to bound the lengths of the VariadicSplit that trims an unrolled
+    stack, and failed ("get_partial_shape().same_scheme(value.get_shape())", tensor.cpp)."""
     shape = ops.constant(np.array([1], np.int64))
     low, high = (ops.constant(np.array(v, element_type.to_dtype())) for v in (0, 1))
     draw = ops.random_uniform(shape, low, high, element_type.get_type_name())
     draw.set_friendly_name("zero_at_run_time")
-    return ops.squeeze(draw, ops.constant(np.array([0], np.int64))).output(0)
+    unevaluated = ops.bitwise_and(draw, ops.constant(np.array([0], element_type.to_dtype())))
+    return ops.squeeze(unevaluated, ops.constant(np.array([0], np.int64))).output(0)

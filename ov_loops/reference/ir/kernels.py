@@ -50,6 +50,7 @@ for _name, _function in {
     "Minimum": np.minimum,
     "SquaredDifference": lambda a, b: (a - b) ** 2,
     "Power": np.power,
+    "BitwiseAnd": np.bitwise_and,
 }.items():
     KERNELS[_name] = _binary_keep_type(_function)
 

@@ -4,6 +4,12 @@ PyTensor's default mode. Skipped without pytensor (an optional extra: ov-loops[p
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -425,3 +431,53 @@ def test_translating_a_scan_leaves_its_inner_graph_as_it_was():
     before = [str(node) for node in scan_op.fgraph.toposort()]
     build_model(FunctionGraph([x, h0], [ys]))
     assert [str(node) for node in scan_op.fgraph.toposort()] == before
+
+
+# PyTensor's tests/scan test_pushout_seqs (3.0.x): a scan of the gradients of the outputs of a
+# scan. Lowered at max its gradient loop, unrolled and split, had two last-value outputs of one
+# body Result, and the CPU plugin crashed compiling it (tests/lower/test_loop5_outputs.py).
+_SCAN_OF_GRADIENTS = """
+import logging, sys
+import numpy as np, pytensor, pytensor.tensor as pt
+import ov_loops.pytensor
+from tests.frontends.pytensor.compare import compare
+
+logging.basicConfig(level=logging.WARNING, stream=sys.stdout)
+X, x_star, s_star = pt.dmatrix("X"), pt.dvector("x_star"), pt.dmatrix("s_star")
+rng = np.random.default_rng(1)
+h = pytensor.shared(rng.uniform(0.5, 1.5, size=(3, 7)))
+
+def mean_i(i, x_star, s_star, X, h):
+    D = X.shape[1]
+    iL = pt.diag(h[i, :D])
+    inp = (X - x_star).dot(iL)
+    t = inp.dot(iL.dot(s_star).dot(iL))
+    return (inp * t).sum() * h[i, D]
+
+M = pytensor.scan(mean_i, sequences=pt.arange(h.shape[0]), non_sequences=[x_star, s_star, X, h],
+                  return_updates=False)
+dM = pytensor.scan(lambda i, M, x: pytensor.grad(M[i], x), sequences=pt.arange(M.shape[0]),
+                   non_sequences=[M, x_star], return_updates=False)
+compare([X, x_star, s_star], [dM], [rng.random((10, 4)), rng.random(4), np.eye(4)])
+print("compared")
+"""
+
+
+def test_a_scan_of_gradients_compiles_at_max(tmp_path):
+    """The scan of gradients runs at max (no fallback to default, no crash) and equals the
+    default mode; in a subprocess, so that a native crash fails the test."""
+    root = Path(__file__).resolve().parents[3]
+    path = os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))
+    result = subprocess.run(
+        [sys.executable, "-c", _SCAN_OF_GRADIENTS],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": path},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if result.returncode < 0:
+        pytest.fail(f"killed by {signal.Signals(-result.returncode).name}")
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "compared" in result.stdout
+    assert "lowered at default" not in result.stdout + result.stderr
