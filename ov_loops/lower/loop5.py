@@ -95,6 +95,14 @@ def build_loop(
             assert isinstance(entry, InvariantInput)
             loop.set_invariant_input(parameter, value)
 
+    produced = _outputs(loop, spec, results)
+    loop.validate_and_infer_types()
+    _refuse_high_rank_ports(loop, name)
+    return produced
+
+
+def _outputs(loop: ov.Node, spec: LoopSpec, results: list) -> list[ov.Output]:
+    """The Loop's outputs in external_port order (stacked slices and last values)."""
     outputs = sorted(
         (*spec.concatenated_outputs, *spec.last_value_outputs),
         key=lambda entry: entry.external_port,
@@ -116,8 +124,6 @@ def build_loop(
             if entry.body_result not in last_values:
                 last_values[entry.body_result] = loop.get_iter_value(value, -1)
             produced.append(last_values[entry.body_result])
-    loop.validate_and_infer_types()
-    _refuse_high_rank_ports(loop, name)
     return produced
 
 
