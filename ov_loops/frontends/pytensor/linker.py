@@ -106,13 +106,18 @@ class CompiledFunction:
     Each signature keeps one infer request: a call wraps the input arrays as tensors sharing
     their memory, infers, and copies the outputs out of the request's buffers (OpenVINO's
     `CompiledModel.__call__` spends 3 times the CPU time of an identity model's inference on
-    converting its arguments and results). The model is reshaped to the inputs' static shapes,
-    unless one is empty: OpenVINO then folds a Loop whose trip count became 0 with its
-    reference Loop, which refuses it (`Check 'trip_count != 0'`); the model with dynamic shapes
-    runs such a loop zero times. When the device refuses the model (the CPU plugin refuses
-    some scans lowered at max: "Can not create StaticMemory object", the gradient of
-    `reduce`), `rebuilt` gives it again with the scans lowered at level default, once, with a
-    warning."""
+    converting its arguments and results). It runs the request with `start_async` and `wait`,
+    not `infer`: with one inference thread (DEFAULT_CONFIG) the CPU plugin's `infer` runs the
+    request as a task of the calling thread's stream, which swallows an error of the
+    inference (the call returned the output buffers unwritten) and keeps the failed task
+    queued, to run again at the next `infer` of any model sharing the stream: after its
+    request is freed, a segfault (OpenVINO 2026.4; PyTensor's scan tests in one process).
+    The model is reshaped to the inputs' static shapes, unless one is empty: OpenVINO then
+    folds a Loop whose trip count became 0 with its reference Loop, which refuses it (`Check
+    'trip_count != 0'`); the model with dynamic shapes runs such a loop zero times. When the
+    device refuses the model (the CPU plugin refuses some scans lowered at max: "Can not
+    create StaticMemory object", the gradient of `reduce`), `rebuilt` gives it again with the
+    scans lowered at level default, once, with a warning."""
 
     def __init__(
         self,
@@ -160,7 +165,8 @@ class CompiledFunction:
         request = self.request_for(arrays)
         for index, array in enumerate(arrays):
             request.set_input_tensor(index, ov.Tensor(array, shared_memory=True))
-        request.infer()
+        request.start_async()  # not infer(): see the class docstring
+        request.wait()
         return [
             convert(request.get_output_tensor(index).data)
             for index, convert in enumerate(self.outputs)

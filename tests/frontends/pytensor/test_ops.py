@@ -4,6 +4,12 @@ naming every Op without a translation. Skipped without pytensor (ov-loops[pytens
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -189,3 +195,40 @@ def test_op_from_graph_is_inlined():
     inner = OpFromGraph([u, v], [u * v + 1, (u - v).sum()])
     x, y = pt.dvectors("x", "y")
     compare([x, y], inner(x, y), [RNG.random(3), RNG.random(3)])
+
+
+_FAILED_INFERENCE_THEN_ANOTHER = """
+import numpy as np, pytensor, pytensor.tensor as pt
+import ov_loops.pytensor
+
+x, e = pt.dvector("x"), pt.dvector("e")
+# an empty input: compiled with dynamic shapes, the Reshape fails when inferred
+failing = pytensor.function([x, e], x.reshape((2, 3)) + e.sum(), mode="OPENVINO")
+try:
+    failing(np.ones(5), np.zeros(0))
+except RuntimeError:
+    print("raised")
+del failing
+print(pytensor.function([x], x * 2, mode="OPENVINO")(np.ones(3)))
+"""
+
+
+def test_a_failed_inference_raises_and_the_next_function_runs(tmp_path):
+    """An inference that fails raises (the CPU plugin's one-thread `infer` returned its output
+    buffers unwritten) and leaves nothing to the next function's call (which segfaulted: the
+    failed task stayed queued on the thread's stream, its request freed); in a subprocess,
+    so that a native crash fails the test."""
+    root = Path(__file__).resolve().parents[3]
+    path = os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))
+    result = subprocess.run(
+        [sys.executable, "-c", _FAILED_INFERENCE_THEN_ANOTHER],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": path},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    if result.returncode < 0:
+        pytest.fail(f"killed by {signal.Signals(-result.returncode).name}: {result.stdout}")
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.split() == ["raised", "[2.", "2.", "2.]"]
