@@ -107,7 +107,8 @@ class Specialisation:
             if not array.flags.c_contiguous:
                 array = np.ascontiguousarray(array)
             self.request.set_input_tensor(index, ov.Tensor(array, shared_memory=True))
-        self.request.infer()
+        self.request.start_async()  # not infer(): a one-thread CPU infer swallows errors
+        self.request.wait()  # and leaves the failed task queued (frontends/pytensor/linker.py)
         outputs = self.compiled.outputs
         return OVDict(
             {port: self.request.get_output_tensor(i).data.copy() for i, port in enumerate(outputs)}

@@ -200,3 +200,26 @@ def test_calls_share_one_request_and_return_copies() -> None:
     np.testing.assert_array_equal(first, 2 * first_input)
     np.testing.assert_array_equal(second, 2 * transposed)
     assert compiled.cache_info().misses == 1 and compiled.cache_info().hits == 1
+
+
+def test_a_failed_inference_raises_with_one_inference_thread(tmp_path):
+    """The CPU plugin's one-thread infer() swallowed an inference error (a Reshape of 5 values
+    to [2, 3]) and returned the output buffers unwritten; start_async + wait raises it."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [helper.make_node("Reshape", ["x", "s"], ["y"])],
+        "reshape",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [None]),
+            helper.make_tensor_value_info("s", TensorProto.INT64, [2]),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None, None])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, tmp_path / "reshape.onnx")
+    compiled = ov_loops.compile(tmp_path / "reshape.onnx", config={"INFERENCE_NUM_THREADS": 1})
+    with pytest.raises(RuntimeError):
+        compiled({"x": np.ones(5, np.float32), "s": np.array([2, 3])})
