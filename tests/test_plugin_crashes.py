@@ -6,8 +6,6 @@ regression fails the test instead of killing pytest.
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +16,7 @@ import pytest
 
 import ov_loops
 from ov_loops.errors import ConversionError
+from tests.child_process import run_python_surviving
 from tests.onnx_builders import T, const, graph, loop_body, model, node, typed
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,17 +46,7 @@ def assert_matches_onnxruntime_in_subprocess(
         directory / "feeds.npz",
         **{f"{i}/{name}": value for i, feeds in enumerate(runs) for name, value in feeds.items()},
     )
-    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-    result = subprocess.run(
-        [sys.executable, "-c", _COMPARE, "model.onnx", "feeds.npz", "."],
-        cwd=directory,
-        env={**os.environ, "PYTHONPATH": path},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    if result.returncode < 0:
-        pytest.fail(f"killed by {signal.Signals(-result.returncode).name}: {result.stderr[-1500:]}")
+    result = run_python_surviving(["-c", _COMPARE, "model.onnx", "feeds.npz", "."], directory)
     assert result.returncode == 0, result.stderr[-3000:]
 
 

@@ -9,15 +9,12 @@ pytest."""
 
 from __future__ import annotations
 
-import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import openvino as ov
 import openvino.opset15 as ops
-import pytest
 
 from ov_loops.contract.spec import (
     TRIP_COUNT_INPUT,
@@ -26,6 +23,7 @@ from ov_loops.contract.spec import (
     MergedInput,
 )
 from ov_loops.lower.loop5 import build_loop
+from tests.child_process import run_python, run_python_surviving
 
 # Compiles the IR at argv[1] on the CPU (f32) and runs it with x = [1, 2], trip count 3.
 _COMPILE = """
@@ -51,14 +49,11 @@ def _model(outputs: list[ov.Output], trip: ops.parameter, x: ops.parameter) -> o
     return ov.Model([ops.result(total)], [trip, x], "carried_unchanged")
 
 
-def _compiled_in_subprocess(model: ov.Model, directory: Path) -> subprocess.CompletedProcess:
+def _compiled_in_subprocess(
+    model: ov.Model, directory: Path, run=run_python
+) -> subprocess.CompletedProcess:
     ov.save_model(model, directory / "model.xml", compress_to_fp16=False)
-    return subprocess.run(
-        [sys.executable, "-c", _COMPILE, str(directory / "model.xml")],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return run(["-c", _COMPILE, str(directory / "model.xml")], directory)
 
 
 def test_the_plugin_crashes_on_two_outputs_of_one_parameter_result(tmp_path):
@@ -92,9 +87,7 @@ def test_build_loop_gives_one_output_per_body_result(tmp_path):
     )
     condition = ops.constant(np.array(True)).output(0)
     outputs = build_loop(spec, body, trip.output(0), condition, {2: outer.output(0)}, "loop")
-    result = _compiled_in_subprocess(_model(outputs, trip, outer), tmp_path)
-    if result.returncode < 0:
-        pytest.fail(f"killed by {signal.Signals(-result.returncode).name}")
+    result = _compiled_in_subprocess(_model(outputs, trip, outer), tmp_path, run_python_surviving)
     assert result.returncode == 0, result.stderr[-1500:]
     assert result.stdout.strip() == "[[2.0, 4.0]]"
     assert outputs[0].get_node().get_output_size() == 1

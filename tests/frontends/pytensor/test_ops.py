@@ -4,12 +4,6 @@ naming every Op without a translation. Skipped without pytensor (ov-loops[pytens
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -20,6 +14,7 @@ import pytensor.tensor as pt  # noqa: E402
 
 from ov_loops.frontends.pytensor.linker import CompiledFunction  # noqa: E402
 from ov_loops.pytensor import UnsupportedOpError  # noqa: E402
+from tests.child_process import run_python_surviving
 from tests.frontends.pytensor.compare import compare  # noqa: E402
 
 RNG = np.random.default_rng(11)
@@ -218,17 +213,6 @@ def test_a_failed_inference_raises_and_the_next_function_runs(tmp_path):
     buffers unwritten) and leaves nothing to the next function's call (which segfaulted: the
     failed task stayed queued on the thread's stream, its request freed); in a subprocess,
     so that a native crash fails the test."""
-    root = Path(__file__).resolve().parents[3]
-    path = os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))
-    result = subprocess.run(
-        [sys.executable, "-c", _FAILED_INFERENCE_THEN_ANOTHER],
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": path},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    if result.returncode < 0:
-        pytest.fail(f"killed by {signal.Signals(-result.returncode).name}: {result.stdout}")
+    result = run_python_surviving(["-c", _FAILED_INFERENCE_THEN_ANOTHER], tmp_path)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.split() == ["raised", "[2.", "2.", "2.]"]

@@ -4,12 +4,6 @@ PyTensor's default mode. Skipped without pytensor (an optional extra: ov-loops[p
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -25,6 +19,7 @@ from pytensor.scan.op import Scan  # noqa: E402
 
 from ov_loops.frontends.pytensor.linker import build_model  # noqa: E402
 from ov_loops.ovgraph import all_ops  # noqa: E402
+from tests.child_process import run_python_surviving
 from tests.frontends.pytensor.compare import compare  # noqa: E402
 
 VIEWS = [None, (-1,), slice(-2, None, None)]
@@ -466,18 +461,7 @@ print("compared")
 def test_a_scan_of_gradients_compiles_at_max(tmp_path):
     """The scan of gradients runs at max (no fallback to default, no crash) and equals the
     default mode; in a subprocess, so that a native crash fails the test."""
-    root = Path(__file__).resolve().parents[3]
-    path = os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))
-    result = subprocess.run(
-        [sys.executable, "-c", _SCAN_OF_GRADIENTS],
-        cwd=tmp_path,
-        env={**os.environ, "PYTHONPATH": path},
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    if result.returncode < 0:
-        pytest.fail(f"killed by {signal.Signals(-result.returncode).name}")
+    result = run_python_surviving(["-c", _SCAN_OF_GRADIENTS], tmp_path, timeout=600)
     assert result.returncode == 0, result.stderr[-2000:]
     assert "compared" in result.stdout
     assert "lowered at default" not in result.stdout + result.stderr
