@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import os
 import pickle
+import queue
 import signal
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from typing import BinaryIO
 import numpy as np
 import openvino as ov
 
+from ov_loops.checking.settings import DEFAULT_TIMEOUT
 from ov_loops.errors import InputError, message_line
 from ov_loops.ovcore import core
 
@@ -139,8 +141,10 @@ class DeviceWorker:
     ov_loops.checking._device_worker`), so a native crash in an OpenVINO plugin is a one-line
     InputError naming the signal and the stage (compile or inference) instead of the end of
     this process; it also runs `openvino.convert_model` for `check --against convert-model`.
-    The child (`command`, by default that module) is started once, reused while it lives, and
-    replaced after a crash; requests are serialised."""
+    A child that says nothing for `timeout` seconds in one stage (a plugin that hangs) is killed
+    and that is a one-line InputError too. The child (`command`, by default that module) is
+    started once, reused while it lives, and replaced after a crash or a timeout; requests are
+    serialised."""
 
     def __init__(self, command: list[str] | None = None) -> None:
         self._command = command or [sys.executable, "-m", "ov_loops.checking._device_worker"]
@@ -176,38 +180,56 @@ class DeviceWorker:
             process.kill()
             process.wait()
 
-    def run(self, xml: str | os.PathLike, device: str, precision: str, feeds) -> DeviceRun:
+    def run(
+        self, xml: str | os.PathLike, device: str, precision: str, feeds, timeout: float | None
+    ) -> DeviceRun:
         """`run(compile_model(xml, device, precision), feeds)`, in the child, with the
         precision the device inferred in."""
         request = ("run", str(Path(xml).resolve()), device, precision, feeds)
-        replies = self._call(request, f"on {device}", f"the {device} plugin cannot run this model")
+        replies = self._call(
+            request, timeout, f"on {device}", f"the {device} plugin cannot run this model"
+        )
         return DeviceRun(replies["outputs"], replies.get("precision"))
 
     def run_chunks(
-        self, xml: str | os.PathLike, device: str, precision: str, chunks: list, whole
+        self,
+        xml: str | os.PathLike,
+        device: str,
+        precision: str,
+        chunks: list,
+        whole,
+        timeout: float | None,
     ) -> ChunkedRun:
         """The feeds `chunks` in order on one infer request of `compile_model(xml, device,
         precision)`, then `reset_state()` and the feeds `whole` once, in the child."""
         request = ("chunks", str(Path(xml).resolve()), device, precision, chunks, whole)
-        replies = self._call(request, f"on {device}", f"the {device} plugin cannot run this model")
+        replies = self._call(
+            request, timeout, f"on {device}", f"the {device} plugin cannot run this model"
+        )
         chunked, after_reset = replies["outputs"]
         return ChunkedRun(chunked, after_reset, replies.get("precision"))
 
-    def convert_model(self, onnx_path: str | os.PathLike, xml: str | os.PathLike) -> None:
+    def convert_model(
+        self, onnx_path: str | os.PathLike, xml: str | os.PathLike, timeout: float | None
+    ) -> None:
         """`openvino.convert_model(onnx_path)` saved as the IR `xml`, in the child."""
         request = ("convert_model", str(Path(onnx_path).resolve()), str(Path(xml).resolve()))
-        self._call(request, "", "openvino.convert_model cannot convert this model")
+        self._call(request, timeout, "", "openvino.convert_model cannot convert this model")
 
-    def _call(self, request: tuple, where: str, consequence: str) -> dict:
-        """Send `request`; its replies by kind, up to its outputs."""
+    def _call(self, request: tuple, timeout: float | None, where: str, consequence: str) -> dict:
+        """Send `request`; its replies by kind, up to its outputs (each within `timeout`
+        seconds of the one before; None: no limit)."""
         with self._lock:
             self.start()
             stage, replies = "startup", {}
+            frames = self._replies()
             try:
                 pickle.dump(request, self._process.stdin, protocol=pickle.HIGHEST_PROTOCOL)
                 self._process.stdin.flush()
                 while "outputs" not in replies:
-                    kind, value = pickle.load(self._process.stdout)
+                    kind, value = frames.get(timeout=timeout)
+                    if kind == "died":
+                        raise EOFError
                     if kind == "stage":
                         stage = value
                     elif kind == "error":
@@ -215,8 +237,39 @@ class DeviceWorker:
                     else:
                         replies[kind] = value
                 return replies
+            except queue.Empty:
+                raise self._silent(f"{stage} {where}".strip(), timeout) from None
             except (EOFError, OSError, pickle.UnpicklingError):
                 raise self._died(f"{stage} {where}".strip(), consequence) from None
+
+    def _replies(self) -> queue.Queue:
+        """The child's reply frames, read by a thread until an outputs or error frame (or the
+        end of the pipe: the exception it raised is put in their place)."""
+        frames: queue.Queue = queue.Queue()
+        stdout = self._process.stdout
+
+        def read() -> None:
+            kind = None
+            while kind not in ("outputs", "error"):
+                try:
+                    kind, value = pickle.load(stdout)
+                except Exception as exc:  # the pipe ended or broke: the caller asks why
+                    frames.put(("died", exc))
+                    return
+                frames.put((kind, value))
+
+        threading.Thread(target=read, name="ov-loops device replies", daemon=True).start()
+        return frames
+
+    def _silent(self, stage: str, timeout: float) -> InputError:
+        """The child said nothing for `timeout` seconds: killed, one line."""
+        process, self._process = self._process, None
+        process.kill()
+        process.wait()
+        return InputError(
+            f"the device worker gave no answer for {timeout:g} s during {stage}: stopped it "
+            "(a plugin that hangs; give a longer --timeout if the model needs more)"
+        )
 
     def _died(self, stage: str, consequence: str) -> InputError:
         process, self._process = self._process, None
@@ -246,29 +299,47 @@ def start_device_worker() -> None:
 
 
 def run_isolated(
-    xml: str | os.PathLike, device: str, precision: str, feeds: dict | list
+    xml: str | os.PathLike,
+    device: str,
+    precision: str,
+    feeds: dict | list,
+    timeout: float | None = DEFAULT_TIMEOUT,
 ) -> list[np.ndarray]:
     """Compile the IR `xml` on `device` and run it once, in the device worker (see
-    `DeviceWorker`); failures and native crashes are one-line InputErrors."""
-    return _worker.run(xml, device, precision, feeds).outputs
+    `DeviceWorker`); failures, native crashes and `timeout` s of silence are one-line
+    InputErrors."""
+    return _worker.run(xml, device, precision, feeds, timeout).outputs
 
 
 def run_on_device(
-    xml: str | os.PathLike, device: str, precision: str, feeds: dict | list
+    xml: str | os.PathLike,
+    device: str,
+    precision: str,
+    feeds: dict | list,
+    timeout: float | None = DEFAULT_TIMEOUT,
 ) -> DeviceRun:
     """`run_isolated`, with the precision the device inferred in."""
-    return _worker.run(xml, device, precision, feeds)
+    return _worker.run(xml, device, precision, feeds, timeout)
 
 
-def convert_isolated(onnx_path: str | os.PathLike, xml: str | os.PathLike) -> None:
-    """`openvino.convert_model` of `onnx_path`, saved as `xml`, in the device worker: a crash
-    or failure is a one-line InputError."""
-    _worker.convert_model(onnx_path, xml)
+def convert_isolated(
+    onnx_path: str | os.PathLike,
+    xml: str | os.PathLike,
+    timeout: float | None = DEFAULT_TIMEOUT,
+) -> None:
+    """`openvino.convert_model` of `onnx_path`, saved as `xml`, in the device worker: a crash,
+    a failure or `timeout` s of silence is a one-line InputError."""
+    _worker.convert_model(onnx_path, xml, timeout)
 
 
 def run_chunks_on_device(
-    xml: str | os.PathLike, device: str, precision: str, chunks: list, whole: dict | list
+    xml: str | os.PathLike,
+    device: str,
+    precision: str,
+    chunks: list,
+    whole: dict | list,
+    timeout: float | None = DEFAULT_TIMEOUT,
 ) -> ChunkedRun:
     """`chunks` (feeds, in order) on one infer request of the IR `xml`, then `reset_state()`
     and `whole`, in the device worker (see `DeviceWorker`)."""
-    return _worker.run_chunks(xml, device, precision, chunks, whole)
+    return _worker.run_chunks(xml, device, precision, chunks, whole, timeout)

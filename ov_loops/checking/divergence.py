@@ -231,7 +231,7 @@ def _all_values(model: ov.Model) -> dict[str, ov.Output]:
 def _run(instrumented: Instrumented, feeds: dict, settings: Settings, scratch: str) -> Trace:
     xml = Path(scratch) / "instrumented.xml"
     save(instrumented.model, xml, compress_to_fp16=settings.compress_to_fp16)
-    outputs = run_isolated(xml, settings.device, settings.precision, feeds)
+    outputs = run_isolated(xml, settings.device, settings.precision, feeds, settings.timeout)
     return decode(instrumented, outputs, Trace())
 
 

@@ -12,6 +12,7 @@ import onnx
 from ov_loops.checking.device import convert_isolated, run_isolated
 from ov_loops.checking.diff import diff
 from ov_loops.checking.report import Opinion
+from ov_loops.checking.settings import Settings
 from ov_loops.checking.tolerance import Tolerance
 from ov_loops.errors import InputError, message_line
 
@@ -64,17 +65,17 @@ def onnxruntime_outputs(source: onnx.ModelProto, feeds: dict) -> list[np.ndarray
 
 
 def convert_model_outputs(
-    onnx_path: Path, scratch: Path, device: str, precision: str, feeds: dict
+    onnx_path: Path, scratch: Path, settings: Settings, feeds: dict
 ) -> list[np.ndarray] | str:
-    """The outputs of `openvino.convert_model`'s IR of the model on `device`, or why there are
-    none (its conversion or run failed or crashed: both run in the device worker)."""
+    """The outputs of `openvino.convert_model`'s IR of the model on the settings' device, or why
+    there are none (its conversion or run failed or crashed: both run in the device worker)."""
     xml = scratch / "convert_model.xml"
     try:
-        convert_isolated(onnx_path, xml)
+        convert_isolated(onnx_path, xml, settings.timeout)
     except InputError as exc:
         return str(exc)
     try:
-        return run_isolated(xml, device, precision, feeds)
+        return run_isolated(xml, settings.device, settings.precision, feeds, settings.timeout)
     except InputError as exc:
         return f"its IR does not run: {exc}"
 

@@ -98,10 +98,13 @@ class Outcome:
         settings = request.settings
         with timed(f"compiled and ran on {settings.device}"):
             if chunking is None:
-                self.device = run_on_device(xml, settings.device, settings.precision, feeds)
+                self.device = run_on_device(
+                    xml, settings.device, settings.precision, feeds, settings.timeout
+                )
                 return
+            split = chunking.split(feeds)
             chunked = run_chunks_on_device(
-                xml, settings.device, settings.precision, chunking.split(feeds), feeds
+                xml, settings.device, settings.precision, split, feeds, settings.timeout
             )
         outputs, joined_along = combine(self.expected, chunked.chunks, chunking.axis)
         self.device = DeviceRun(outputs, chunked.precision)

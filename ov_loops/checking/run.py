@@ -41,7 +41,7 @@ from ov_loops.checking.outcome import Outcome, Request, report_of
 from ov_loops.checking.report import CheckReport
 from ov_loops.checking.saved import SavedOutputs, require_directory, save_arrays
 from ov_loops.checking.sequence_inputs import with_sequence_inputs
-from ov_loops.checking.settings import Settings
+from ov_loops.checking.settings import DEFAULT_TIMEOUT, Settings
 from ov_loops.checking.specialised import specialised_conversion, specialised_ir
 from ov_loops.checking.tolerance import Tolerances, magnitude, parse_tolerances
 from ov_loops.checking.weights import f16_weights, rounded_weights
@@ -86,6 +86,7 @@ def check(
     max_trip_count: int | None = None,
     compress_to_fp16: bool | None = None,
     specialise: bool = False,
+    timeout: float | None = DEFAULT_TIMEOUT,
 ) -> CheckReport:
     """Run `model` (.onnx or .xml) on `device` and compare it with the numpy reference.
 
@@ -101,9 +102,10 @@ def check(
     `chunks` ("NAME[:AXIS]=N|L1,...", `checking.chunks`) feeds a stateful model that input in
     chunks on one infer request, then whole after `reset_state()`; `specialise` runs the model
     specialised to the inputs' shapes (checking/specialised.py). The references stop after
-    `max_iterations` iterations; a native crash of the device's child process is an InputError.
+    `max_iterations` iterations; a native crash of the device's child process, or its silence
+    for `timeout` seconds in one stage (None: no limit), is an InputError.
     """
-    _require_arguments(seed, max_iterations, save_inputs, save_outputs)
+    _require_arguments(seed, max_iterations, save_inputs, save_outputs, timeout)
     path = Path(model)
     require_against(tuple(against), path.suffix != ".xml")
     chunks = _chunk_spec(chunks, tuple(against), specialise)
@@ -113,7 +115,9 @@ def check(
     start_device_worker()  # it imports OpenVINO while we convert and run the reference
     given = inputs if isinstance(inputs, dict) else load_inputs(inputs)
     f32 = tolerances.for_output("", np.float32, "f32")
-    settings = Settings(device, shapes or {}, seed, f32.rtol, f32.atol, precision, max_iterations)
+    settings = Settings(
+        device, shapes or {}, seed, f32.rtol, f32.atol, precision, max_iterations, timeout=timeout
+    )
     saved = None if load_outputs is None else SavedOutputs.read(load_outputs)
     extras = (val_ranges or {}, save_inputs, saved, against, chunks, conversion, specialise)
     request = Request(settings, tolerances, *extras)
@@ -133,13 +137,16 @@ def _require_arguments(
     max_iterations: int,
     save_inputs: str | os.PathLike | None,
     save_outputs: str | os.PathLike | None,
+    timeout: float | None,
 ) -> None:
-    """InputError, before any work, for a negative seed, a non-positive iteration bound, or a
-    file to save in a directory that does not exist."""
+    """InputError, before any work, for a negative seed, a non-positive iteration bound or
+    timeout, or a file to save in a directory that does not exist."""
     if seed < 0:
         raise InputError(f"--seed must be a non-negative integer, not {seed}")
     if max_iterations < 1:
         raise InputError(f"--max-iterations must be positive, not {max_iterations}")
+    if timeout is not None and not timeout > 0:
+        raise InputError(f"--timeout must be a positive number of seconds, not {timeout}")
     for written, what in ((save_inputs, "inputs"), (save_outputs, "outputs")):
         require_directory(written, what)
 
@@ -278,7 +285,7 @@ def _check_onnx(path: Path, given: dict, request: Request) -> CheckReport:
         if "convert-model" in request.against:
             with timed("openvino.convert_model's IR ran"):
                 outcome.others["convert_model"] = convert_model_outputs(
-                    path, Path(scratch), settings.device, settings.precision, feeds
+                    path, Path(scratch), settings, feeds
                 )
         report = report_of(outcome, request)
         report.warnings.extend(loops_never_run(conversion.loops, trace, generated))

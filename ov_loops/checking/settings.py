@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+DEFAULT_TIMEOUT = 1800.0
+"""Seconds the device worker may stay silent in one stage (start-up, compile, inference,
+convert_model) before it is stopped and the check fails in one line (`check --timeout`)."""
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -17,3 +21,4 @@ class Settings:
     precision: str
     max_iterations: int
     compress_to_fp16: bool = False  # how the divergence locator saves its instrumented model
+    timeout: float | None = DEFAULT_TIMEOUT  # of the device worker's silence (None: no limit)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ov_loops.checking.report import CHECK_JSON_KEYS
+from ov_loops.checking.settings import DEFAULT_TIMEOUT
 from ov_loops.cli.convert import add_convert_options, given_values
 from ov_loops.cli.output import add_output_options
 from ov_loops.convert_options import OPTION_NAMES
@@ -73,6 +74,14 @@ def add_check_options(check: argparse.ArgumentParser) -> None:
         metavar="N",
         help="the references stop (exit 2) after N loop iterations in total, nested loops "
         f"included (default {DEFAULT_MAX_ITERATIONS})",
+    )
+    check.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        metavar="SECONDS",
+        help="stop the device worker (exit 2) when it says nothing for SECONDS in one stage: "
+        f"start-up, compile or inference (default {DEFAULT_TIMEOUT:g}; 0: no limit)",
     )
     _add_second_opinions(check)
     add_convert_options(
@@ -179,5 +188,6 @@ def _report(args: argparse.Namespace):
         against=tuple(args.against),
         chunks=args.chunks,
         specialise=args.specialise,
+        timeout=args.timeout or None,
         **given_values(args),
     )

@@ -243,12 +243,47 @@ def test_plugin_crash_at_compile_is_one_line_naming_signal_and_stage(capsys, mon
     script = tmp_path / "crashing_worker.py"
     script.write_text(CRASHING_COMPILE)
     monkeypatch.setattr(device, "_worker", device.DeviceWorker([sys.executable, str(script)]))
-    assert_one_line_error(run_main(capsys, "check", str(xml)), 2, "SIGFPE", "during compile on CPU")
+    crashed = run_main(capsys, "check", str(xml), "--timeout", "120")  # a worker that hangs fails
+    assert_one_line_error(crashed, 2, "SIGFPE", "during compile on CPU")
     with pytest.raises(ov_loops.InputError, match="crashed with SIGFPE during compile"):
-        ov_loops.check(xml)
+        ov_loops.check(xml, timeout=120)
     device._worker.stop()
     monkeypatch.undo()
     assert ov_loops.check("ir_samples/valid/nested_loops.xml").ok  # this process lives on
+
+
+HANGING_COMPILE = """
+import pickle, sys, time
+pickle.load(sys.stdin.buffer)  # the request; a worker that starts compiling, then hangs
+pickle.dump(("stage", "compile"), sys.stdout.buffer)
+sys.stdout.buffer.flush()
+time.sleep(600)
+"""
+
+
+def test_a_worker_silent_past_the_timeout_is_killed_and_one_line(capsys, monkeypatch, tmp_path):
+    """A plugin that hangs (here: a worker that says it compiles, then sleeps; it imports
+    nothing, so its start-up stays within the timeout under load) ends the check after
+    --timeout seconds of silence in that stage: one line naming the stage, the worker killed,
+    the next check served."""
+    script = tmp_path / "hanging_worker.py"
+    script.write_text(HANGING_COMPILE)
+    hanging = device.DeviceWorker([sys.executable, str(script)])
+    monkeypatch.setattr(device, "_worker", hanging)
+    valid = "ir_samples/valid/nested_loops.xml"
+    said = run_main(capsys, "check", valid, "--timeout", "3")
+    assert_one_line_error(said, 2, "no answer for 3 s during compile on CPU", "--timeout")
+    assert hanging._process is None  # killed, not left sleeping
+    with pytest.raises(ov_loops.InputError, match="no answer for 2 s during compile"):
+        ov_loops.check(valid, timeout=2)
+    monkeypatch.undo()
+    assert ov_loops.check(valid, timeout=60).ok
+
+
+@pytest.mark.parametrize("given", ["-1", "nan"])
+def test_a_timeout_that_is_not_a_positive_number_is_refused(capsys, given):
+    said = run_main(capsys, "check", "ir_samples/valid/nested_loops.xml", "--timeout", given)
+    assert_one_line_error(said, 2, "--timeout must be a positive number of seconds")
 
 
 def test_the_zero_trip_concatenating_ir_is_one_line_or_a_match_on_this_cpu(tmp_path):

@@ -19,6 +19,7 @@ import ov_loops.checking.device as device
 from ov_loops import logs
 from ov_loops.checking.diff import diff
 from ov_loops.checking.opinions import convert_model_outputs
+from ov_loops.checking.settings import Settings
 from ov_loops.checking.tolerance import FLOAT_DEFAULTS, Tolerances, parse_tolerances
 from tests import scan_scenarios
 from tests.checking.test_check import _two_counters, run_main
@@ -409,7 +410,8 @@ def test_a_convert_model_crash_is_a_line_and_the_check_goes_on(
 
 def test_convert_model_failure_is_a_reason(tmp_path):
     (tmp_path / "junk.onnx").write_bytes(b"not a model")
-    reason = convert_model_outputs(tmp_path / "junk.onnx", tmp_path, "CPU", "f32", {})
+    settings = Settings("CPU", {}, 0, 1e-4, 1e-5, "f32", 100)
+    reason = convert_model_outputs(tmp_path / "junk.onnx", tmp_path, settings, {})
     assert isinstance(reason, str) and reason.startswith("openvino.convert_model failed: ")
 
 
