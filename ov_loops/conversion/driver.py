@@ -112,15 +112,15 @@ class Converter:
         self._frontend.normalize(model)
         if self._options.optimize != "none":  # MOC on a body may prune its nested Loops' ports
             loops = rederived(model, loops)
+        stateful = self._options.target.stateful
+        # ONNX RNN/GRU/LSTM ops, before the workarounds: a guard of their final states on a
+        # chunk of no time step then falls back to the state read, and the Assign stores that
+        assigns, streamed = stream_recurrent_ops(model) if stateful else ((), ())
         for workaround in self._options.target.model_workarounds:
             workaround(model)
         refuse_ifs_of_dynamic_rank(model)
         declared = with_declared_inputs(model, self._model.graph, self._input_shapes)
-        declared.add_sinks([sink for loop in loops for sink in loop.states])
-        if not self._options.target.stateful:
-            return Conversion(declared, loops)
-        assigns, streamed = stream_recurrent_ops(declared)  # ONNX RNN/GRU/LSTM ops
-        declared.add_sinks(list(assigns))
+        declared.add_sinks([sink for loop in loops for sink in loop.states] + list(assigns))
         return Conversion(declared, loops, list(streamed))
 
     # -- registry ----------------------------------------------------------------------------

@@ -237,15 +237,19 @@ def _gru_op(direction: str) -> onnx.ModelProto:
 
 
 def test_an_onnx_gru_op_streams_its_state():
-    """Fed in chunks of 2 and 3 steps: the rows of Y and the last Y_h are the whole pass's.
-    Before, the op kept no state (it is no loop) and each chunk started from zeros."""
+    """Fed in chunks of 2, 0 and 3 steps: the rows of Y and the last Y_h are the whole pass's,
+    and the chunk of no step returns the state unchanged. Before, the op kept no state (it is
+    no loop) and each chunk started from zeros; then a chunk of no step stored the op's
+    unwritten final state (the CPU plugin's, empty_sequences.py) and the next chunk went on
+    from it."""
     conversion = ov_loops.translate(_gru_op("forward"), stateful=True)
     assert conversion.recurrent_ops == [
         "main/Y: GRU -> GRUSequence-5; --stateful states: 'h' f32[?,1,4]"
     ]
     feeds = {"X": RNG.normal(size=(5, 2, 3)).astype(np.float32)}
     whole = compile_f32(ov_loops.convert(_gru_op("forward")))(feeds)
-    calls = _chunked(compile_f32(conversion.model), feeds, "X", 0, [2, 3])
+    calls = _chunked(compile_f32(conversion.model), feeds, "X", 0, [2, 0, 3])
+    assert_close(calls[0]["Y_h"], calls[1]["Y_h"], "Y_h", rtol=0, atol=0)
     assert_close(whole["Y"], np.concatenate([c["Y"] for c in calls]), "Y", rtol=1e-5, atol=1e-6)
     assert_close(whole["Y_h"], calls[-1]["Y_h"], "Y_h", rtol=1e-5, atol=1e-6)
 
