@@ -51,6 +51,7 @@ from ov_loops.logs import progress
 from ov_loops.loopir.loop import LoopIR
 from ov_loops.loopir.passes.pipeline import DEFAULT_LOWERING, LoweringOptions
 from ov_loops.lower.select import lower
+from ov_loops.lower.shared_ops import share_ops
 from ov_loops.lower.stateful_ops import stream_recurrent_ops
 
 MAIN = -1  # the key of the main graph among loops' parents
@@ -110,6 +111,7 @@ class Converter:
         # input passed through to an output into a Parameter read by its Result, losing the
         # input's name (test_check's loop_body_passthrough_outputs); bodies get it (simplify.py).
         self._frontend.normalize(model)
+        share_ops(model)  # before the workarounds: a copy they make must stay its own
         if self._options.optimize != "none":  # MOC on a body may prune its nested Loops' ports
             loops = rederived(model, loops)
         stateful = self._options.target.stateful

@@ -1,0 +1,119 @@
+"""One op per value: the trip counts, guards and post-loop steps of every loop build their own
+small constants (0, -1, [0, -1], an axis, ...; 9 of a one-loop model's 22 main-graph ops at
+`default`), and loops whose trip counts come from one value each map it again (the same seven
+ops per loop). The IR keeps one of each per graph, as the MOC pass of `openvino.convert_model`
+(its SharedOpOptimization) does:
+
+    for graph in model and every body in it that holds a Loop, TensorIterator or If,
+    in topological order:
+        c = a Constant of at most SMALL bytes, unnamed, without runtime info but the
+            weightless cache's record, that no Result reads
+          -> its readers read the first such Constant of c's type, shape and bytes
+        n = an unnamed op of PURE reading no value twice, that no Result reads
+          -> its readers read the first such op of n's type, attributes and sources
+
+A body without loops or Ifs holds no post-loop ops and is not walked (at seq1000 that is 1,000
+bodies). A value a Result reads stays its own: the CPU plugin lets a body Result alias its
+source (a back edge from a Constant returns a stale value on a run of no iteration,
+zero_run_guards.py). An op reading one value twice may be a computed copy the CPU plugin needs
+(`ovgraph.copy`: Maximum(x, x), LogicalOr(x, x)), and a Convert to its input's type a node of
+its own for a name (`ovgraph.passthrough`): neither is merged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import openvino as ov
+
+SMALL = 64  # bytes: what the steps and guards make; weights are left alone
+PURE = frozenset(
+    {
+        "Convert", "Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual",
+        "Select", "LogicalNot", "LogicalAnd", "LogicalOr", "Minimum", "ShapeOf", "Gather",
+    }
+)  # fmt: skip
+_CACHE_RECORD = "WeightlessCacheAttribute_0"
+_BODIES = {
+    "Loop": ("get_function",),
+    "TensorIterator": ("get_function",),
+    "If": ("get_then_body", "get_else_body"),
+}
+_SUB_BYTE_OR_STRING = frozenset({"u1", "u2", "u3", "u4", "u6", "i4", "nf4", "f4e2m1", "string"})
+
+
+def share_ops(model: ov.Model) -> int:
+    """Make the readers of equal small Constants and of equal pure ops of `model` (and of each
+    body in it that holds a body of its own, per graph) read one of them; the number of ops no
+    longer read."""
+    return sum(_share_in(ops) for ops in _graphs_with_bodies(model))
+
+
+def _graphs_with_bodies(model: ov.Model) -> Iterator[list[ov.Node]]:
+    """The ordered ops of `model` and of each body in it, for those holding a body."""
+    ops = model.get_ordered_ops()
+    holders = [node for node in ops if node.get_type_name() in _BODIES]
+    if not holders:
+        return
+    yield ops
+    for node in holders:
+        for getter in _BODIES[node.get_type_name()]:
+            yield from _graphs_with_bodies(getattr(node, getter)())
+
+
+def _share_in(ops: list[ov.Node]) -> int:
+    first: dict[tuple, ov.Node] = {}
+    dropped = 0
+    for node in ops:
+        kind = node.get_type_name()
+        if kind == "Constant":
+            key = _constant_key(node) if node.get_byte_size() <= SMALL else None
+        else:
+            key = _op_key(node, kind) if kind in PURE else None
+        if key is None:
+            continue
+        kept = first.setdefault(key, node)
+        if kept is not node:
+            for output, replacement in zip(node.outputs(), kept.outputs()):
+                output.replace(replacement)
+            dropped += 1
+    return dropped
+
+
+def _constant_key(node: ov.Node) -> tuple | None:
+    """(type, shape, bytes) of a Constant that may be shared, else None."""
+    kind = node.get_output_element_type(0).get_type_name()
+    if kind in _SUB_BYTE_OR_STRING or _has_runtime_info(node) or not _shareable(node):
+        return None
+    data = node.get_data()  # its shape: iterating an ov.Shape costs 28 us
+    return "Constant", kind, data.shape, data.tobytes()
+
+
+def _op_key(node: ov.Node, kind: str) -> tuple | None:
+    """(type, version, sources, attributes) of a pure op that may be shared, else None."""
+    sources = tuple(
+        (value.get_node().get_instance_id(), value.get_index()) for value in node.input_values()
+    )
+    if len(set(sources)) < len(sources) or not _shareable(node):
+        return None
+    if kind == "Convert" and node.get_input_element_type(0) == node.get_output_element_type(0):
+        return None
+    attributes = repr(sorted(node.get_attributes().items()))
+    return kind, node.get_type_info().version_id, sources, attributes
+
+
+def _shareable(node: ov.Node) -> bool:
+    """Whether no output of `node` has a name or a Result reading it."""
+    for output in node.outputs():
+        if output.get_names():
+            return False
+        if any(r.get_node().get_type_name() == "Result" for r in output.get_target_inputs()):
+            return False
+    return True
+
+
+def _has_runtime_info(node: ov.Node) -> bool:
+    """Whether `node` has runtime info besides the weightless cache's record of where a
+    constant's bytes came from (the frontend gives every Constant one; equal bytes may share)."""
+    info = node.get_rt_info()  # iterating its keys costs 40 us: ask its size and one key
+    return len(info) > 1 or (len(info) == 1 and _CACHE_RECORD not in info)
