@@ -186,6 +186,25 @@ def all_ops(model: ov.Model) -> Iterator[ov.Node]:
             yield from all_ops(op.get_else_body())
 
 
+def ops_by_type(model: ov.Model) -> dict[str, list[ov.Node]]:
+    """The ops of `model` and of the bodies in it (as `all_ops`, in its order) by type name:
+    one walk for the whole-model steps that each look for a few types."""
+    found: dict[str, list[ov.Node]] = {}
+    _collect_by_type(model, found)
+    return found
+
+
+def _collect_by_type(model: ov.Model, found: dict[str, list[ov.Node]]) -> None:
+    for op in model.get_ordered_ops():
+        kind = op.get_type_name()
+        found.setdefault(kind, []).append(op)
+        if kind in ("Loop", "TensorIterator"):
+            _collect_by_type(op.get_function(), found)
+        elif kind == "If":
+            _collect_by_type(op.get_then_body(), found)
+            _collect_by_type(op.get_else_body(), found)
+
+
 SUBGRAPH_OPS = frozenset({"Loop", "TensorIterator", "If"})
 
 

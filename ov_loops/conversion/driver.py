@@ -53,6 +53,7 @@ from ov_loops.loopir.passes.pipeline import DEFAULT_LOWERING, LoweringOptions
 from ov_loops.lower.select import lower
 from ov_loops.lower.shared_ops import share_ops
 from ov_loops.lower.stateful_ops import stream_recurrent_ops
+from ov_loops.ovgraph import ops_by_type
 
 MAIN = -1  # the key of the main graph among loops' parents
 
@@ -112,15 +113,16 @@ class Converter:
         # input's name (test_check's loop_body_passthrough_outputs); bodies get it (simplify.py).
         self._frontend.normalize(model)
         share_ops(model)  # before the workarounds: a copy they make must stay its own
-        if self._options.optimize != "none":  # MOC on a body may prune its nested Loops' ports
-            loops = rederived(model, loops)
         stateful = self._options.target.stateful
         # ONNX RNN/GRU/LSTM ops, before the workarounds: a guard of their final states on a
         # chunk of no time step then falls back to the state read, and the Assign stores that
         assigns, streamed = stream_recurrent_ops(model) if stateful else ((), ())
-        for workaround in self._options.target.model_workarounds:
-            workaround(model)
-        refuse_ifs_of_dynamic_rank(model)
+        present = ops_by_type(model)  # one walk of every body for the steps below
+        if self._options.optimize != "none":  # MOC on a body may prune its nested Loops' ports
+            loops = rederived(loops, present.get("Loop", ()))
+        self._options.target.apply_model_workarounds(model, present.keys())
+        if "If" in present:
+            refuse_ifs_of_dynamic_rank(model)
         declared = with_declared_inputs(model, self._model.graph, self._input_shapes)
         declared.add_sinks([sink for loop in loops for sink in loop.states] + list(assigns))
         return Conversion(declared, loops, list(streamed))

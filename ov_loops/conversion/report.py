@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 import openvino as ov
 
 from ov_loops.contract.spec import LoopSpec
-from ov_loops.loopir.read_back import loop_nodes, spec_of
+from ov_loops.loopir.read_back import spec_of
 from ov_loops.lower.remainder import REMAINDER
 
 
@@ -81,12 +82,13 @@ class Conversion:
     recurrent_ops: list[str] = field(default_factory=list)
 
 
-def rederived(model: ov.Model, loops: list[ConvertedLoop]) -> list[ConvertedLoop]:
+def rederived(loops: list[ConvertedLoop], loop_nodes: Iterable[ov.Node]) -> list[ConvertedLoop]:
     """`loops` with each LoopSpec read again from the Loop node it became (by its
-    `ov_loops_path`, in nesting order), after transformations of the whole model that may prune
-    or renumber ports; a loop whose node is gone is reported as removed."""
+    `ov_loops_path`, in nesting order) among `loop_nodes` (every Loop node of the model, outer
+    before inner), after transformations of the whole model that may prune or renumber ports;
+    a loop whose node is gone is reported as removed."""
     nodes: dict[str, list[ov.Node]] = {}
-    for node in loop_nodes(model):
+    for node in loop_nodes:
         if "ov_loops_path" not in node.get_rt_info():
             continue
         path = node.get_rt_info()["ov_loops_path"].astype(str)

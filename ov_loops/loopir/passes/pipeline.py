@@ -16,7 +16,7 @@ more.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 import openvino as ov
@@ -33,7 +33,10 @@ from ov_loops.loopir.passes.concat_copies import (
 from ov_loops.loopir.passes.constant_loops import KeepConstantLoopsAtRunTime
 from ov_loops.loopir.passes.constants import InlineConstantCaptures
 from ov_loops.loopir.passes.dead_values import RemoveDeadValues
-from ov_loops.loopir.passes.empty_sequences import keep_initial_states_of_empty_sequences
+from ov_loops.loopir.passes.empty_sequences import (
+    STATES,
+    keep_initial_states_of_empty_sequences,
+)
 from ov_loops.loopir.passes.gathered_slices import SliceGatheredRows
 from ov_loops.loopir.passes.hoist_sliced import HoistSlicedComputation
 from ov_loops.loopir.passes.iteration_first import IterationParameterFirst
@@ -138,6 +141,14 @@ class TargetProfile:
             return False
         return OPTIMIZE_LEVELS.index(step.level) <= OPTIMIZE_LEVELS.index(optimize)
 
+    def apply_model_workarounds(self, model: ov.Model, present: Collection[str]) -> None:
+        """Run `model_workarounds` on the converted `model`, in order, but those acting on op
+        types of which `present` (the op types of the model and its bodies) has none."""
+        for workaround in self.model_workarounds:
+            acts_on = ACTS_ON.get(workaround)
+            if acts_on is None or not acts_on.isdisjoint(present):
+                workaround(model)
+
     def run(
         self,
         loop: LoopIR,
@@ -166,6 +177,12 @@ CPU_MODEL_WORKAROUNDS: tuple[ModelWorkaround, ...] = (
     copy_concats_before_abs,
     keep_initial_states_of_empty_sequences,
 )
+# The op types a model workaround acts on (it adds none of them): a model with none skips it.
+ACTS_ON: dict[ModelWorkaround, frozenset[str]] = {
+    copy_loop_outputs_into_concats: frozenset({"Concat"}),
+    copy_concats_before_abs: frozenset({"Abs"}),
+    keep_initial_states_of_empty_sequences: frozenset(STATES),
+}
 CPU = TargetProfile(
     "CPU",
     frozenset(kind.name for kind in PIPELINE if kind.level is None) - UNROLLING,
