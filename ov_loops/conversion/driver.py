@@ -24,6 +24,7 @@ import openvino as ov
 
 from ov_loops.conversion.allocator import without_fast_bins
 from ov_loops.conversion.body_forms import BodyForms
+from ov_loops.conversion.collector import existing_objects_frozen
 from ov_loops.conversion.frontend import Frontend
 from ov_loops.conversion.if_ranks import refuse_ifs_of_dynamic_rank
 from ov_loops.conversion.report import Conversion, ConvertedLoop, rederived
@@ -87,7 +88,7 @@ class Converter:
         """The converted model and its per-loop report; UnsupportedError lists every
         unsupported op and loop, ConversionError (or its subclasses) says what else failed."""
         # the frontend has copied every tensor kept in a file once done
-        with self._files, without_fast_bins():
+        with self._files, without_fast_bins(), existing_objects_frozen():
             return self._converted()
 
     def _converted(self) -> Conversion:
