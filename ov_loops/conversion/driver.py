@@ -47,7 +47,7 @@ from ov_loops.frontends.onnx.ops.placeholders import (
 )
 from ov_loops.frontends.onnx.proto.body_types import with_declared_inputs
 from ov_loops.frontends.onnx.proto.opsets import opset_version
-from ov_loops.frontends.onnx.proto.types import known_types
+from ov_loops.frontends.onnx.proto.types import known_types, only_tensors
 from ov_loops.logs import progress
 from ov_loops.loopir.loop import LoopIR
 from ov_loops.loopir.passes.pipeline import DEFAULT_LOWERING, LoweringOptions
@@ -74,7 +74,8 @@ class Converter:
         self._sequences = prepared.sequences
         self._input_shapes = input_shapes or {}
         self._options = options
-        self._outer_types = known_types(model)
+        # outer types only matter when a value may be other than a tensor (unsupported_types)
+        self._outer_types = {} if only_tensors(model) else known_types(model)
         self._loops: dict[int, OnnxLoopLayout] = {}
         self._templates: dict[int, onnx.GraphProto] = {}
         self._parents: dict[int, int] = {}

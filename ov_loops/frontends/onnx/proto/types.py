@@ -8,6 +8,8 @@ from dataclasses import dataclass
 import onnx
 import openvino as ov
 
+from ov_loops.frontends.onnx.proto.scopes import all_graphs
+
 T = onnx.TensorProto
 
 # Every ONNX element type OpenVINO has a type for; the others (complex, the FNUZ float8s,
@@ -91,6 +93,31 @@ def known_types(model: onnx.ModelProto) -> dict[str, onnx.TypeProto]:
     types: dict[str, onnx.TypeProto] = {}
     _collect(inferred.graph, types)
     return types
+
+
+# Ops of the default domain whose outputs may be other than tensors.
+_NON_TENSOR_OPS = ("Sequence", "Optional", "SplitToSequence")
+
+
+def only_tensors(model: onnx.ModelProto) -> bool:
+    """Whether every value of `model` is a tensor or of no declared type, without shape
+    inference: no graph declares another type or holds a sparse initializer, and every node is
+    an op of the default domain that makes tensors of tensors (not a sequence or optional op,
+    not a Constant of a sparse value). Then `known_types` knows nothing but tensors."""
+    for graph, _ in all_graphs(model.graph, "main"):
+        if graph.sparse_initializer:
+            return False
+        for value in (*graph.input, *graph.value_info, *graph.output):
+            if value.type.WhichOneof("value") not in (None, "tensor_type"):
+                return False
+        for node in graph.node:
+            if node.domain not in ("", "ai.onnx") or node.op_type.startswith(_NON_TENSOR_OPS):
+                return False
+            if node.op_type == "Constant" and any(
+                attr.name == "sparse_value" for attr in node.attribute
+            ):
+                return False
+    return True
 
 
 def _collect(graph: onnx.GraphProto, types: dict[str, onnx.TypeProto]) -> None:
