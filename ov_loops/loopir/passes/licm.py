@@ -52,6 +52,8 @@ class HoistInvariantComputation(LoopPass):
     level = "default"
 
     def run(self, loop: LoopIR) -> LoopIR:
+        if not loop.spec.invariant_inputs:
+            return loop  # no node reads an invariant Parameter: none is INVARIANT
         kinds, frontier = _hoisted(loop)
         if not frontier:
             return loop

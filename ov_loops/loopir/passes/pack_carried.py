@@ -53,8 +53,8 @@ class PackCarriedValues(LoopPass):
     level = "default"
 
     def run(self, loop: LoopIR) -> LoopIR:
-        if not _on_dynamic_path(loop):
-            return loop
+        if sum(value.kind == TENSOR for value in loop.carried) < 2 or not _on_dynamic_path(loop):
+            return loop  # a pack has two members at least, each a carried tensor
         members = _members(loop)
         if len(members) < 2:
             return loop
