@@ -84,7 +84,7 @@ def capped(
     static = [_static_length(value, axis) for value, axis in zip(sliced, axes)]
     if None not in static and trip.source != TRIP_COUNT_INPUT:
         count = min(static) if trip.constant is None else min(min(static), trip.constant)
-        return TripCount(ops.constant(np.int64(count)).output(0), TRIP_COUNT_CONSTANT, count, False)
+        return TripCount(constant(count, np.int64), TRIP_COUNT_CONSTANT, count, False)
     lengths = [length(value, axis) for value, axis in zip(sliced, axes)]
     span = lengths[0]
     for other in lengths[1:]:
@@ -108,16 +108,14 @@ def _static_length(value: ov.Output, axis: int) -> int | None:
 
 def _onnx_trip_count(value: ov.Output | None) -> TripCount:
     if value is None:
-        return TripCount(ops.constant(np.int64(-1)).output(0), TRIP_COUNT_UNBOUNDED, None, False)
+        return TripCount(constant(-1, np.int64), TRIP_COUNT_UNBOUNDED, None, False)
     known = folded_value(value)
     if known is not None and known.size == 1:
         count = int(known.reshape(-1)[0])
         if count >= INT32_MAX:
-            return TripCount(
-                ops.constant(np.int64(-1)).output(0), TRIP_COUNT_UNBOUNDED, None, False
-            )
+            return TripCount(constant(-1, np.int64), TRIP_COUNT_UNBOUNDED, None, False)
         count = max(count, 0)
-        return TripCount(ops.constant(np.int64(count)).output(0), TRIP_COUNT_CONSTANT, count, False)
+        return TripCount(constant(count, np.int64), TRIP_COUNT_CONSTANT, count, False)
     count = _scalar(value, ov.Type.i64)
     # Decide in f32: the CPU plugin compares i64 values as truncated i32 (2**32+3 -> 3), but a
     # Convert reads the full i64. f32(2**31-1) rounds up to 2**31, so ">= 2**31" covers it.
@@ -142,11 +140,11 @@ def initial_condition(value: ov.Output | None) -> InitialCondition:
     """An omitted ONNX `cond` starts true; constants (also values computed from constants and
     static shapes alone) are recognised so a false one can be folded."""
     if value is None:
-        return InitialCondition(ops.constant(True).output(0), True, False)
+        return InitialCondition(constant(True), True, False)
     known = folded_value(value)
     if known is not None and known.size == 1:
         flag = bool(known.reshape(-1)[0])
-        return InitialCondition(ops.constant(flag).output(0), flag, False)
+        return InitialCondition(constant(flag), flag, False)
     return InitialCondition(_scalar(value, ov.Type.boolean), None, True)
 
 
