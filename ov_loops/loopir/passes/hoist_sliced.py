@@ -358,6 +358,8 @@ class HoistSlicedComputation(LoopPass):
     level = "default"
 
     def run(self, loop: LoopIR) -> LoopIR:
+        if not any(abs(entry.stride) == 1 for entry in loop.spec.sliced_inputs):
+            return loop  # no sliced part is a leaf: no region value has an axis, none is heavy
         region = _region(loop)
         live = {node.get_instance_id(): node for node in loop.body.get_ordered_ops()}
         hoisted = [node for key, node in live.items() if _worth_hoisting(key, region, live)]
