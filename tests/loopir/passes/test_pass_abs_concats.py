@@ -12,6 +12,8 @@ import openvino.opset15 as ops
 import pytest
 
 from ov_loops.loopir.passes.abs_concats import CopyConcatsBeforeAbs, copy_concats_before_abs
+from ov_loops.loopir.passes.pipeline import CPU
+from ov_loops.ovgraph import ops_by_type
 from tests.loopir_scenarios import mean_of_a_concat_also_read_by_abs
 
 
@@ -79,3 +81,19 @@ def test_an_abs_in_a_nested_body_gets_a_copy_once():
     assert copy_concats_before_abs(made) == 1
     assert _types(absolute.input_values()) == ["Maximum"]
     assert copy_concats_before_abs(made) == 0  # the Abs reads the copy now
+
+
+def _maximums(model: ov.Model) -> int:
+    return sum(op.get_type_name() == "Maximum" for op in model.get_ordered_ops())
+
+
+def test_the_profile_runs_the_model_workaround_for_the_op_types_present():
+    # the driver takes the census once (ovgraph.ops_by_type) and the profile skips what
+    # acts on no op type of the model
+    made, _ = _abs_of_concat([2], shared=True)
+    present = ops_by_type(made).keys()
+    assert {"Abs", "Concat"} <= present
+    CPU.apply_model_workarounds(made, present - {"Abs"})
+    assert _maximums(made) == 0
+    CPU.apply_model_workarounds(made, present)
+    assert _maximums(made) == 1
