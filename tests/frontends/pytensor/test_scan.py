@@ -206,6 +206,28 @@ def test_rnn_with_a_sequence_and_weights():
     compare([x, h0, w], [hs, hs[-1]], [rng.random((5, 3)), rng.random(3), rng.random((3, 3))])
 
 
+def test_last_state_of_a_static_rnn_is_carried_not_stacked():
+    """Static shapes: PyTensor shrinks the scan's buffer to the one row hs[-1] reads (index 0
+    of a [1, H] buffer); the Loop carries that state and stacks no row per step."""
+    x = pt.tensor("x", shape=(7, 3), dtype="float32")
+    h0 = pt.tensor("h0", shape=(3,), dtype="float32")
+    w = pt.tensor("W", shape=(3, 3), dtype="float32")
+    hs = scan(
+        lambda xt, h, m: pt.tanh(xt + h @ m), sequences=[x], outputs_info=[h0], non_sequences=[w]
+    )
+    rng = np.random.default_rng(5)
+    values = [
+        rng.random((7, 3), np.float32),
+        rng.random(3, np.float32),
+        rng.random((3, 3), np.float32),
+    ]
+    function, _ = compare([x, h0, w], [hs[-1]], values)
+    loops = [op for op in all_ops(function.vm.jit_fn.model) if op.get_type_name() == "Loop"]
+    assert loops
+    shapes = [str(output.get_partial_shape()) for op in loops for output in op.outputs()]
+    assert shapes == ["[3]"], shapes  # the last state, no [7, 3] stack of every step's
+
+
 def test_gradient_through_a_scan_with_a_mit_sot():
     """pytensor.grad through a scan builds a scan with mit-mot outputs (JAX test_scan_mit_mot)."""
     rho = pt.scalar("rho", dtype="float64")
