@@ -17,6 +17,7 @@ import numpy as np
 import openvino as ov
 import openvino.opset15 as ops
 
+from ov_loops import ovgraph
 from ov_loops.loopir.loop import LoopIR
 
 
@@ -25,27 +26,16 @@ def fall_back(loop: LoopIR, outputs: list[ov.Output], build_loop: Callable) -> l
     replaced loop chosen by the safe flag, the flag's port dropped; `build_loop` emits a
     Loop-5 (loop5.py's)."""
     replaced, safe = loop.fallback.loop, outputs[loop.fallback.safe_port]
-    count = len(replaced.spec.outputs())
-    # an Output, not a Node: if_op(Node) makes an If without its condition input
-    branch = ops.if_op(ops.convert(safe, ov.Type.boolean).output(0))
-    chosen = outputs[:count]
-    then_parameters = [ops.parameter(v.get_partial_shape(), v.get_element_type()) for v in chosen]
-    then_body = ov.Model([ops.result(p) for p in then_parameters], then_parameters, "solved")
+    chosen = outputs[: len(replaced.spec.outputs())]
     ports = sorted(replaced.outer)
     outer = [replaced.outer[port] for port in ports]
-    else_parameters = [ops.parameter(v.get_partial_shape(), v.get_element_type()) for v in outer]
+    parameters = ovgraph.parameters_for(outer)
     trip = ops.constant(np.int64(replaced.trip.constant)).output(0)
     start = ops.constant(np.bool_(True)).output(0)
-    by_port = {port: p.output(0) for port, p in zip(ports, else_parameters)}
+    by_port = {port: p.output(0) for port, p in zip(ports, parameters)}
     looped = build_loop(replaced.spec, replaced.body, trip, start, by_port, replaced.path)
-    else_body = ov.Model([ops.result(v) for v in looped], else_parameters, "looped")
-    branch.set_then_body(then_body)
-    branch.set_else_body(else_body)
-    for value, parameter in zip(chosen, then_parameters):
-        branch.set_input(value, parameter, None)
-    for value, parameter in zip(outer, else_parameters):
-        branch.set_input(value, None, parameter)
-    return [
-        branch.set_output(then_result, else_result)
-        for then_result, else_result in zip(then_body.get_results(), else_body.get_results())
-    ]
+    else_body = ov.Model([ops.result(v) for v in looped], parameters, "looped")
+    condition = ops.convert(safe, ov.Type.boolean).output(0)
+    return ovgraph.if_outputs(
+        condition, (ovgraph.identity_body(chosen), chosen), (else_body, outer)
+    )
