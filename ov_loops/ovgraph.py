@@ -166,6 +166,39 @@ def copy(value: ov.Output) -> ov.Output:
     return ops.maximum(value, value).output(0)
 
 
+def parameters_for(values: list[ov.Output]) -> list[ov.Node]:
+    """A body Parameter per value, of its shape and type."""
+    return [ops.parameter(v.get_partial_shape(), v.get_element_type()) for v in values]
+
+
+def identity_body(values: list[ov.Output]) -> ov.Model:
+    """A body whose Results are its Parameters, one per value (parameters_for)."""
+    parameters = parameters_for(values)
+    return ov.Model([ops.result(p) for p in parameters], parameters)
+
+
+def if_outputs(
+    condition: ov.Output,
+    then_branch: tuple[ov.Model, list[ov.Output]],
+    else_branch: tuple[ov.Model, list[ov.Output]],
+) -> list[ov.Output]:
+    """The outputs of If(condition), each branch a body and the outer values its Parameters
+    take in order; one output per pair of the bodies' Results."""
+    # an Output, not a Node: if_op(Node) makes an If without its condition input
+    branch = ops.if_op(condition)
+    (then_body, then_values), (else_body, else_values) = then_branch, else_branch
+    branch.set_then_body(then_body)
+    branch.set_else_body(else_body)
+    for value, parameter in zip(then_values, then_body.get_parameters()):
+        branch.set_input(value, parameter, None)
+    for value, parameter in zip(else_values, else_body.get_parameters()):
+        branch.set_input(value, None, parameter)
+    return [
+        branch.set_output(then_result, else_result)
+        for then_result, else_result in zip(then_body.get_results(), else_body.get_results())
+    ]
+
+
 def dynamic_besides(value: ov.Output, axis: int) -> bool:
     shape = value.get_partial_shape()
     return shape.rank.is_dynamic or any(

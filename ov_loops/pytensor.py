@@ -24,6 +24,10 @@ __all__ = ["OPENVINO", "OpenVINOLinker", "UnsupportedOpError", "ov_translate"]
 
 if "openvino" not in predefined_linkers:
     register_linker("openvino", OpenVINOLinker())
+# fast_run, and the scan buffers shrunk to what the graph reads as PyTensor's JAX and Numba
+# modes shrink them (no preallocation): a scan whose last value only is read keeps one row, which
+# its Loop carries without stacking every step's (frontends/pytensor/scan.py).
+QUERY = RewriteDatabaseQuery(include=["fast_run", "scan_save_mem_no_prealloc"])
 if "OPENVINO" not in predefined_modes:
-    register_mode("OPENVINO", Mode(OpenVINOLinker(), RewriteDatabaseQuery(include=["fast_run"])))
+    register_mode("OPENVINO", Mode(OpenVINOLinker(), QUERY))
 OPENVINO = predefined_modes["OPENVINO"]

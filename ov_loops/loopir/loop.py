@@ -46,14 +46,25 @@ class LoopResult:
 
 
 @dataclass(frozen=True)
+class Fallback:
+    """The loop a pass replaced by a computation that holds only on some inputs: the lowering
+    runs `loop` instead (a Loop-5 in an If, lower/fallback.py) when the replacement's output
+    port `safe_port`, a boolean, is false. Its output ports mean what the replacement's do."""
+
+    loop: LoopIR
+    safe_port: int
+
+
+@dataclass(frozen=True)
 class LoopIR:
     """A loop: node path, op, LoopSpec, body, the outer value of every port_map input (by
     external port), trip count and initial condition, logical carried values, and the values it
     gives its graph (in the frontend's output order); `applied` says what optimisations did
     to it, one phrase each ("hoisted 2 MatMul"); `zero_run_branch`: its run of no iteration is
     taken outside the Loop-5, by an If around it (passes/zero_run_carry.py), so the Loop-5
-    itself runs at least once; `in_main_graph` whether it is a node of the main graph
-    (--stateful keeps such loops' states)."""
+    itself runs at least once; `fallback`: the loop it replaces, run instead when its
+    computation does not hold (passes/linear_recurrences.py); `in_main_graph` whether it is
+    a node of the main graph (--stateful keeps such loops' states)."""
 
     path: str
     op: str
@@ -66,6 +77,7 @@ class LoopIR:
     results: tuple[LoopResult, ...]
     applied: tuple[str, ...] = ()
     zero_run_branch: bool = False
+    fallback: Fallback | None = None
     in_main_graph: bool = True  # a node of the main graph itself, not of a body or If branch
     # how many iterations of the loop as its frontend made it one Loop-5 iteration runs (k once
     # unrolled by k); `check` maps the Loop-5's iterations back (lower/loop5.py marks it)

@@ -19,13 +19,15 @@ from ov_loops.errors import ConversionError
 from ov_loops.loopir.loop import LoopIR
 from ov_loops.loopir.plugin_limits import MAX_PORT_RANK
 from ov_loops.loopir.steps import AfterLoop, apply_steps
+from ov_loops.lower.fallback import fall_back
 from ov_loops.lower.zero_run_branch import build_loop_in_if
 
 
 def lower_to_loop5(loop: LoopIR) -> list[ov.Output]:
     """The Loop-5 for `loop` (in an If that takes its runs of no iteration when
     `loop.zero_run_branch`: zero_run_branch.py), then each result's post-loop steps; the values
-    in result order. An unrolled loop's body says in its rt_info how many of the loop's
+    in result order (taken from the loop it replaced when its safe flag is false:
+    fallback.py). An unrolled loop's body says in its rt_info how many of the loop's
     iterations one Loop-5 iteration runs (STEP_MARK), which `check`'s probes read."""
     loop.check()
     if loop.zero_run_branch:
@@ -34,6 +36,8 @@ def lower_to_loop5(loop: LoopIR) -> list[ov.Output]:
         outputs = build_loop(
             loop.spec, loop.body, loop.trip.value, loop.start.value, loop.outer, loop.path
         )
+    if loop.fallback is not None:
+        outputs = fall_back(loop, outputs, build_loop)
     mark_carried_kinds(loop)
     if loop.iterations_per_step > 1:
         loop.body.set_rt_info(loop.iterations_per_step, STEP_MARK)

@@ -17,6 +17,8 @@ from ov_loops.contract.spec import TRIP_COUNT_UNBOUNDED
 from ov_loops.loopir.loop import LoopIR
 from ov_loops.loopir.steps import AfterLoop, apply_steps
 from ov_loops.loopir.unrolling import Plan, UnrolledBody, always_true, shapes_kept, unrollable
+from ov_loops.lower.fallback import fall_back
+from ov_loops.lower.loop5 import build_loop
 from ov_loops.opfactory import constant
 from ov_loops.ovgraph import MAX_FOLDED_DEPTH, NOT_FOLDED, upstream
 
@@ -106,4 +108,6 @@ def unroll_fully(loop: LoopIR) -> list[ov.Output]:
     results = body.get_results()
     outputs = sorted(spec.outputs(), key=lambda entry: entry.external_port)
     values = [results[entry.body_result].input_value(0) for entry in outputs]
+    if loop.fallback is not None:  # the loop it replaced, when its safe flag is false
+        values = fall_back(loop, values, build_loop)
     return apply_steps(once.results, AfterLoop(values, once.trip, once.start))

@@ -82,15 +82,18 @@ def _stored(written: ov.Output, length, whole: ov.Output, dropped=_ZERO) -> ov.O
     return ops.slice(padded, ops.unsqueeze(start, i64(0)), stop, i64(1), i64(0)).output(0)
 
 
-def _read_last_only(variable) -> bool:
-    """Whether the graph reads `variable` only as variable[-1] (an integer index, not a slice)."""
+def _read_last_only(variable, buffer) -> bool:
+    """Whether the graph reads `variable` (a sit-sot's output, as long as its outer `buffer`)
+    only as its last row: variable[-1], or variable[0] of a buffer of one row (PyTensor's
+    scan_save_mem keeps one row when only the last is read, and indexes it so)."""
+    last = {-1, 0} if buffer.type.shape[0] == 1 else {-1}
     readers = clients(variable)
     return bool(readers) and all(
         index == 0
         and isinstance(node.op, Subtensor)
         and not isinstance(node.op.idx_list[0], slice)
         and isinstance(node.inputs[1], Constant)
-        and int(node.inputs[1].data) == -1
+        and int(node.inputs[1].data) in last
         for node, index in readers
     )
 
@@ -169,7 +172,8 @@ def _scan(op, node, inputs):
     mitmots = mitmot.mit_mots(op)
     buffers = op.outer_mitmot(inputs)
     last_only = [
-        not info.as_while and _read_last_only(v) for v in op.outer_sitsot_outs(node.outputs)
+        not info.as_while and _read_last_only(v, buffer)
+        for v, buffer in zip(op.outer_sitsot_outs(node.outputs), op.outer_sitsot(node.inputs))
     ]
     outputs_info, initials = _outputs_info(op, inputs, mitmots, last_only)
     traces, _ = scan(

@@ -3,6 +3,8 @@ iteration over whole sequences."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import openvino as ov
 import openvino.opset15 as ops
@@ -15,7 +17,7 @@ from ov_loops.contract.spec import (
     MergedInput,
     SlicedInput,
 )
-from ov_loops.loopir.loop import LoopIR
+from ov_loops.loopir.loop import Fallback, LoopIR
 from ov_loops.loopir.passes.base import LoopPass
 from ov_loops.opfactory import op
 
@@ -44,11 +46,24 @@ class SolveLinearRecurrences(LoopPass):
                                                           X = A x_0 + B, X_prev = [x_0, X[:-1]]
         compose((a', b'), (a, b)) = (a a', a b' + b)  # the step after another
 
-    The products are those of the sequential loop, grouped otherwise (f32 rounding differs).
-    A product of coefficients over d steps that overflows f32 (|a|^d > 3e38) times a state or
-    term of 0 is 0, as in the loop (not inf * 0 = NaN); one that overflows against a nonzero
-    state too small for the loop to overflow (|x| |a|^d < 3e38), or that underflows before
-    a large state, differs from the loop's (inf, NaN or 0 where the loop is finite).
+    The products are those of the sequential loop, grouped otherwise (f32 rounding differs);
+    a sum (x + b) is the loop's own, CumSum adding x_0 first. Where a grouped product leaves
+    f32's range the values would differ from the loop's (a product of coefficients over d
+    steps that overflows against a state too small for the loop to overflow, |x| |a|^d < 3e38;
+    one that underflows before a large state), so the loop itself runs instead (an If,
+    lower/fallback.py) when, for a real type::
+
+        growth = sum_t ln max(|a_t|, 1)        size = |x_0| + sum_t |b_t|
+        unsafe = not growth + ln(1 + size) < 60 ln 2  or  not sum_t |x_t| < max / 2   (f32)
+        outputs = unsafe ? the loop's : the solved ones
+
+    Every product of coefficients and every value is then below 2^60 (no overflow, in the
+    loop either); a product that underflows (f32's smallest normal is 2^-126, the CPU plugin
+    may flush subnormals to 0) loses less than 2^-126 before factors and values of at most
+    2^60: the solved values differ from the loop's by f32 rounding and by less than T 2^-60
+    in absolute value (coefficients that decay, |a| < 1, grow nothing: a 0.05^t underflows
+    harmlessly). A NaN or inf among a, b, x_0 reaches the sums: the loop runs, with its own
+    semantics. Growth (a 2 for 60 steps), or values near 2^60, run the loop too.
     The CPU plugin runs each scalar op of a Loop body as a node of its own: a 60-step AR(1)
     scan and its gradient (2 and 7 scalar ops a step) cost about 0.2 us per op; here they
     are a few dozen vector ops.
@@ -61,18 +76,26 @@ class SolveLinearRecurrences(LoopPass):
         steps = loop.trip.constant
         if steps is None or not 1 <= steps <= MAX_STEPS or not _qualifies(loop):
             return loop
+        replaced = loop.replace(body=loop.body.clone())  # before the lifting shares its nodes
         lifted = _Lifted(loop, steps)
         solved = lifted.body()
         if solved is None:
             return loop
         parameters, inputs, outer, results, outputs = solved
+        fallback = None
+        if lifted.unsafe:  # a flag before the condition's Result, on the port after the others
+            any_unsafe = functools.reduce(ops.logical_or, lifted.unsafe)
+            results.insert(-1, ops.result(ops.logical_not(any_unsafe)))
+            outputs.append(LastValueOutput(UNNUMBERED, len(results) - 2))
+            fallback = Fallback(replaced, len(outputs) - 1)
         body = ov.Model(results, parameters, loop.body.get_friendly_name())
         spec = number_ports(
             inputs, outputs, loop.spec.trip_count_source, steps, None, len(results) - 1
         )
-        changed = loop.replace(body=body, spec=spec, outer=outer, carried=())
+        changed = loop.replace(body=body, spec=spec, outer=outer, carried=(), fallback=fallback)
         return changed.with_trip_count(1).noting(
             f"solved {len(loop.spec.merged_inputs)} linear recurrence(s) over {steps} steps"
+            + ("" if fallback is None else ", the loop run instead where f32's range is left")
         )
 
 
@@ -109,6 +132,7 @@ class _Lifted:
         self.values: dict[tuple[int, int], tuple[ov.Output, bool]] = {}
         self.parameters: list[ov.Node] = []
         self.initials: dict[int, ov.Output] = {}
+        self.unsafe: list[ov.Output] = []  # boolean flags: the loop must run instead
 
     def body(self):
         """(Parameters, input entries, outer values, Results, output entries) of the lifted
@@ -209,15 +233,17 @@ class _Lifted:
     def _previous(self, initial: ov.Output, a: ov.Output | None, b: ov.Output) -> ov.Output:
         """[x_0, x_1, .., x_{T-1}] for x_t = a_t x_{t-1} + b_t (a None: 1)."""
         x0 = ops.reshape(initial, ops.constant(np.array([1], np.int64)), False).output(0)
-        if a is None:
-            solved = ops.add(ops.cumsum(b, ops.constant(np.int64(0))), x0).output(0)
-        else:
-            a, b = _scan(a, b, self.steps)
-            solved = ops.add(_times(a, x0), b).output(0)
         if self.steps == 1:
-            return x0
-        head = _rows(solved, 0, self.steps - 1)
-        return ops.concat([x0, head], 0).output(0)
+            return x0  # the body's own step computes x_1
+        if a is None:  # the loop's sums in its order: x_0 + b_1 + .. + b_t
+            sums = ops.cumsum(ops.concat([x0, b], 0), ops.constant(np.int64(0))).output(0)
+            return _rows(sums, 0, self.steps)
+        products, sums = _scan(a, b, self.steps)
+        solved = ops.add(ops.multiply(products, x0), sums).output(0)
+        previous = ops.concat([x0, _rows(solved, 0, self.steps - 1)], 0).output(0)
+        if b.get_element_type().is_real():  # (integers wrap, whatever the grouping)
+            self.unsafe += [_may_leave_range(a, b, x0), _not_finite_sum(solved)]
+        return previous
 
     def lift(self, value: ov.Output) -> tuple[ov.Output, bool]:
         """`value` on sequences, and whether it differs per step."""
@@ -281,8 +307,8 @@ def _coefficients(value: ov.Output, carried: ov.Output) -> tuple[ov.Output | Non
     raise _NotLinear
 
 
-def _at(k: int) -> ov.Output:
-    return ops.constant(np.array([k], np.int64)).output(0)
+def _at(*k: int) -> ov.Output:
+    return ops.constant(np.array(k, np.int64)).output(0)
 
 
 def _rows(value: ov.Output, start: int, stop: int) -> ov.Output:
@@ -296,28 +322,33 @@ def _shifted(value: ov.Output, by: int, steps: int, fill: float) -> ov.Output:
     return ops.concat([head, _rows(value, 0, steps - by)], 0).output(0)
 
 
-def _times(product: ov.Output, value: ov.Output) -> ov.Output:
-    """product * value, 0 where value is 0 and the product of coefficients is infinite.
-
-    the loop: x stays 0 while every b is 0, whatever a is;  the scan: A = a_1 .. a_t
-    overflows f32 (|a| > 1 for long enough) and inf * 0 = NaN; here 0, as the loop gives
-    """
-    times = ops.multiply(product, value).output(0)
-    if not product.get_element_type().is_real():
-        return times  # integers wrap: the grouping gives the loop's own values
-    zero = ops.logical_and(ops.equal(value, _zero_like(value)), ops.is_inf(product))
-    return ops.select(zero, value, times).output(0)
-
-
-def _zero_like(value: ov.Output) -> ov.Output:
-    return ops.constant(np.zeros([], value.get_element_type().to_dtype())).output(0)
-
-
 def _scan(a: ov.Output, b: ov.Output, steps: int) -> tuple[ov.Output, ov.Output]:
     """Inclusive prefix compositions of the steps (a_t, b_t): x_t = A_t x_0 + B_t."""
     distance = 1
     while distance < steps:
-        b = ops.add(b, _times(a, _shifted(b, distance, steps, 0))).output(0)
+        b = ops.add(b, ops.multiply(a, _shifted(b, distance, steps, 0))).output(0)
         a = ops.multiply(a, _shifted(a, distance, steps, 1)).output(0)
         distance *= 2
     return a, b
+
+
+def _may_leave_range(a: ov.Output, b: ov.Output, x0: ov.Output) -> ov.Output:
+    """Whether a product the scan forms may exceed 2^60 times the values it multiplies (f32;
+    15/32 of the type's largest exponent):
+    not (sum_t ln max(|a_t|, 1)) + ln(1 + |x_0| + sum_t |b_t|) < 60 ln 2."""
+    dtype = a.get_element_type().to_dtype()
+    limit = np.array(np.log(np.finfo(dtype).max) * 15 / 32, dtype)
+    one = ops.constant(np.ones([], dtype))
+    growth = ops.reduce_sum(ops.log(ops.maximum(ops.abs(a), one)), _at(0), False)
+    size = ops.add(ops.reduce_sum(ops.abs(b), _at(0), False), ops.abs(x0))
+    bound = ops.add(growth, ops.log(ops.add(ops.reshape(size, _at(), False), one)))
+    return ops.logical_not(ops.less(bound, ops.constant(limit))).output(0)
+
+
+def _not_finite_sum(value: ov.Output) -> ov.Output:
+    """Whether value holds a NaN or inf, or its sum of magnitudes reaches half the largest
+    finite value: not sum |value| < max / 2."""
+    dtype = value.get_element_type().to_dtype()
+    half = ops.constant(np.array(np.finfo(dtype).max / 2, dtype))
+    total = ops.reduce_sum(ops.abs(value), _at(0), False)
+    return ops.logical_not(ops.less(total, half)).output(0)

@@ -206,6 +206,50 @@ def test_rnn_with_a_sequence_and_weights():
     compare([x, h0, w], [hs, hs[-1]], [rng.random((5, 3)), rng.random(3), rng.random((3, 3))])
 
 
+def test_last_state_of_a_static_rnn_is_carried_not_stacked():
+    """Static shapes: PyTensor shrinks the scan's buffer to the one row hs[-1] reads (index 0
+    of a [1, H] buffer); the Loop carries that state and stacks no row per step."""
+    x = pt.tensor("x", shape=(7, 3), dtype="float32")
+    h0 = pt.tensor("h0", shape=(3,), dtype="float32")
+    w = pt.tensor("W", shape=(3, 3), dtype="float32")
+    hs = scan(
+        lambda xt, h, m: pt.tanh(xt + h @ m), sequences=[x], outputs_info=[h0], non_sequences=[w]
+    )
+    rng = np.random.default_rng(5)
+    values = [
+        rng.random((7, 3), np.float32),
+        rng.random(3, np.float32),
+        rng.random((3, 3), np.float32),
+    ]
+    function, _ = compare([x, h0, w], [hs[-1]], values)
+    loops = [op for op in all_ops(function.vm.jit_fn.model) if op.get_type_name() == "Loop"]
+    assert loops
+    shapes = [str(output.get_partial_shape()) for op in loops for output in op.outputs()]
+    assert shapes == ["[3]"], shapes  # the last state, no [7, 3] stack of every step's
+
+
+@pytest.mark.parametrize("r, x0", [(8.0, 1e-30), (0.5, 1e38)], ids=["overflow", "underflow"])
+def test_ar1_scan_whose_coefficient_products_leave_f32_gives_the_loops_values(r, x0):
+    """x_t = r x_{t-1} + e_t over 200 steps, solved as a recurrence at max: 8^200 overflows
+    f32 while 1e-30 8^t stays finite until t = 75 (then inf, as in the loop); 0.5^200
+    underflows while 1e38 0.5^t stays 6e-23: the loop runs instead (e all 0)."""
+    e = pt.tensor("e", shape=(200,), dtype="float32")
+    start = pt.tensor("x0", shape=(), dtype="float32")
+    rate = pt.tensor("r", shape=(), dtype="float32")
+    xs = scan(
+        lambda et, x, k: k * x + et, sequences=[e], outputs_info=[start], non_sequences=[rate]
+    )
+    values = [np.zeros(200, np.float32), np.float32(x0), np.float32(r)]
+    function, got = compare([e, start, rate], [xs[:70], xs[-1]], values)
+    last = np.float32(x0)
+    with np.errstate(over="ignore"):
+        for _ in range(200):
+            last = np.float32(last * np.float32(r))
+    np.testing.assert_allclose(got[1], last, rtol=1e-5, atol=0)  # 6e-23 is below compare's atol
+    model = function.vm.jit_fn.model
+    assert "If" in {op.get_type_name() for op in model.get_ordered_ops()}  # the solved form
+
+
 def test_gradient_through_a_scan_with_a_mit_sot():
     """pytensor.grad through a scan builds a scan with mit-mot outputs (JAX test_scan_mit_mot)."""
     rho = pt.scalar("rho", dtype="float64")
