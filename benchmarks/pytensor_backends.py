@@ -41,24 +41,16 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 import pytensor  # noqa: E402
 import pytensor.tensor as pt  # noqa: E402
-from pytensor.compile.mode import Mode  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
-import ov_loops.pytensor as ov_pytensor  # noqa: E402
+import ov_loops.pytensor  # noqa: E402, F401  (registers mode="OPENVINO")
 from benchmarks.timing import interleaved_seconds  # noqa: E402
-
-ONE_THREAD = {"INFERENCE_NUM_THREADS": 1, "NUM_STREAMS": 1}
 
 
 def modes(jax: bool = True) -> dict[str, object]:
-    """The backends to compare: OPENVINO (one thread), C, and Numba/JAX when installed (JAX
-    unless `jax` is False)."""
-    found = {
-        "OPENVINO": Mode(
-            ov_pytensor.OpenVINOLinker(config=ONE_THREAD), ov_pytensor.OPENVINO.provided_optimizer
-        ),
-        "C": "FAST_RUN",
-    }
+    """The backends to compare: OPENVINO (its default: one thread, the calling one), C, and
+    Numba/JAX when installed (JAX unless `jax` is False)."""
+    found = {"OPENVINO": "OPENVINO", "C": "FAST_RUN"}
     found.update(
         {
             name.upper(): name.upper()

@@ -3,13 +3,13 @@ input shapes.
 
     fgraph_convert: every Op translatable (else one error naming them), then
         model = ov.Model(translate_graph(fgraph, Parameters of the inputs' types))
-    call(*arrays): compiled = cache[shapes of arrays] or compile(model reshaped to them);
-        return compiled(arrays) as numpy arrays of the outputs' dtypes
+    call(*arrays): plan = cache[shapes of arrays] or CallPlan(compile(model reshaped to them));
+        return plan(arrays): numpy arrays of the outputs' dtypes
 
 Shared variables are inputs of the FunctionGraph and their updates outputs: PyTensor's Function
 stores them, as for every linker. Values compute in f32 on CPU (INFERENCE_PRECISION_HINT, not the
 bf16 the plugin may choose); float64 graphs are computed in f32 too (OpenVINO's CPU plugin). One
-inference thread unless `config` says otherwise (DEFAULT_CONFIG).
+inference thread, the calling one, unless `config` says otherwise (DEFAULT_CONFIG).
 """
 
 from __future__ import annotations
@@ -51,15 +51,19 @@ from ov_loops.frontends.pytensor.generators import generator_of, is_random_type,
 from ov_loops.ovcore import core
 
 # One thread, as PyTensor's C and Numba backends compute (PyMC samples its chains in
-# processes of their own): a 60-step PyMC logp+dlogp takes 0.5 ms of CPU time per call on one
-# thread, 1.1 ms on two (the Loop's per-iteration synchronisation).
-DEFAULT_CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": 1}
+# processes of their own): a 60-step PyMC logp+dlogp took 0.5 ms of CPU time per call on one
+# thread, 1.1 ms on two (the Loop's per-iteration synchronisation). NUM_STREAMS 0: the CPU
+# plugin then runs a request in the calling thread alone (whatever INFERENCE_NUM_THREADS says,
+# OpenVINO 2026.4, per-thread CPU times), with no stream's thread to hand the request to and
+# wake (an identity model's call: 20 us of CPU time against 45 through a stream's
+# start_async), no thread pinning per call, and errors of the inference raised.
+DEFAULT_CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "NUM_STREAMS": 0}
 log = logging.getLogger("ov_loops.pytensor")
 
 
 # float64 values cross the model's boundary as float32, which the CPU plugin computes them in
 # anyway: its f64 inputs and outputs cost a Convert or Reorder node each (10 of the 35 us of
-# node time of the PyMC model's inference); the call converts the arrays (`_input_array`).
+# node time of the PyMC model's inference); the call converts the arrays (CallPlan).
 BOUNDARY = {"float64": "float32"}
 
 
@@ -100,18 +104,62 @@ def build_model(fgraph, options: ConvertOptions = DEFAULT_SCAN_OPTIONS) -> ov.Mo
     return model
 
 
-class CompiledFunction:
-    """A model compiled once per signature of input shapes; called with numpy arrays.
+class CallPlan:
+    """One signature's infer request, its inputs' and outputs' buffers bound once.
 
-    Each signature keeps one infer request: a call wraps the input arrays as tensors sharing
-    their memory, infers, and copies the outputs out of the request's buffers (OpenVINO's
-    `CompiledModel.__call__` spends 3 times the CPU time of an identity model's inference on
-    converting its arguments and results). It runs the request with `start_async` and `wait`,
-    not `infer`: with one inference thread (DEFAULT_CONFIG) the CPU plugin's `infer` runs the
-    request as a task of the calling thread's stream, which swallows an error of the
-    inference (the call returned the output buffers unwritten) and keeps the failed task
-    queued, to run again at the next `infer` of any model sharing the stream: after its
-    request is freed, a segfault (OpenVINO 2026.4; PyTensor's scan tests in one process).
+    call(values): copy each value into its input's buffer (float64 cast to float32, BOUNDARY)
+        run the request
+        return each output's buffer (the request's own where its shape is dynamic) converted
+            to its variable's dtype, a new array (the next call rewrites the buffers)
+
+    Binding once saves what a call spent on wrapping each array as an `ov.Tensor`, setting it,
+    and fetching the output tensors. The request runs with `start_async` and `wait`: with
+    NUM_STREAMS 0 (DEFAULT_CONFIG) that runs in the calling thread, as `infer` does; with a
+    stream and one inference thread, the CPU plugin's `infer` ran the request as a task of the
+    calling thread's stream, which swallowed an error of the inference (returning the output
+    buffers unwritten) and kept the failed task queued, to run again at the next `infer` of any
+    model sharing the stream: after its request was freed, a segfault (OpenVINO 2026.4;
+    PyTensor's scan tests in one process)."""
+
+    def __init__(self, compiled: ov.CompiledModel, shapes: tuple, outputs: list) -> None:
+        self.request = compiled.create_infer_request()
+        self.inputs = [
+            np.empty(shape, port.get_element_type().to_dtype())
+            for shape, port in zip(shapes, compiled.inputs)
+        ]
+        for index, buffer in enumerate(self.inputs):
+            self.request.set_input_tensor(index, ov.Tensor(buffer, shared_memory=True))
+        self.outputs = [
+            _bound_output(self.request, index, port) for index, port in enumerate(compiled.outputs)
+        ]
+        self.converters = outputs
+
+    def __call__(self, values: list) -> list:
+        for buffer, value in zip(self.inputs, values):
+            buffer[...] = value
+        self.request.start_async()  # not infer(): see the class docstring
+        self.request.wait()
+        return [
+            convert(self.request.get_output_tensor(index).data if buffer is None else buffer)
+            for index, (convert, buffer) in enumerate(zip(self.converters, self.outputs))
+        ]
+
+
+def _bound_output(request: ov.InferRequest, index: int, port: ov.ConstOutput) -> np.ndarray | None:
+    """A buffer bound as output `index` of `request` when its shape is static (else None: the
+    request allocates it at each call)."""
+    shape = port.get_partial_shape()
+    if shape.is_dynamic:
+        return None
+    buffer = np.empty(shape.to_shape(), port.get_element_type().to_dtype())
+    request.set_output_tensor(index, ov.Tensor(buffer, shared_memory=True))
+    return buffer
+
+
+class CompiledFunction:
+    """A model compiled once per signature of input shapes (a CallPlan each); called with
+    numpy arrays (a random generator as its key).
+
     The model is reshaped to the inputs' static shapes, unless one is empty: OpenVINO then
     folds a Loop whose trip count became 0 with its reference Loop, which refuses it (`Check
     'trip_count != 0'`); the model with dynamic shapes runs such a loop zero times. When the
@@ -129,63 +177,41 @@ class CompiledFunction:
     ) -> None:
         self.model, self.device, self.config, self.rebuilt = model, device, config, rebuilt
         self.outputs = [_output_value(variable) for variable in outputs]
-        self.dtypes = [p.get_element_type().to_dtype() for p in model.get_parameters()]
-        self.requests: dict[tuple, ov.InferRequest] = {}
+        self.plans: dict[tuple, CallPlan] = {}
 
-    def request_for(self, arrays: list[np.ndarray]) -> ov.InferRequest:
-        """The infer request of the model compiled for these inputs' shapes (on first use)."""
-        key = tuple(array.shape for array in arrays)
-        if key not in self.requests:
-            try:
-                compiled = self._compile(arrays)
-            except RuntimeError as refused:
-                if self.rebuilt is None:
-                    raise
-                log.warning(
-                    "%s refused the scans lowered at max (%s): lowered at default",
-                    self.device,
-                    message_line(refused, last=True),
-                )
-                self.model, self.rebuilt = self.rebuilt(), None
-                self.requests.clear()
-                compiled = self._compile(arrays)
-            self.requests[key] = compiled.create_infer_request()
-        return self.requests[key]
-
-    def _compile(self, arrays: list[np.ndarray]) -> ov.CompiledModel:
-        model = self.model.clone()
-        if all(array.size for array in arrays):  # see the class docstring
-            model.reshape(
-                {p.output(0): list(a.shape) for p, a in zip(model.get_parameters(), arrays)}
+    def plan_for(self, shapes: tuple) -> CallPlan:
+        """The call plan of the model compiled for inputs of these shapes (made now)."""
+        try:
+            compiled = self._compile(shapes)
+        except RuntimeError as refused:
+            if self.rebuilt is None:
+                raise
+            log.warning(
+                "%s refused the scans lowered at max (%s): lowered at default",
+                self.device,
+                message_line(refused, last=True),
             )
+            self.model, self.rebuilt = self.rebuilt(), None
+            self.plans.clear()
+            compiled = self._compile(shapes)
+        self.plans[shapes] = CallPlan(compiled, shapes, self.outputs)
+        return self.plans[shapes]
+
+    def _compile(self, shapes: tuple) -> ov.CompiledModel:
+        model = self.model.clone()
+        if all(map(all, shapes)):  # no empty input: see the class docstring
+            model.reshape({p.output(0): list(s) for p, s in zip(model.get_parameters(), shapes)})
         return core().compile_model(model, self.device, self.config)
 
     def __call__(self, *inputs) -> list:
-        arrays = [_input_array(value, dtype) for value, dtype in zip(inputs, self.dtypes)]
-        request = self.request_for(arrays)
-        for index, array in enumerate(arrays):
-            request.set_input_tensor(index, ov.Tensor(array, shared_memory=True))
-        request.start_async()  # not infer(): see the class docstring
-        request.wait()
-        return [
-            convert(request.get_output_tensor(index).data)
-            for index, convert in enumerate(self.outputs)
-        ]
-
-
-def _input_array(value, dtype: np.dtype) -> np.ndarray:
-    """An input's value as the model takes it, C-contiguous, float64 as float32 (BOUNDARY; a
-    numpy Generator as its key)."""
-    if isinstance(value, np.random.Generator):
-        return key_of(value)
-    array = np.asarray(value)  # (ascontiguousarray would make a 0-d array 1-d)
-    if array.dtype == np.float64 and dtype == np.float32:
-        return array.astype(np.float32, order="C")
-    return array if array.flags.c_contiguous else np.ascontiguousarray(array)
+        values = [key_of(v) if isinstance(v, np.random.Generator) else v for v in inputs]
+        shapes = tuple(np.shape(value) for value in values)
+        plan = self.plans.get(shapes) or self.plan_for(shapes)
+        return plan(values)
 
 
 def _output_value(variable) -> Callable:
-    """How a model output (a view of the request's buffer) becomes the value of `variable`:
+    """How a model output (a buffer the next call rewrites) becomes the value of `variable`:
     copied, as its dtype (a key becomes a Generator)."""
     if is_random_type(variable):
         return generator_of
@@ -204,7 +230,7 @@ class OpenVINOLinker(JITLinker):
         self, device: str = "CPU", config: dict | None = None, optimize: str = "max", **kwargs
     ) -> None:
         self.device = device
-        self.config = {**DEFAULT_CONFIG, **(config or {})}
+        self.config = _with_defaults(config or {})
         target = device if device in ("GPU", "NPU") else "CPU"
         self.options = ConvertOptions(optimize=optimize, target=target)
         super().__init__(**kwargs)
@@ -225,3 +251,10 @@ class OpenVINOLinker(JITLinker):
     def create_thunk_inputs(self, storage_map) -> list:
         """The storage cells of the FunctionGraph's inputs."""
         return [storage_map[variable] for variable in self.fgraph.inputs]
+
+
+def _with_defaults(config: dict) -> dict:
+    """`config` over DEFAULT_CONFIG; one that sets INFERENCE_NUM_THREADS but not NUM_STREAMS
+    runs on one stream of that many threads (NUM_STREAMS 0 would compute on one)."""
+    streams = {"NUM_STREAMS": 1} if "INFERENCE_NUM_THREADS" in config else {}
+    return {**DEFAULT_CONFIG, **streams, **config}

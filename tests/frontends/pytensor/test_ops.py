@@ -94,7 +94,7 @@ def test_one_model_compiled_per_input_shape_signature():
     assert isinstance(compiled, CompiledFunction)
     for rows in (2, 3, 2, 3, 2):
         np.testing.assert_allclose(function(np.ones((rows, 4))), np.full(4, rows))
-    assert len(compiled.requests) == 2
+    assert len(compiled.plans) == 2
 
 
 def test_float64_crosses_the_model_boundary_as_float32():
@@ -134,7 +134,7 @@ def test_a_model_the_device_refuses_is_lowered_at_default_once(caplog, monkeypat
         for _ in range(2):
             np.testing.assert_array_equal(function(np.ones(3)), np.full(3, 2.0))
     assert [r.getMessage() for r in caplog.records if "lowered at default" in r.getMessage()]
-    assert compiled.rebuilt is None and len(compiled.requests) == 1
+    assert compiled.rebuilt is None and len(compiled.plans) == 1
 
 
 def test_shared_variable_updates_and_givens():
