@@ -3,8 +3,8 @@ input shapes.
 
     fgraph_convert: every Op translatable (else one error naming them), then
         model = ov.Model(translate_graph(fgraph, Parameters of the inputs' types))
-    call(*arrays): plan = cache[shapes of arrays] or CallPlan(compile(model reshaped to them));
-        return plan(arrays): numpy arrays of the outputs' dtypes
+    call(*arrays): plan = cache[shapes of arrays] or BoundRequest(compile(model reshaped to them))
+        return plan.run(arrays) as new numpy arrays of the outputs' dtypes
 
 Shared variables are inputs of the FunctionGraph and their updates outputs: PyTensor's Function
 stores them, as for every linker. Values compute in f32 on CPU (INFERENCE_PRECISION_HINT, not the
@@ -24,6 +24,7 @@ import openvino as ov
 import openvino.opset15 as ops
 from pytensor.link.basic import JITLinker
 
+from ov_loops.bound_request import BoundRequest
 from ov_loops.convert_options import ConvertOptions
 from ov_loops.errors import message_line
 from ov_loops.frontends.pytensor import (  # noqa: F401  (they register their translations)
@@ -63,7 +64,7 @@ log = logging.getLogger("ov_loops.pytensor")
 
 # float64 values cross the model's boundary as float32, which the CPU plugin computes them in
 # anyway: its f64 inputs and outputs cost a Convert or Reorder node each (10 of the 35 us of
-# node time of the PyMC model's inference); the call converts the arrays (CallPlan).
+# node time of the PyMC model's inference); the call converts the arrays (bound_request.py).
 BOUNDARY = {"float64": "float32"}
 
 
@@ -104,61 +105,10 @@ def build_model(fgraph, options: ConvertOptions = DEFAULT_SCAN_OPTIONS) -> ov.Mo
     return model
 
 
-class CallPlan:
-    """One signature's infer request, its inputs' and outputs' buffers bound once.
-
-    call(values): copy each value into its input's buffer (float64 cast to float32, BOUNDARY)
-        run the request
-        return each output's buffer (the request's own where its shape is dynamic) converted
-            to its variable's dtype, a new array (the next call rewrites the buffers)
-
-    Binding once saves what a call spent on wrapping each array as an `ov.Tensor`, setting it,
-    and fetching the output tensors. The request runs with `start_async` and `wait`: with
-    NUM_STREAMS 0 (DEFAULT_CONFIG) that runs in the calling thread, as `infer` does; with a
-    stream and one inference thread, the CPU plugin's `infer` ran the request as a task of the
-    calling thread's stream, which swallowed an error of the inference (returning the output
-    buffers unwritten) and kept the failed task queued, to run again at the next `infer` of any
-    model sharing the stream: after its request was freed, a segfault (OpenVINO 2026.4;
-    PyTensor's scan tests in one process)."""
-
-    def __init__(self, compiled: ov.CompiledModel, shapes: tuple, outputs: list) -> None:
-        self.request = compiled.create_infer_request()
-        self.inputs = [
-            np.empty(shape, port.get_element_type().to_dtype())
-            for shape, port in zip(shapes, compiled.inputs)
-        ]
-        for index, buffer in enumerate(self.inputs):
-            self.request.set_input_tensor(index, ov.Tensor(buffer, shared_memory=True))
-        self.outputs = [
-            _bound_output(self.request, index, port) for index, port in enumerate(compiled.outputs)
-        ]
-        self.converters = outputs
-
-    def __call__(self, values: list) -> list:
-        for buffer, value in zip(self.inputs, values):
-            buffer[...] = value
-        self.request.start_async()  # not infer(): see the class docstring
-        self.request.wait()
-        return [
-            convert(self.request.get_output_tensor(index).data if buffer is None else buffer)
-            for index, (convert, buffer) in enumerate(zip(self.converters, self.outputs))
-        ]
-
-
-def _bound_output(request: ov.InferRequest, index: int, port: ov.ConstOutput) -> np.ndarray | None:
-    """A buffer bound as output `index` of `request` when its shape is static (else None: the
-    request allocates it at each call)."""
-    shape = port.get_partial_shape()
-    if shape.is_dynamic:
-        return None
-    buffer = np.empty(shape.to_shape(), port.get_element_type().to_dtype())
-    request.set_output_tensor(index, ov.Tensor(buffer, shared_memory=True))
-    return buffer
-
-
 class CompiledFunction:
-    """A model compiled once per signature of input shapes (a CallPlan each); called with
-    numpy arrays (a random generator as its key).
+    """A model compiled once per signature of input shapes, its request's buffers bound
+    (ov_loops/bound_request.py); called with numpy arrays (a random generator as its key), it
+    returns new arrays of the outputs' dtypes (the next call rewrites the buffers).
 
     The model is reshaped to the inputs' static shapes, unless one is empty: OpenVINO then
     folds a Loop whose trip count became 0 with its reference Loop, which refuses it (`Check
@@ -177,10 +127,10 @@ class CompiledFunction:
     ) -> None:
         self.model, self.device, self.config, self.rebuilt = model, device, config, rebuilt
         self.outputs = [_output_value(variable) for variable in outputs]
-        self.plans: dict[tuple, CallPlan] = {}
+        self.plans: dict[tuple, BoundRequest] = {}
 
-    def plan_for(self, shapes: tuple) -> CallPlan:
-        """The call plan of the model compiled for inputs of these shapes (made now)."""
+    def plan_for(self, shapes: tuple) -> BoundRequest:
+        """The bound request of the model compiled for inputs of these shapes (made now)."""
         try:
             compiled = self._compile(shapes)
         except RuntimeError as refused:
@@ -194,7 +144,7 @@ class CompiledFunction:
             self.model, self.rebuilt = self.rebuilt(), None
             self.plans.clear()
             compiled = self._compile(shapes)
-        self.plans[shapes] = CallPlan(compiled, shapes, self.outputs)
+        self.plans[shapes] = BoundRequest(compiled, list(shapes))
         return self.plans[shapes]
 
     def _compile(self, shapes: tuple) -> ov.CompiledModel:
@@ -207,7 +157,7 @@ class CompiledFunction:
         values = [key_of(v) if isinstance(v, np.random.Generator) else v for v in inputs]
         shapes = tuple(np.shape(value) for value in values)
         plan = self.plans.get(shapes) or self.plan_for(shapes)
-        return plan(values)
+        return [convert(out) for convert, out in zip(self.outputs, plan.run(values))]
 
 
 def _output_value(variable) -> Callable:
