@@ -166,7 +166,7 @@ def _output_value(variable) -> Callable:
     if is_random_type(variable):
         return generator_of
     dtype = variable.type.dtype
-    return lambda array: np.array(array, dtype=dtype)
+    return lambda array: array.astype(dtype)  # a copy (the PyMC model's two: 2.1 us, np.array 3.9)
 
 
 class OpenVINOLinker(JITLinker):
