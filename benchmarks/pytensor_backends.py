@@ -41,24 +41,16 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 import pytensor  # noqa: E402
 import pytensor.tensor as pt  # noqa: E402
-from pytensor.compile.mode import Mode  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
-import ov_loops.pytensor as ov_pytensor  # noqa: E402
+import ov_loops.pytensor  # noqa: E402, F401  (registers mode="OPENVINO")
 from benchmarks.timing import interleaved_seconds  # noqa: E402
-
-ONE_THREAD = {"INFERENCE_NUM_THREADS": 1, "NUM_STREAMS": 1}
 
 
 def modes(jax: bool = True) -> dict[str, object]:
-    """The backends to compare: OPENVINO (one thread), C, and Numba/JAX when installed (JAX
-    unless `jax` is False)."""
-    found = {
-        "OPENVINO": Mode(
-            ov_pytensor.OpenVINOLinker(config=ONE_THREAD), ov_pytensor.OPENVINO.provided_optimizer
-        ),
-        "C": "FAST_RUN",
-    }
+    """The backends to compare: OPENVINO (its default: one thread, the calling one), C, and
+    Numba/JAX when installed (JAX unless `jax` is False)."""
+    found = {"OPENVINO": "OPENVINO", "C": "FAST_RUN"}
     found.update(
         {
             name.upper(): name.upper()
@@ -139,8 +131,15 @@ GRAPHS = ("rnn", "rnn_grad", "pymc")
 PYMC_CALLS = 50  # calls of the PyMC model's function per sample
 
 
+# A row that is not a backend: OPENVINO's call of a function of one node (x * 2) on the same
+# point, through PyTensor's Function, the linker and an infer request: the floor of any
+# OPENVINO call.
+FLOOR = "OV x*2"
+
+
 def pymc_calls() -> tuple[dict[str, Call], list[np.ndarray]]:
-    """The PyMC model's logp+dlogp function (raveled inputs) in every mode, and a point."""
+    """The PyMC model's logp+dlogp function (raveled inputs) in every mode, the floor (FLOOR),
+    and a point."""
     from tests.frontends.pytensor.test_pymc import ar1_model
 
     model = ar1_model()
@@ -150,6 +149,8 @@ def pymc_calls() -> tuple[dict[str, Call], list[np.ndarray]]:
         function = model.logp_dlogp_function(mode=m, ravel_inputs=True)
         function.set_extra_values({})
         calls[mode] = Call(function, PYMC_CALLS)
+    x = pt.dvector("x", shape=point.shape)
+    calls[FLOOR] = Call(pytensor.function([x], [x * 2], mode="OPENVINO"), PYMC_CALLS)
     return calls, [point]
 
 
@@ -159,6 +160,8 @@ def measure(name: str, hidden: int, steps: int, rounds: int, static: bool = True
     per_call = calls["C"].repeat
     reference = calls["C"].infer(feeds)
     for mode, call in calls.items():
+        if mode == FLOOR:
+            continue
         for got, wanted in zip(call.infer(feeds), reference):
             np.testing.assert_allclose(got, wanted, rtol=2e-3, atol=2e-3, err_msg=mode)
     samples = {
@@ -176,12 +179,14 @@ def measure(name: str, hidden: int, steps: int, rounds: int, static: bool = True
             f"  {mode:9s} median {medians[mode] * 1e3:9.3f} ms  "
             f"(p10-p90 {low * 1e3:.3f}-{high * 1e3:.3f})  OPENVINO / {mode} = {ratio:.3f}"
         )
-    others = [m for m in medians if m != "OPENVINO"]
+    others = [m for m in medians if m not in ("OPENVINO", FLOOR)]
     fastest = min(others, key=medians.get)
     print(
         f"  targets: OPENVINO / fastest ({fastest}) = {medians['OPENVINO'] / medians[fastest]:.3f}"
         f" (<= 1.0), OPENVINO / C = {medians['OPENVINO'] / medians['C']:.3f} (<= 0.5)"
     )
+    if FLOOR in medians:
+        print(f"  floor: {FLOOR} / {fastest} = {medians[FLOOR] / medians[fastest]:.3f}")
 
 
 def main() -> None:

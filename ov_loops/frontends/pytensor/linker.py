@@ -3,13 +3,13 @@ input shapes.
 
     fgraph_convert: every Op translatable (else one error naming them), then
         model = ov.Model(translate_graph(fgraph, Parameters of the inputs' types))
-    call(*arrays): compiled = cache[shapes of arrays] or compile(model reshaped to them);
-        return compiled(arrays) as numpy arrays of the outputs' dtypes
+    call(*arrays): plan = cache[shapes of arrays] or BoundRequest(compile(model reshaped to them))
+        return plan.run(arrays) as new numpy arrays of the outputs' dtypes
 
 Shared variables are inputs of the FunctionGraph and their updates outputs: PyTensor's Function
 stores them, as for every linker. Values compute in f32 on CPU (INFERENCE_PRECISION_HINT, not the
 bf16 the plugin may choose); float64 graphs are computed in f32 too (OpenVINO's CPU plugin). One
-inference thread unless `config` says otherwise (DEFAULT_CONFIG).
+inference thread, the calling one, unless `config` says otherwise (DEFAULT_CONFIG).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import openvino as ov
 import openvino.opset15 as ops
 from pytensor.link.basic import JITLinker
 
+from ov_loops.bound_request import BoundRequest
 from ov_loops.convert_options import ConvertOptions
 from ov_loops.errors import message_line
 from ov_loops.frontends.pytensor import (  # noqa: F401  (they register their translations)
@@ -51,15 +52,19 @@ from ov_loops.frontends.pytensor.generators import generator_of, is_random_type,
 from ov_loops.ovcore import core
 
 # One thread, as PyTensor's C and Numba backends compute (PyMC samples its chains in
-# processes of their own): a 60-step PyMC logp+dlogp takes 0.5 ms of CPU time per call on one
-# thread, 1.1 ms on two (the Loop's per-iteration synchronisation).
-DEFAULT_CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": 1}
+# processes of their own): a 60-step PyMC logp+dlogp took 0.5 ms of CPU time per call on one
+# thread, 1.1 ms on two (the Loop's per-iteration synchronisation). NUM_STREAMS 0: the CPU
+# plugin then runs a request in the calling thread alone (whatever INFERENCE_NUM_THREADS says,
+# OpenVINO 2026.4, per-thread CPU times), with no stream's thread to hand the request to and
+# wake (an identity model's call: 20 us of CPU time against 45 through a stream's
+# start_async), no thread pinning per call, and errors of the inference raised.
+DEFAULT_CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "NUM_STREAMS": 0}
 log = logging.getLogger("ov_loops.pytensor")
 
 
 # float64 values cross the model's boundary as float32, which the CPU plugin computes them in
 # anyway: its f64 inputs and outputs cost a Convert or Reorder node each (10 of the 35 us of
-# node time of the PyMC model's inference); the call converts the arrays (`_input_array`).
+# node time of the PyMC model's inference); the call converts the arrays (bound_request.py).
 BOUNDARY = {"float64": "float32"}
 
 
@@ -101,17 +106,10 @@ def build_model(fgraph, options: ConvertOptions = DEFAULT_SCAN_OPTIONS) -> ov.Mo
 
 
 class CompiledFunction:
-    """A model compiled once per signature of input shapes; called with numpy arrays.
+    """A model compiled once per signature of input shapes, its request's buffers bound
+    (ov_loops/bound_request.py); called with numpy arrays (a random generator as its key), it
+    returns new arrays of the outputs' dtypes (the next call rewrites the buffers).
 
-    Each signature keeps one infer request: a call wraps the input arrays as tensors sharing
-    their memory, infers, and copies the outputs out of the request's buffers (OpenVINO's
-    `CompiledModel.__call__` spends 3 times the CPU time of an identity model's inference on
-    converting its arguments and results). It runs the request with `start_async` and `wait`,
-    not `infer`: with one inference thread (DEFAULT_CONFIG) the CPU plugin's `infer` runs the
-    request as a task of the calling thread's stream, which swallows an error of the
-    inference (the call returned the output buffers unwritten) and keeps the failed task
-    queued, to run again at the next `infer` of any model sharing the stream: after its
-    request is freed, a segfault (OpenVINO 2026.4; PyTensor's scan tests in one process).
     The model is reshaped to the inputs' static shapes, unless one is empty: OpenVINO then
     folds a Loop whose trip count became 0 with its reference Loop, which refuses it (`Check
     'trip_count != 0'`); the model with dynamic shapes runs such a loop zero times. When the
@@ -129,68 +127,46 @@ class CompiledFunction:
     ) -> None:
         self.model, self.device, self.config, self.rebuilt = model, device, config, rebuilt
         self.outputs = [_output_value(variable) for variable in outputs]
-        self.dtypes = [p.get_element_type().to_dtype() for p in model.get_parameters()]
-        self.requests: dict[tuple, ov.InferRequest] = {}
+        self.plans: dict[tuple, BoundRequest] = {}
 
-    def request_for(self, arrays: list[np.ndarray]) -> ov.InferRequest:
-        """The infer request of the model compiled for these inputs' shapes (on first use)."""
-        key = tuple(array.shape for array in arrays)
-        if key not in self.requests:
-            try:
-                compiled = self._compile(arrays)
-            except RuntimeError as refused:
-                if self.rebuilt is None:
-                    raise
-                log.warning(
-                    "%s refused the scans lowered at max (%s): lowered at default",
-                    self.device,
-                    message_line(refused, last=True),
-                )
-                self.model, self.rebuilt = self.rebuilt(), None
-                self.requests.clear()
-                compiled = self._compile(arrays)
-            self.requests[key] = compiled.create_infer_request()
-        return self.requests[key]
-
-    def _compile(self, arrays: list[np.ndarray]) -> ov.CompiledModel:
-        model = self.model.clone()
-        if all(array.size for array in arrays):  # see the class docstring
-            model.reshape(
-                {p.output(0): list(a.shape) for p, a in zip(model.get_parameters(), arrays)}
+    def plan_for(self, shapes: tuple) -> BoundRequest:
+        """The bound request of the model compiled for inputs of these shapes (made now)."""
+        try:
+            compiled = self._compile(shapes)
+        except RuntimeError as refused:
+            if self.rebuilt is None:
+                raise
+            log.warning(
+                "%s refused the scans lowered at max (%s): lowered at default",
+                self.device,
+                message_line(refused, last=True),
             )
+            self.model, self.rebuilt = self.rebuilt(), None
+            self.plans.clear()
+            compiled = self._compile(shapes)
+        self.plans[shapes] = BoundRequest(compiled, list(shapes))
+        return self.plans[shapes]
+
+    def _compile(self, shapes: tuple) -> ov.CompiledModel:
+        model = self.model.clone()
+        if all(map(all, shapes)):  # no empty input: see the class docstring
+            model.reshape({p.output(0): list(s) for p, s in zip(model.get_parameters(), shapes)})
         return core().compile_model(model, self.device, self.config)
 
     def __call__(self, *inputs) -> list:
-        arrays = [_input_array(value, dtype) for value, dtype in zip(inputs, self.dtypes)]
-        request = self.request_for(arrays)
-        for index, array in enumerate(arrays):
-            request.set_input_tensor(index, ov.Tensor(array, shared_memory=True))
-        request.start_async()  # not infer(): see the class docstring
-        request.wait()
-        return [
-            convert(request.get_output_tensor(index).data)
-            for index, convert in enumerate(self.outputs)
-        ]
-
-
-def _input_array(value, dtype: np.dtype) -> np.ndarray:
-    """An input's value as the model takes it, C-contiguous, float64 as float32 (BOUNDARY; a
-    numpy Generator as its key)."""
-    if isinstance(value, np.random.Generator):
-        return key_of(value)
-    array = np.asarray(value)  # (ascontiguousarray would make a 0-d array 1-d)
-    if array.dtype == np.float64 and dtype == np.float32:
-        return array.astype(np.float32, order="C")
-    return array if array.flags.c_contiguous else np.ascontiguousarray(array)
+        values = [key_of(v) if isinstance(v, np.random.Generator) else v for v in inputs]
+        shapes = tuple(np.shape(value) for value in values)
+        plan = self.plans.get(shapes) or self.plan_for(shapes)
+        return [convert(out) for convert, out in zip(self.outputs, plan.run(values))]
 
 
 def _output_value(variable) -> Callable:
-    """How a model output (a view of the request's buffer) becomes the value of `variable`:
+    """How a model output (a buffer the next call rewrites) becomes the value of `variable`:
     copied, as its dtype (a key becomes a Generator)."""
     if is_random_type(variable):
         return generator_of
     dtype = variable.type.dtype
-    return lambda array: np.array(array, dtype=dtype)
+    return lambda array: array.astype(dtype)  # a copy (the PyMC model's two: 2.1 us, np.array 3.9)
 
 
 class OpenVINOLinker(JITLinker):
@@ -204,7 +180,7 @@ class OpenVINOLinker(JITLinker):
         self, device: str = "CPU", config: dict | None = None, optimize: str = "max", **kwargs
     ) -> None:
         self.device = device
-        self.config = {**DEFAULT_CONFIG, **(config or {})}
+        self.config = _with_defaults(config or {})
         target = device if device in ("GPU", "NPU") else "CPU"
         self.options = ConvertOptions(optimize=optimize, target=target)
         super().__init__(**kwargs)
@@ -225,3 +201,10 @@ class OpenVINOLinker(JITLinker):
     def create_thunk_inputs(self, storage_map) -> list:
         """The storage cells of the FunctionGraph's inputs."""
         return [storage_map[variable] for variable in self.fgraph.inputs]
+
+
+def _with_defaults(config: dict) -> dict:
+    """`config` over DEFAULT_CONFIG; one that sets INFERENCE_NUM_THREADS but not NUM_STREAMS
+    runs on one stream of that many threads (NUM_STREAMS 0 would compute on one)."""
+    streams = {"NUM_STREAMS": 1} if "INFERENCE_NUM_THREADS" in config else {}
+    return {**DEFAULT_CONFIG, **streams, **config}

@@ -94,7 +94,7 @@ def test_one_model_compiled_per_input_shape_signature():
     assert isinstance(compiled, CompiledFunction)
     for rows in (2, 3, 2, 3, 2):
         np.testing.assert_allclose(function(np.ones((rows, 4))), np.full(4, rows))
-    assert len(compiled.requests) == 2
+    assert len(compiled.plans) == 2
 
 
 def test_float64_crosses_the_model_boundary_as_float32():
@@ -134,7 +134,7 @@ def test_a_model_the_device_refuses_is_lowered_at_default_once(caplog, monkeypat
         for _ in range(2):
             np.testing.assert_array_equal(function(np.ones(3)), np.full(3, 2.0))
     assert [r.getMessage() for r in caplog.records if "lowered at default" in r.getMessage()]
-    assert compiled.rebuilt is None and len(compiled.requests) == 1
+    assert compiled.rebuilt is None and len(compiled.plans) == 1
 
 
 def test_shared_variable_updates_and_givens():
@@ -193,26 +193,90 @@ def test_op_from_graph_is_inlined():
 
 
 _FAILED_INFERENCE_THEN_ANOTHER = """
+import sys
 import numpy as np, pytensor, pytensor.tensor as pt
-import ov_loops.pytensor
+from pytensor.compile.mode import Mode
+import ov_loops.pytensor as ovp
 
+mode = Mode(ovp.OpenVINOLinker(config=eval(sys.argv[1])), ovp.OPENVINO.provided_optimizer)
 x, e = pt.dvector("x"), pt.dvector("e")
 # an empty input: compiled with dynamic shapes, the Reshape fails when inferred
-failing = pytensor.function([x, e], x.reshape((2, 3)) + e.sum(), mode="OPENVINO")
+failing = pytensor.function([x, e], x.reshape((2, 3)) + e.sum(), mode=mode)
 try:
     failing(np.ones(5), np.zeros(0))
 except RuntimeError:
     print("raised")
 del failing
-print(pytensor.function([x], x * 2, mode="OPENVINO")(np.ones(3)))
+print(pytensor.function([x], x * 2, mode=mode)(np.ones(3)))
 """
 
 
-def test_a_failed_inference_raises_and_the_next_function_runs(tmp_path):
-    """An inference that fails raises (the CPU plugin's one-thread `infer` returned its output
-    buffers unwritten) and leaves nothing to the next function's call (which segfaulted: the
-    failed task stayed queued on the thread's stream, its request freed); in a subprocess,
-    so that a native crash fails the test."""
-    result = run_python_surviving(["-c", _FAILED_INFERENCE_THEN_ANOTHER], tmp_path)
+@pytest.mark.parametrize("config", [{}, {"INFERENCE_NUM_THREADS": 1}], ids=["default", "stream"])
+def test_a_failed_inference_raises_and_the_next_function_runs(config, tmp_path):
+    """An inference that fails raises (the CPU plugin's one-thread `infer` on a stream returned
+    its output buffers unwritten) and leaves nothing to the next function's call (which
+    segfaulted: the failed task stayed queued on the thread's stream, its request freed); with
+    the default config (no stream) and with one stream of one thread; in a subprocess, so that
+    a native crash fails the test."""
+    result = run_python_surviving(["-c", _FAILED_INFERENCE_THEN_ANOTHER, repr(config)], tmp_path)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.split() == ["raised", "[2.", "2.", "2.]"]
+
+
+def test_outputs_are_new_arrays_of_each_call():
+    """The request's output buffers are bound once and rewritten by every call: what a call
+    returned stays as it was; an input of 128 KiB or more (shared, not copied) too."""
+    x = pt.dvector("x")
+    function = pytensor.function([x], [x * 2, x.sum()], mode="OPENVINO")
+    first = function(np.ones(3))
+    second = function(np.full(3, 5.0))
+    np.testing.assert_array_equal(first[0], [2, 2, 2])
+    assert float(first[1]) == 3 and float(second[1]) == 15
+    large = [np.arange(40000.0), np.arange(40000.0) + 1]
+    results = [function(value)[0] for value in large]
+    for value, result in zip(large, results):
+        np.testing.assert_allclose(result, value * 2, rtol=1e-6)
+
+
+def test_the_default_config_computes_in_the_calling_thread_alone():
+    """NUM_STREAMS 0 (linker.DEFAULT_CONFIG): the CPU plugin runs the request in the thread
+    that calls the function, and no other (per-thread CPU time, Linux); with a stream it ran
+    in the stream's thread."""
+    import threading
+    from pathlib import Path
+
+    tasks = Path("/proc/self/task")
+    if not tasks.is_dir():
+        pytest.skip("per-thread CPU times are read from /proc")
+
+    def ticks() -> dict[str, int]:
+        times = {}
+        for task in tasks.iterdir():
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+            times[task.name] = int(fields[11]) + int(fields[12])
+        return times
+
+    x = pt.fmatrix("x")
+    y = x
+    for _ in range(6):
+        y = pt.tanh(y @ x)
+    function = pytensor.function([x], y, mode="OPENVINO")
+    value = RNG.random((384, 384)).astype(np.float32) / 384
+    function(value)
+    before = ticks()
+    for _ in range(60):
+        function(value)
+    spent = {task: t - before.get(task, 0) for task, t in ticks().items()}
+    mine = spent.pop(str(threading.get_native_id()))
+    assert mine >= 20 and sum(spent.values()) <= mine // 10, (mine, spent)
+
+
+def test_a_thread_count_given_runs_on_a_stream():
+    """A config naming INFERENCE_NUM_THREADS gets a stream (NUM_STREAMS 0 would compute on
+    one thread whatever it says) unless it names NUM_STREAMS."""
+    from ov_loops.pytensor import OpenVINOLinker
+
+    assert OpenVINOLinker().config["NUM_STREAMS"] == 0
+    assert OpenVINOLinker(config={"INFERENCE_NUM_THREADS": 2}).config["NUM_STREAMS"] == 1
+    given = {"INFERENCE_NUM_THREADS": 2, "NUM_STREAMS": 2}
+    assert OpenVINOLinker(config=given).config["NUM_STREAMS"] == 2
