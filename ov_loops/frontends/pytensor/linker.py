@@ -57,8 +57,10 @@ from ov_loops.ovcore import core
 # plugin then runs a request in the calling thread alone (whatever INFERENCE_NUM_THREADS says,
 # OpenVINO 2026.4, per-thread CPU times), with no stream's thread to hand the request to and
 # wake (an identity model's call: 20 us of CPU time against 45 through a stream's
-# start_async), no thread pinning per call, and errors of the inference raised.
+# start_async), no thread pinning per call, and errors of the inference raised. Other devices
+# get the precision only (their streams are their own; NUM_STREAMS 0 is untested there).
 DEFAULT_CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "NUM_STREAMS": 0}
+OTHER_DEVICES_CONFIG = {"INFERENCE_PRECISION_HINT": "f32"}
 log = logging.getLogger("ov_loops.pytensor")
 
 
@@ -180,7 +182,7 @@ class OpenVINOLinker(JITLinker):
         self, device: str = "CPU", config: dict | None = None, optimize: str = "max", **kwargs
     ) -> None:
         self.device = device
-        self.config = _with_defaults(config or {})
+        self.config = _with_defaults(config or {}, device)
         target = device if device in ("GPU", "NPU") else "CPU"
         self.options = ConvertOptions(optimize=optimize, target=target)
         super().__init__(**kwargs)
@@ -203,8 +205,11 @@ class OpenVINOLinker(JITLinker):
         return [storage_map[variable] for variable in self.fgraph.inputs]
 
 
-def _with_defaults(config: dict) -> dict:
-    """`config` over DEFAULT_CONFIG; one that sets INFERENCE_NUM_THREADS but not NUM_STREAMS
-    runs on one stream of that many threads (NUM_STREAMS 0 would compute on one)."""
+def _with_defaults(config: dict, device: str) -> dict:
+    """`config` over DEFAULT_CONFIG on the CPU (OTHER_DEVICES_CONFIG elsewhere); on the CPU one
+    that sets INFERENCE_NUM_THREADS but not NUM_STREAMS runs on one stream of that many threads
+    (NUM_STREAMS 0 would compute on one)."""
+    if device != "CPU":
+        return {**OTHER_DEVICES_CONFIG, **config}
     streams = {"NUM_STREAMS": 1} if "INFERENCE_NUM_THREADS" in config else {}
     return {**DEFAULT_CONFIG, **streams, **config}

@@ -280,3 +280,13 @@ def test_a_thread_count_given_runs_on_a_stream():
     assert OpenVINOLinker(config={"INFERENCE_NUM_THREADS": 2}).config["NUM_STREAMS"] == 1
     given = {"INFERENCE_NUM_THREADS": 2, "NUM_STREAMS": 2}
     assert OpenVINOLinker(config=given).config["NUM_STREAMS"] == 2
+
+
+@pytest.mark.parametrize("device", ["GPU", "NPU", "AUTO"])
+def test_other_devices_get_the_precision_alone(device):
+    """NUM_STREAMS 0 is the CPU plugin's calling-thread mode; other devices keep their own
+    streams (their configs are theirs: untested here, no such device)."""
+    from ov_loops.pytensor import OpenVINOLinker
+
+    assert OpenVINOLinker(device=device).config == {"INFERENCE_PRECISION_HINT": "f32"}
+    assert OpenVINOLinker(device=device, config={"X": 1}).config["X"] == 1
