@@ -2,7 +2,7 @@
 BatchedDot, and the BLAS forms Gemm, Gemv and Ger.
 
     Dot(x, y) = numpy.dot for vectors and matrices      Blockwise(Dot) = numpy.matmul
-    Blockwise(MatrixInverse or Solve) = linalg.py's, batched
+    Blockwise(linalg.BATCHED_OPS) = linalg.py's translations, batched
     Blockwise(any other Op, a Scan say) = a Loop over the batch (blockwise.py)
     Gemm(z, a, x, y, b) = b * z + a * dot(x, y)         Gemv(y, a, A, x, b) = b * y + a * A @ x
     Ger(A, a, x, y) = A + a * outer(x, y)
@@ -14,11 +14,10 @@ import openvino.opset15 as ops
 from pytensor.tensor import blas
 from pytensor.tensor.blockwise import Blockwise
 from pytensor.tensor.math import Dot
-from pytensor.tensor.nlinalg import MatrixInverse
-from pytensor.tensor.slinalg import Solve
 
 from ov_loops.frontends.pytensor.blockwise import looped
 from ov_loops.frontends.pytensor.dispatch import cast, inner_ops, ov_translate
+from ov_loops.frontends.pytensor.linalg import BATCHED_OPS
 
 
 def _matmul(node, x, y):
@@ -33,7 +32,7 @@ def _dot(op, node, inputs):
     return [_matmul(node, *inputs)]
 
 
-BATCHED_CORE_OPS = (Dot, MatrixInverse, Solve)  # their translations batch over leading axes
+BATCHED_CORE_OPS = (Dot, *BATCHED_OPS)  # their translations batch over leading axes
 
 
 @ov_translate.register(Blockwise)
