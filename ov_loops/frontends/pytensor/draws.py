@@ -3,7 +3,7 @@
     stream = mix(k);  next rng = mix(k ^ NEXT)            (k: the rng's i32 key)
     draw.unit()  = unit_uniforms(stream, shape) in [0, 1);  draw.open_unit() = 1 - unit in (0, 1]
     draw.part(j) = the same draw on the independent stream mix(stream ^ mix(j + 1))
-    shape = size if given, else the parameters' broadcast shape (a sampler may say otherwise)
+    shape = size if given, else the parameters' batch shapes (without their core axes), broadcast
 
 random.py's samplers and rejection.py's read a Draw; random.py registers them.
 """
@@ -33,10 +33,13 @@ def substream(stream: ov.Output, salt: ov.Output | int) -> ov.Output:
 
 
 class Draw:
-    """What a sampler reads: the stream, the draw's shape, its float type and parameters."""
+    """What a sampler reads: the stream, the draw's shape (its batch shape: without the
+    support's axes of a multivariate draw), its float type, parameters and the PyTensor node
+    (whose Op's signature a multivariate sampler reads)."""
 
-    def __init__(self, stream: ov.Output, shape: ov.Output, element: ov.Type, params: list):
+    def __init__(self, stream, shape: ov.Output, element: ov.Type, params: list, node=None):
         self.stream, self.shape, self.element, self.params = stream, shape, element, params
+        self.node = node
 
     def number(self, value: float) -> ov.Output:
         return ops.constant(np.array(value, self.element.to_dtype())).output(0)
@@ -64,6 +67,7 @@ class Draw:
             self.shape if shape is None else shape,
             self.element,
             self.params if params is None else params,
+            self.node,
         )
 
     def spread(self, value: ov.Output) -> ov.Output:
@@ -71,29 +75,39 @@ class Draw:
         return ops.broadcast(value, self.shape).output(0)
 
 
-def broadcast_shape(params: list[ov.Output]) -> ov.Output:
-    """The shape of a draw without size: its parameters' broadcast shape."""
-    broadcast = params[0]
-    for param in params[1:]:
-        broadcast = ops.add(broadcast, param).output(0)
+def batch_shape(node, params: list[ov.Output]) -> ov.Output:
+    """The shape of a draw without size: its parameters' shapes without their core axes (the
+    Op's ndims_params), broadcast."""
+    zero = ops.constant(np.array(0, np.int8)).output(0)
+    broadcast = zero
+    for param, variable, core in zip(params, node.inputs[2:], node.op.ndims_params):
+        shape = ops.shape_of(param, ov.Type.i64)
+        batch = ops.slice(shape, _i64(0), _i64(variable.type.ndim - core), _i64(1))
+        broadcast = ops.add(broadcast, ops.broadcast(zero, batch)).output(0)
     return ops.shape_of(broadcast, ov.Type.i64).output(0)
 
 
-def draws(sample: Callable[[Draw], ov.Output], default_shape=broadcast_shape):
+def _i64(value: int) -> ov.Output:
+    return ops.constant(np.array([value], np.int64)).output(0)
+
+
+def draws(sample: Callable[[Draw], ov.Output], exact: bool = False):
     """A RandomVariable's translation: (next rng key, sample(Draw(...))), computed in the draw's
-    float type (f32 for integer draws)."""
+    float type (f32 for integer draws), the parameters cast to it (kept as they are if
+    `exact`: a sampler that picks among their values)."""
 
     def translate(op, node, inputs):
         key, size, *params = inputs
         dtype = node.outputs[1].type.dtype
         computed = dtype if np.dtype(dtype).kind == "f" else "float32"
-        params = [cast(p, computed) for p in params]
+        if not exact:
+            params = [cast(p, computed) for p in params]
         if isinstance(node.inputs[1].type, NoneTypeT):
-            shape = default_shape(params)
+            shape = batch_shape(node, params)
         else:
             shape = cast(size, np.int64)
-        value = sample(Draw(mix(key), shape, element_type(computed), params))
+        draw = Draw(mix(key), shape, element_type(computed), params, node)
         next_key = mix(ops.bitwise_xor(key, ops.constant(np.array(NEXT, np.int32))).output(0))
-        return [next_key, cast(value, dtype)]
+        return [next_key, cast(sample(draw), dtype)]
 
     return translate

@@ -113,7 +113,7 @@ def student_t(d: Draw) -> ov.Output:
 
 
 def dirichlet(d: Draw) -> ov.Output:
-    """d.shape is the batch shape (dirichlet_batch_shape or size): the draw's appends K."""
+    """d.shape is the batch shape (alpha's without its last axis, or size): the draw's appends K."""
     (alpha,) = d.params
     categories = ops.gather(ops.shape_of(alpha, ov.Type.i64), i64(-1), i64(0))
     shape = ops.concat([d.shape, categories], 0).output(0)

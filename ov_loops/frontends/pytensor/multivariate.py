@@ -64,15 +64,6 @@ def cholesky(cov: ov.Output) -> ov.Output:
     return while_loop([zeros], [cov], _cholesky_step, 2**31 - 1)[0]
 
 
-def batch_shape(params: list[ov.Output]) -> ov.Output:
-    """The shape of a draw without size: mean's and cov's batch axes, broadcast."""
-    mean, cov = params
-    first = _scalar(0, I64)
-    corner = ops.gather(ops.gather(cov, first, _scalar(-1, I64)), first, _scalar(-1, I64))
-    start = ops.gather(mean, first, _scalar(-1, I64))
-    return ops.shape_of(ops.add(start, corner), I64).output(0)
-
-
 def multivariate_normal(d: Draw) -> ov.Output:
     mean, cov = d.params
     last = _scalar(-1, I64)

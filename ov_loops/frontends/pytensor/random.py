@@ -24,8 +24,9 @@ rng key k and parameters p draws
     geometric(p) = max(1, ceil(log v / log(1 - p)))
     binomial(n, p) = sum(u_j < p for j < n), u_j: max(n) uniforms per element
     categorical(p) = count(cumsum(p, -1) < u), at most K - 1   (numpy.searchsorted, left)
-    shape = size if given, else the parameters' broadcast shape (categorical: p's without its
-    last axis)
+    multinomial(n, p)_k = #{j < n: categorical(p) of u_j is k}, u_j: max(n) uniforms per element
+    shape = size if given, else the parameters' batch shapes broadcast (categorical: p's
+    without its last axis)
 
 computed in the draw's float type (f32 for integer draws). Draws depend only on the key: the
 same rng gives the same draws (as in PyTensor, a function without an rng update repeats its
@@ -36,8 +37,10 @@ and Numba backends' do.
 gamma (gammas.py) and poisson (poisson.py) draw by rejection, in a Loop-5 (rejection.py);
 beta, invgamma, gengamma, t, dirichlet, negative_binomial and beta_binomial from gamma draws
 (gammas.py);
-multivariate_normal from a Cholesky factor (multivariate.py). The RandomVariables without a
-translation (hypergeometric, multinomial, choice, permutation) are named by the mode.
+multivariate_normal from a Cholesky factor (multivariate.py); hypergeometric one item at a
+time in a Loop-5 (hypergeometric.py); permutation and choice without replacement by sorting
+random keys (choices.py; choice with replacement is a categorical or integers draw indexing its
+array, as PyTensor builds it).
 """
 
 from __future__ import annotations
@@ -47,17 +50,12 @@ import openvino as ov
 import openvino.opset15 as ops
 from pytensor.tensor.random import basic as ptr
 
-from ov_loops.frontends.pytensor import gammas, multivariate
+from ov_loops.frontends.pytensor import choices, gammas, multivariate
 from ov_loops.frontends.pytensor.dispatch import cast, i64, ov_translate
 from ov_loops.frontends.pytensor.draws import Draw, draws
+from ov_loops.frontends.pytensor.hypergeometric import hypergeometric
 from ov_loops.frontends.pytensor.poisson import poisson
 from ov_loops.frontends.pytensor.vonmises import von_mises
-
-
-def _batch_shape(params: list[ov.Output]) -> ov.Output:
-    """The shape of a categorical draw: its probabilities' without their last axis."""
-    shape = ops.shape_of(params[0], ov.Type.i64)
-    return ops.slice(shape, i64(0), i64(-1), i64(1)).output(0)
 
 
 def _uniform(d: Draw) -> ov.Output:
@@ -158,12 +156,36 @@ def _binomial(d: Draw) -> ov.Output:
     return ops.reduce_sum(ops.convert(hits, d.element), i64(-1), False).output(0)
 
 
+def _category(totals: ov.Output, units: ov.Output, element: ov.Type) -> ov.Output:
+    """count(totals < u), at most K - 1, for each u of `units` (totals: cumulative
+    probabilities, K on the last axis, broadcasting against `units`)."""
+    below = ops.less(totals, ops.unsqueeze(units, i64(-1)))
+    count = ops.reduce_sum(ops.convert(below, element), i64(-1), False)
+    last = ops.gather(ops.shape_of(totals, ov.Type.i64), i64(-1), i64(0))
+    return ops.minimum(count, ops.convert(ops.subtract(last, i64(1)), element)).output(0)
+
+
 def _categorical(d: Draw) -> ov.Output:
     totals = ops.cumsum(d.params[0], ops.constant(np.int64(-1)))
-    below = ops.less(totals, ops.unsqueeze(d.unit(), i64(-1)))
-    count = ops.reduce_sum(ops.convert(below, d.element), i64(-1), False)
-    last = ops.gather(ops.shape_of(totals, ov.Type.i64), i64(-1), i64(0))
-    return ops.minimum(count, ops.convert(ops.subtract(last, i64(1)), d.element)).output(0)
+    return _category(totals, d.unit(), d.element)
+
+
+def _multinomial(d: Draw) -> ov.Output:
+    n, p = d.params
+    most = ops.reduce_max(ops.reshape(n, i64(-1), False), i64(0), True)
+    units = d.unit(ops.concat([d.shape, cast(most.output(0), np.int64)], 0).output(0))
+    totals = ops.unsqueeze(ops.cumsum(p, ops.constant(np.int64(-1))), i64(-2))
+    categories = _category(totals, units, d.element)  # batch + [max(n)]
+    trials = ops.range(d.number(0.0), ops.squeeze(most, i64(0)), d.number(1.0), d.element)
+    drawn = ops.less(trials, ops.unsqueeze(n, i64(-1)))
+    last = ops.gather(ops.shape_of(p, ov.Type.i64), i64(-1), i64(0))
+    indices = ops.range(
+        d.number(0.0), ops.convert(ops.squeeze(last, i64(0)), d.element), d.number(1.0), d.element
+    )
+    hits = ops.logical_and(
+        ops.equal(ops.unsqueeze(categories, i64(-1)), indices), ops.unsqueeze(drawn, i64(-1))
+    )
+    return ops.reduce_sum(ops.convert(hits, d.element), i64(-2), False).output(0)
 
 
 _SAMPLERS = {
@@ -205,12 +227,16 @@ _SAMPLERS.update(
         ptr.TruncExponentialRV: _truncexpon,
         ptr.WaldRV: _wald,
         ptr.VonMisesRV: von_mises,
+        ptr.CategoricalRV: _categorical,
+        ptr.DirichletRV: gammas.dirichlet,
+        ptr.MvNormalRV: multivariate.multivariate_normal,
+        ptr.MultinomialRV: _multinomial,
+        ptr.HyperGeometricRV: hypergeometric,
     }
 )
 for _op, _sample in _SAMPLERS.items():
     ov_translate.register(_op)(draws(_sample))
-ov_translate.register(ptr.CategoricalRV)(draws(_categorical, _batch_shape))
-ov_translate.register(ptr.DirichletRV)(draws(gammas.dirichlet, _batch_shape))
-ov_translate.register(ptr.MvNormalRV)(
-    draws(multivariate.multivariate_normal, multivariate.batch_shape)
+ov_translate.register(ptr.PermutationRV)(draws(choices.permutation, exact=True))
+ov_translate.register(ptr.ChoiceWithoutReplacement)(
+    draws(choices.choice_without_replacement, exact=True)
 )

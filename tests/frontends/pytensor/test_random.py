@@ -1,8 +1,7 @@
 """Random variables on the OPENVINO mode: normal and uniform draws from the rng's key, the
 other distributions an inverse CDF or a count of uniforms gives (each draw's empirical
 distribution against scipy's), the rng update semantics (an updated rng gives new draws, a
-fixed one repeats them), draws inside a scan, and the RandomVariables without a translation
-named. Skipped without pytensor."""
+fixed one repeats them) and draws inside a scan. Skipped without pytensor."""
 
 from __future__ import annotations
 
@@ -14,8 +13,6 @@ pytest.importorskip("pytensor", reason="pytensor is not installed (pip install o
 import pytensor  # noqa: E402
 import pytensor.tensor as pt  # noqa: E402
 from scipy import stats  # noqa: E402
-
-from ov_loops.pytensor import UnsupportedOpError  # noqa: E402
 
 DRAWS = 200_000
 
@@ -67,12 +64,6 @@ def test_draws_in_a_scan_differ_per_step_and_per_call_with_the_rng_update():
     assert not np.any(first == second)
     repeat = pytensor.function([], xs, mode="OPENVINO")
     np.testing.assert_array_equal(repeat(), repeat())
-
-
-def test_random_variables_without_translation_are_named():
-    rng = pytensor.shared(np.random.default_rng(0))
-    with pytest.raises(UnsupportedOpError, match="hypergeometric"):
-        pytensor.function([], pt.random.hypergeometric(5, 7, 4, rng=rng), mode="OPENVINO")
 
 
 CONTINUOUS = [
