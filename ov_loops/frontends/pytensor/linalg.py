@@ -27,6 +27,7 @@ import openvino as ov
 import openvino.opset15 as ops
 from pytensor.tensor.basic import ExtractDiag
 
+from ov_loops.frontends.pytensor.determinants import Det, SLogDet
 from ov_loops.frontends.pytensor.dispatch import cast, i64, ov_translate
 from ov_loops.frontends.pytensor.multivariate import cholesky
 
@@ -43,7 +44,7 @@ except ImportError:  # PyTensor 2
     from pytensor.tensor.slinalg import Cholesky, CholeskySolve, Solve, SolveTriangular
 
 # The Ops whose translations batch over leading axes.
-BATCHED_OPS = (MatrixInverse, Solve, SolveTriangular, CholeskySolve, Cholesky)
+BATCHED_OPS = (MatrixInverse, Solve, SolveTriangular, CholeskySolve, Cholesky, Det, SLogDet)
 
 
 def transposed(value: ov.Output) -> ov.Output:

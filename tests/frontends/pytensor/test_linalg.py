@@ -1,8 +1,8 @@
 """Linear algebra on the OPENVINO mode against PyTensor's default mode (f32 tolerance):
 Cholesky (both triangles, batched, NaN where scipy's potrf fails), the triangular, symmetric
-and Cholesky solves (reading one triangle of the matrix, as LAPACK does), diagonals, and the
-gradients through them that a multivariate normal's log density builds. Skipped without
-pytensor."""
+and Cholesky solves (reading one triangle of the matrix, as LAPACK does), diagonals,
+determinants (pivoting, batched, singular), and the gradients through them that a
+multivariate normal's log density builds. Skipped without pytensor."""
 
 from __future__ import annotations
 
@@ -96,3 +96,21 @@ def test_multivariate_normal_log_density_and_its_gradient():
     logp = -0.5 * pt.sum(z**2) - pt.sum(pt.log(pt.diagonal(factor)))
     outputs = [logp, *pytensor.grad(logp, [mean, cov])]
     compare([x, mean, cov], outputs, [RNG.normal(size=5), RNG.normal(size=5), _spd()])
+
+
+def test_determinants_pivot_and_batch():
+    a, batch = pt.dmatrix("a"), pt.dtensor3("batch")
+    matrix = RNG.normal(size=(5, 5))
+    matrix[0, 0] = 0.0  # the elimination must swap rows
+    sign, logabs = pt.linalg.slogdet(a)
+    outputs = [pt.linalg.det(a), sign, logabs, *pytensor.grad(pt.linalg.det(a) + logabs, [a])]
+    compare([a], outputs, [matrix])
+    compare([batch], pt.linalg.det(batch), [RNG.normal(size=(3, 4, 4))])
+
+
+def test_determinants_of_a_singular_matrix_are_numpys():
+    a = pt.dmatrix("a")
+    singular = np.outer([1.0, 2.0, 3.0], [1.0, -1.0, 2.0])
+    det, (sign, logabs) = pt.linalg.det(a), pt.linalg.slogdet(a)
+    got = pytensor.function([a], [det, sign, logabs], mode="OPENVINO")(singular)
+    assert got[0] == 0.0 and got[1] == 0.0 and got[2] == -np.inf
