@@ -1,10 +1,11 @@
 """Elemwise (its scalar Op on whole tensors, scalar.py), DimShuffle, reductions (CAReduce and
-its Sum/Prod/Max/Min/All/Any, Argmax) and Softmax/LogSoftmax.
+its Sum/Prod/Max/Min/All/Any, Argmax), cumulative sums and Softmax/LogSoftmax.
 
     Elemwise(s)(x, ...)          = s(x, ...) with numpy broadcasting (same rank in PyTensor)
     DimShuffle(order)(x)         = x without the dropped length-1 axes, transposed to the kept
                                    axes' order, with a length-1 axis at each 'x'
     CAReduce(s, axis)(x)         = s folded over `axis` (None: every axis)
+    CumOp(axis, "add")(x)        = numpy.cumsum(x, axis) (axis None: of x flattened)
     Softmax(axis)(x)             = exp(x) / sum(exp(x), axis)   (axis None: every axis)
     SoftmaxGrad(axis)(dy, sm)    = (dy - sum(dy * sm, axis)) * sm
 """
@@ -18,6 +19,7 @@ from pytensor import scalar as ps
 from pytensor.tensor import math as ptm
 from pytensor.tensor import special
 from pytensor.tensor.elemwise import CAReduce, DimShuffle, Elemwise
+from pytensor.tensor.extra_ops import CumOp
 from pytensor.tensor.special import LogSoftmax, Softmax
 
 from ov_loops.frontends.pytensor.dispatch import cast, inner_ops, ov_translate
@@ -82,6 +84,17 @@ def _careduce(op, node, inputs):
     if not axes:
         return [inputs[0]]
     return [reduce(cast(inputs[0], dtype), axes_constant(axes), False).output(0)]
+
+
+@ov_translate.register(CumOp)
+def _cumsum(op, node, inputs):
+    if op.mode != "add":
+        raise NotImplementedError("a cumulative product (OpenVINO has no op for it)")
+    (value,) = inputs
+    axis = op.axis
+    if axis is None:
+        value, axis = ops.reshape(value, axes_constant([-1]), False).output(0), 0
+    return [ops.cumsum(value, ops.constant(np.int64(axis))).output(0)]
 
 
 @ov_translate.register(ptm.Argmax)

@@ -163,6 +163,14 @@ def test_inverse_and_general_solve_batched_and_not():
     compare([batch], [pt.linalg.inv(batch)], [RNG.random((3, 4, 4)) + 4 * np.eye(4)])
 
 
+def test_cumulative_sums_along_an_axis_and_flattened():
+    x = pt.dmatrix("x")
+    outputs = [pt.cumsum(x, axis=0), pt.cumsum(x, axis=-1), pt.cumsum(x)]
+    compare([x], outputs, [A])
+    with pytest.raises(UnsupportedOpError, match="cumulative product"):
+        pytensor.function([x], pt.cumprod(x, axis=0), mode="OPENVINO")
+
+
 def test_linear_algebra_without_an_openvino_op_is_named():
     a = pt.dmatrix("a")
     with pytest.raises(UnsupportedOpError, match="Eigh"):
