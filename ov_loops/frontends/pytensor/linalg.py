@@ -14,6 +14,7 @@ multivariate.cholesky's Loop, the determinants determinants.py's elimination Loo
                             upper triangle); all NaN when a pivot is not positive (scipy's
                             potrf failing: a matrix not positive definite to f32 precision)
     ExtractDiag(x)        = numpy.diagonal(x, offset, axis1, axis2)
+    FillDiagonal(a, v)    = a with a[i, i, ...] = v     Eye(n, m, k) = numpy.eye(n, m, k)
     (b a matrix, or a vector when b_ndim == 1)
 
 The eigen- and singular-value decompositions and the other factorisations have no
@@ -25,7 +26,8 @@ from __future__ import annotations
 import numpy as np
 import openvino as ov
 import openvino.opset15 as ops
-from pytensor.tensor.basic import ExtractDiag
+from pytensor.tensor.basic import ExtractDiag, Eye
+from pytensor.tensor.extra_ops import FillDiagonal
 
 from ov_loops.frontends.pytensor.determinants import Det, SLogDet
 from ov_loops.frontends.pytensor.dispatch import cast, i64, ov_translate
@@ -172,3 +174,30 @@ def diagonal(value: ov.Output, offset: int, axis1: int, axis2: int) -> ov.Output
 @ov_translate.register(ExtractDiag)
 def _extract_diag(op, node, inputs):
     return [diagonal(inputs[0], op.offset, op.axis1, op.axis2)]
+
+
+def _positions(size: ov.Output, axis: int, rank: int) -> ov.Output:
+    """range(size) along `axis` of a tensor of `rank` axes (length 1 on the others)."""
+    positions = ops.range(_index(0), size, _index(1), ov.Type.i64)
+    others = [other for other in range(rank) if other != axis]
+    return ops.unsqueeze(positions, i64(*others)).output(0) if others else positions.output(0)
+
+
+@ov_translate.register(FillDiagonal)
+def _fill_diagonal(op, node, inputs):
+    matrix, value = _typed(node, inputs)
+    rank = node.inputs[0].type.ndim
+    shape = ops.shape_of(matrix, ov.Type.i64)
+    sizes = [ops.gather(shape, _index(axis), _index(0)) for axis in range(rank)]
+    first = _positions(sizes[0], 0, rank)
+    on = ops.equal(first, _positions(sizes[1], 1, rank))
+    for axis in range(2, rank):
+        on = ops.logical_and(on, ops.equal(first, _positions(sizes[axis], axis, rank)))
+    return [ops.select(on, value, matrix).output(0)]
+
+
+@ov_translate.register(Eye)
+def _eye(op, node, inputs):
+    rows, columns, offset = (cast(value, np.int64) for value in inputs)
+    difference = ops.subtract(_positions(columns, 1, 2), _positions(rows, 0, 2))
+    return [cast(ops.equal(difference, offset).output(0), op.dtype)]

@@ -114,3 +114,18 @@ def test_determinants_of_a_singular_matrix_are_numpys():
     det, (sign, logabs) = pt.linalg.det(a), pt.linalg.slogdet(a)
     got = pytensor.function([a], [det, sign, logabs], mode="OPENVINO")(singular)
     assert got[0] == 0.0 and got[1] == 0.0 and got[2] == -np.inf
+
+
+def test_filled_diagonals_and_identity_matrices():
+    a, t, n = pt.dmatrix("a"), pt.dtensor3("t"), pt.lscalar("n")
+    compare([a], pt.fill_diagonal(a, 7.0), [RNG.normal(size=(3, 5))])
+    compare([a], pt.fill_diagonal(a, 7.0), [RNG.normal(size=(5, 3))])
+    compare([t], pt.fill_diagonal(t, 2.0), [RNG.normal(size=(3, 3, 3))])
+    compare([n], [pt.eye(n, 4, 1), pt.eye(n, k=-1), pt.eye(n, dtype="int32")], [3])
+
+
+def test_gradient_of_a_unit_diagonal_triangular_solve():
+    a, b = pt.dmatrix("a"), pt.dvector("b")
+    solved = pt.linalg.solve_triangular(a, b, lower=True, unit_diagonal=True)
+    matrix = _with_noise_above(np.linalg.cholesky(_spd()))
+    compare([a, b], pytensor.grad(solved.sum(), [a, b]), [matrix, RNG.normal(size=5)])
