@@ -5,7 +5,8 @@ multivariate.cholesky's Loop, the determinants determinants.py's elimination Loo
 
     MatrixInverse(A)      = Inverse(A)
     Solve(A, b)           = Inverse(S) @ b,  S = A (assume_a "gen"); for "sym", "her", "pos"
-                            the symmetric matrix of A's lower (lower=True) or upper triangle
+                            the symmetric matrix of A's lower (lower=True) or upper triangle;
+                            for "tridiagonal" A's three middle diagonals
     SolveTriangular(A, b) = Inverse(T) @ b,  T = tril(A) (lower) or triu(A), its diagonal 1
                             if unit_diagonal                 (scipy's trtrs reads T only)
     CholeskySolve(C, b)   = Inverse(T) @ (Inverse(T)ᵀ @ b) if not lower, else
@@ -73,6 +74,15 @@ def _triangle(matrix: ov.Output, lower: bool, diagonal: str = "keep") -> ov.Outp
     return triangle.output(0)
 
 
+def _tridiagonal(matrix: ov.Output) -> ov.Output:
+    """`matrix` with the entries off its three middle diagonals 0 (|i - j| > 1)."""
+    size = ops.gather(ops.shape_of(matrix, ov.Type.i64), _index(-1), _index(0))
+    positions = ops.range(_index(0), size, _index(1), ov.Type.i64)
+    rows, columns = ops.unsqueeze(positions, i64(1)), ops.unsqueeze(positions, i64(0))
+    near = ops.less_equal(ops.abs(ops.subtract(rows, columns)), _index(1))
+    return ops.select(near, matrix, _zero(matrix)).output(0)
+
+
 def _apply(matrix: ov.Output, rhs: ov.Output, b_ndim: int) -> ov.Output:
     """matrix @ rhs, rhs a batch of vectors when b_ndim == 1."""
     if b_ndim == 1:
@@ -101,6 +111,8 @@ def _solve(op, node, inputs):
     if op.assume_a in ("sym", "her", "pos"):
         strict = transposed(_triangle(matrix, op.lower, "zero"))
         matrix = ops.add(_triangle(matrix, op.lower), strict).output(0)
+    elif op.assume_a == "tridiagonal":  # scipy's gtsv reads the three diagonals only
+        matrix = _tridiagonal(matrix)
     elif op.assume_a != "gen":
         raise NotImplementedError(f"Solve with assume_a={op.assume_a!r}")
     return [_apply(_inverse(matrix), rhs, op.b_ndim)]

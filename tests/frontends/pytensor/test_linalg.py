@@ -129,3 +129,10 @@ def test_gradient_of_a_unit_diagonal_triangular_solve():
     solved = pt.linalg.solve_triangular(a, b, lower=True, unit_diagonal=True)
     matrix = _with_noise_above(np.linalg.cholesky(_spd()))
     compare([a, b], pytensor.grad(solved.sum(), [a, b]), [matrix, RNG.normal(size=5)])
+
+
+def test_tridiagonal_solve_reads_three_diagonals():
+    a, b = pt.dmatrix("a"), pt.dmatrix("b")
+    matrix = RNG.normal(size=(5, 5)) + 4 * np.eye(5)
+    solve = pt.linalg.solve(a, b, assume_a="tridiagonal")
+    compare([a, b], solve, [matrix, RNG.normal(size=(5, 2))])
