@@ -7,7 +7,7 @@ ops per loop). The IR keeps one of each per graph, as the MOC pass of `openvino.
     for graph in model and every body in it that holds a Loop, TensorIterator or If,
     in topological order:
         c = a Constant of at most SMALL bytes, unnamed, without runtime info but the
-            weightless cache's record, that no Result reads
+            weightless cache's record, that no Result, Loop or If reads
           -> its readers read the first such Constant of c's type, shape and bytes
         n = an unnamed op of PURE reading no value twice, that no Result reads
           -> its readers read the first such op of n's type, attributes and sources
@@ -15,9 +15,10 @@ ops per loop). The IR keeps one of each per graph, as the MOC pass of `openvino.
 A body without loops or Ifs holds no post-loop ops and is not walked (at seq1000 that is 1,000
 bodies). A value a Result reads stays its own: the CPU plugin lets a body Result alias its
 source (a back edge from a Constant returns a stale value on a run of no iteration,
-zero_run_guards.py). An op reading one value twice may be a computed copy the CPU plugin needs
-(`ovgraph.copy`: Maximum(x, x), LogicalOr(x, x)), and a Convert to its input's type a node of
-its own for a name (`ovgraph.passthrough`): neither is merged.
+zero_run_guards.py); a Constant feeding a Loop and another op crashes the plugin
+(tests/test_plugin_crashes.py). An op reading one value twice may be a computed copy the CPU
+plugin needs (`ovgraph.copy`: Maximum(x, x), LogicalOr(x, x)), and a Convert to its input's
+type a node of its own for a name (`ovgraph.passthrough`): neither is merged.
 """
 
 from __future__ import annotations
@@ -39,6 +40,9 @@ _BODIES = {
     "TensorIterator": ("get_function",),
     "If": ("get_then_body", "get_else_body"),
 }
+# A Constant feeding a Loop and another op crashes the CPU plugin (tests/test_plugin_crashes.py
+# item 1): a Constant a Loop, TensorIterator or If reads stays its own.
+_CONSTANT_KEPT_APART_FROM = frozenset({"Result", *_BODIES})
 _SUB_BYTE_OR_STRING = frozenset({"u1", "u2", "u3", "u4", "u6", "i4", "nf4", "f4e2m1", "string"})
 
 
@@ -83,7 +87,9 @@ def _share_in(ops: list[ov.Node]) -> int:
 def _constant_key(node: ov.Node) -> tuple | None:
     """(type, shape, bytes) of a Constant that may be shared, else None."""
     kind = node.get_output_element_type(0).get_type_name()
-    if kind in _SUB_BYTE_OR_STRING or _has_runtime_info(node) or not _shareable(node):
+    if kind in _SUB_BYTE_OR_STRING or _has_runtime_info(node):
+        return None
+    if not _shareable(node, _CONSTANT_KEPT_APART_FROM):
         return None
     data = node.get_data()  # its shape: iterating an ov.Shape costs 28 us
     return "Constant", kind, data.shape, data.tobytes()
@@ -102,13 +108,14 @@ def _op_key(node: ov.Node, kind: str) -> tuple | None:
     return kind, node.get_type_info().version_id, sources, attributes
 
 
-def _shareable(node: ov.Node) -> bool:
-    """Whether no output of `node` has a name or a Result reading it."""
+def _shareable(node: ov.Node, readers_kept_apart: frozenset = frozenset({"Result"})) -> bool:
+    """Whether no output of `node` has a name or a reader of a type in `readers_kept_apart`."""
     for output in node.outputs():
         if output.get_names():
             return False
-        if any(r.get_node().get_type_name() == "Result" for r in output.get_target_inputs()):
-            return False
+        for reader in output.get_target_inputs():
+            if reader.get_node().get_type_name() in readers_kept_apart:
+                return False
     return True
 
 
