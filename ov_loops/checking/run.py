@@ -96,14 +96,12 @@ def check(
     InputError. Tolerances go by the precision each output was computed in (`tolerance`),
     loosened (`F16_WEIGHTS`) where f16-stored weights meet results of f32 weights; `rtol`/`atol`
     replace the float defaults, `tolerances` (`parse_tolerances`) also per output; `val_ranges`
-    bounds generated values. `inputs`, `save_inputs`, `save_outputs` and `load_outputs` (saved
-    outputs that decide the verdict too) are .npz (by name, or np.savez's arr_N in graph order)
-    or polygraphy .json. `against=("convert-model",)` also runs `openvino.convert_model`'s IR.
-    `chunks` ("NAME[:AXIS]=N|L1,...", `checking.chunks`) feeds a stateful model that input in
-    chunks on one infer request, then whole after `reset_state()`; `specialise` runs the model
-    specialised to the inputs' shapes (checking/specialised.py). The references stop after
-    `max_iterations` iterations; a native crash of the device's child process, or its silence
-    for `timeout` seconds in one stage (None: no limit), is an InputError.
+    bounds generated values. `inputs`, `save_inputs`, `save_outputs`, `load_outputs` (deciding
+    too): .npz (by name, or arr_N in graph order) or polygraphy .json. `against=("convert-model",)`
+    also runs `openvino.convert_model`'s IR. `chunks` ("NAME[:AXIS]=N|L1,...") feeds a stateful
+    model that input in chunks on one infer request, then whole after `reset_state()`;
+    `specialise` runs the model specialised to the inputs' shapes. References stop after
+    `max_iterations` iterations; a device worker's crash or `timeout` s of silence is an InputError.
     """
     _require_arguments(seed, max_iterations, save_inputs, save_outputs, timeout)
     path = Path(model)
@@ -115,9 +113,8 @@ def check(
     start_device_worker()  # it imports OpenVINO while we convert and run the reference
     given = inputs if isinstance(inputs, dict) else load_inputs(inputs)
     f32 = tolerances.for_output("", np.float32, "f32")
-    settings = Settings(
-        device, shapes or {}, seed, f32.rtol, f32.atol, precision, max_iterations, timeout=timeout
-    )
+    settings = Settings(device, shapes or {}, seed, f32.rtol, f32.atol, precision, max_iterations)
+    settings = dataclasses.replace(settings, timeout=timeout)
     saved = None if load_outputs is None else SavedOutputs.read(load_outputs)
     extras = (val_ranges or {}, save_inputs, saved, against, chunks, conversion, specialise)
     request = Request(settings, tolerances, *extras)
