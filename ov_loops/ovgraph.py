@@ -223,19 +223,9 @@ def ops_by_type(model: ov.Model) -> dict[str, list[ov.Node]]:
     """The ops of `model` and of the bodies in it (as `all_ops`, in its order) by type name:
     one walk for the whole-model steps that each look for a few types."""
     found: dict[str, list[ov.Node]] = {}
-    _collect_by_type(model, found)
+    for op in all_ops(model):
+        found.setdefault(op.get_type_name(), []).append(op)
     return found
-
-
-def _collect_by_type(model: ov.Model, found: dict[str, list[ov.Node]]) -> None:
-    for op in model.get_ordered_ops():
-        kind = op.get_type_name()
-        found.setdefault(kind, []).append(op)
-        if kind in ("Loop", "TensorIterator"):
-            _collect_by_type(op.get_function(), found)
-        elif kind == "If":
-            _collect_by_type(op.get_then_body(), found)
-            _collect_by_type(op.get_else_body(), found)
 
 
 SUBGRAPH_OPS = frozenset({"Loop", "TensorIterator", "If"})

@@ -228,7 +228,7 @@ class DeviceWorker:
                 self._process.stdin.flush()
                 while "outputs" not in replies:
                     kind, value = frames.get(timeout=timeout)
-                    if kind == "died":
+                    if kind == "ended":
                         raise EOFError
                     if kind == "stage":
                         stage = value
@@ -239,12 +239,12 @@ class DeviceWorker:
                 return replies
             except queue.Empty:
                 raise self._silent(f"{stage} {where}".strip(), timeout) from None
-            except (EOFError, OSError, pickle.UnpicklingError):
+            except (EOFError, OSError):  # the pipe ended (read by `_replies`) or broke
                 raise self._died(f"{stage} {where}".strip(), consequence) from None
 
     def _replies(self) -> queue.Queue:
-        """The child's reply frames, read by a thread until an outputs or error frame (or the
-        end of the pipe: the exception it raised is put in their place)."""
+        """The child's reply frames, read by a thread until an outputs or error frame, or
+        ("ended", None) where the pipe ended or broke (the caller asks the child why)."""
         frames: queue.Queue = queue.Queue()
         stdout = self._process.stdout
 
@@ -253,8 +253,8 @@ class DeviceWorker:
             while kind not in ("outputs", "error"):
                 try:
                     kind, value = pickle.load(stdout)
-                except Exception as exc:  # the pipe ended or broke: the caller asks why
-                    frames.put(("died", exc))
+                except Exception:  # EOFError, OSError, UnpicklingError, ...
+                    frames.put(("ended", None))
                     return
                 frames.put((kind, value))
 
