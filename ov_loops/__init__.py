@@ -62,7 +62,9 @@ __all__ = list(_HOMES)
 def __getattr__(name: str) -> object:
     """A public name, imported from its home module the first time it is asked for."""
     if name == "__version__":
-        globals()[name] = _version()
+        from ov_loops.version import installed_version
+
+        globals()[name] = installed_version()
         return globals()[name]
     home = _HOMES.get(name)
     if home is None:
@@ -74,14 +76,3 @@ def __getattr__(name: str) -> object:
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
-
-
-def _version() -> str:
-    """The installed distribution's version; "0+unknown" when ov_loops runs from a source tree
-    that was never installed."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("ov-loops")
-    except PackageNotFoundError:
-        return "0+unknown"

@@ -18,6 +18,7 @@ from importlib.metadata import PackageNotFoundError, version
 from ov_loops import logs
 from ov_loops.cli import check, convert, validate
 from ov_loops.errors import OvLoopsError
+from ov_loops.version import installed_version
 
 
 class _Parser(argparse.ArgumentParser):
@@ -44,15 +45,13 @@ docs/cli.md in the ov-loops source."""
 
 def version_line() -> str:
     """`ov-loops X (OpenVINO Y, onnx Z)`: the versions that decide what a conversion gives."""
-    import ov_loops
-
     found = []
     for name, distribution in (("OpenVINO", "openvino"), ("onnx", "onnx")):
         try:
             found.append(f"{name} {version(distribution)}")
         except PackageNotFoundError:
             found.append(f"{name} not installed")
-    return f"ov-loops {ov_loops.__version__} ({', '.join(found)})"
+    return f"ov-loops {installed_version()} ({', '.join(found)})"
 
 
 def _parser() -> argparse.ArgumentParser:

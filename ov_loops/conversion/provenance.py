@@ -19,13 +19,13 @@ import os
 
 import openvino as ov
 
+from ov_loops.version import installed_version
+
 
 def record_conversion(model: ov.Model, source: object, options: dict[str, object]) -> None:
     """Write the rt_info of the module into `model`: `source` is what was converted (a path,
     or a model in memory), `options` translate's keywords (input, output, optimize, target,
     unroll, stateful)."""
-    import ov_loops
-
     model.set_rt_info(ov.get_version(), "Runtime_version")
     if isinstance(source, (str, os.PathLike)):
         record_parameter(model, "input_model", os.path.join("DIR", os.path.basename(source)))
@@ -33,7 +33,7 @@ def record_conversion(model: ov.Model, source: object, options: dict[str, object
     for key in ("input", "output"):
         if isinstance(options.get(key), str):
             record_parameter(model, key, options[key])
-    model.set_rt_info(ov_loops.__version__, ["ov_loops", "version"])
+    model.set_rt_info(installed_version(), ["ov_loops", "version"])
     for key in ("optimize", "target", "stateful", "unroll"):
         if options.get(key) is not None:
             model.set_rt_info(str(options[key]), ["ov_loops", key])
