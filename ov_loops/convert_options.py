@@ -54,8 +54,7 @@ class ConvertOptions:
     def lowering(self) -> LoweringOptions:
         """What lowering each loop needs: the target's profile (with `unroll`, `stateful` and
         `max_trip_count`) and the level."""
-        from ov_loops.loopir.passes.pipeline import LoweringOptions
-        from ov_loops.targets import target_profile
+        from ov_loops.loopir.passes.pipeline import LoweringOptions, target_profile
 
         return LoweringOptions(
             target_profile(self.target, self.unroll, self.stateful, self.max_trip_count),

@@ -1,17 +1,48 @@
-"""Device targets: the profile a `--target` name, an `--unroll` count and `--stateful` choose
-(their command line is `ov_loops.cli.convert.add_convert_options`)."""
+"""Device targets, one table: each `--target` name and what its plugin needs of a loop (which
+loops it unrolls, static shapes); the lowering's profile of each is built from this table
+(`loopir/passes/pipeline.py: TARGETS`, `target_profile`). Imports nothing heavy: the CLI offers
+the names without OpenVINO, and the validator reads GPU_UNROLL_BELOW with lxml alone."""
 
 from __future__ import annotations
 
-import dataclasses
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 from ov_loops.errors import InputError
 
-if TYPE_CHECKING:
-    from ov_loops.loopir.passes.pipeline import TargetProfile
+# OpenVINO's GPU plugin unrolls every Loop/TensorIterator of fewer than 16 iterations itself
+# (src/plugins/intel_gpu/src/plugin/transformations_pipeline.cpp: the callback of
+# ov::pass::UnrollTensorIterator keeps loops with `num_iter >= 16`).
+GPU_UNROLL_BELOW = 16
 
-TARGET_NAMES = ("CPU", "GPU", "NPU")  # pipeline.TARGETS; named here so the CLI loads no OpenVINO
+
+@dataclass(frozen=True)
+class Target:
+    """A device as `--target` names it: loops of at most `unroll` iterations become
+    straight-line graph (their trip counts proven from execution conditions when it is not 0);
+    `static`: every loop must have a constant trip count and static shapes, or conversion is
+    refused. Every target runs the CPU plugin's workarounds (they keep Loop-5's semantics)."""
+
+    name: str
+    unroll: int = 0
+    static: bool = False
+
+
+TARGETS = (
+    Target("CPU"),
+    # The GPU plugin unrolls short loops itself; we do the same before it, so the IR is what the
+    # GPU runs, and with current_iteration as a constant of the type the body declares (its own
+    # unrolling feeds an i64 Constant to i32 bodies, which its i32-only kernels refuse:
+    # openvinotoolkit/openvino#34777; validator rule GP001).
+    Target("GPU", unroll=GPU_UNROLL_BELOW - 1),
+    # The NPU compiler needs static shapes (openvinotoolkit/openvino#26357: "NPU does not support
+    # dynamic shapes") and unrolls every Loop by its constant trip count itself (the NPU
+    # compiler's IE UnrollTensorIterator pass, LoopRewriter: `for currentIter < numIterations`),
+    # and not a Loop that may stop early with concatenated outputs ("Concat cases for
+    # ParamExecConds are not supported yet", E#124554). So: unroll every loop that qualifies,
+    # refuse the others.
+    Target("NPU", unroll=2**31 - 1, static=True),
+)
+TARGET_NAMES = tuple(target.name for target in TARGETS)
 
 
 def check_target(target: object) -> str:
@@ -26,33 +57,6 @@ def check_unroll(unroll: object) -> None:
     """InputError unless `unroll` is None or a non-negative integer."""
     if unroll is not None:
         check_count("unroll", unroll)
-
-
-def target_profile(
-    target: str = "CPU",
-    unroll: int | None = None,
-    stateful: bool = False,
-    max_trip_count: int | None = None,
-) -> TargetProfile:
-    """The profile of `target` (CPU, GPU or NPU); with `unroll`, loops of at most that many
-    iterations are unrolled whatever the target's own threshold (and trip counts are proven
-    from execution conditions, as for the targets that unroll); `stateful` keeps top-level
-    loops' carried values in Variables; `max_trip_count` is the trip count of loops that have
-    none (they stop at their condition, or after that many iterations). InputError
-    otherwise."""
-    from ov_loops.loopir.passes.pipeline import TARGETS, UNROLLING
-
-    profile = TARGETS[check_target(target)]
-    check_unroll(unroll)
-    if stateful:
-        profile = dataclasses.replace(profile, stateful=True)
-    if max_trip_count is not None:
-        check_count("max_trip_count", max_trip_count)
-        profile = dataclasses.replace(profile, max_trip_count=max_trip_count)
-    if unroll is None:
-        return profile
-    passes = profile.passes | UNROLLING if unroll else profile.passes
-    return dataclasses.replace(profile, unroll=max(profile.unroll, unroll), passes=passes)
 
 
 def check_count(name: str, value: object) -> None:

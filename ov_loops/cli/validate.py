@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ov_loops.cli.output import add_output_options
+from ov_loops.ir.rules import rule_targets
 from ov_loops.ir.validate import VALIDATE_JSON_KEYS
 
 
@@ -19,7 +20,7 @@ def add_command(commands) -> None:
         "--show", action="store_true", help="print each loop's structure (json: key show)"
     )
     validate.add_argument(
-        "--target", choices=("GPU", "NPU"), help="also check what this device's plugin refuses"
+        "--target", choices=rule_targets(), help="also check what this device's plugin refuses"
     )
     validate.set_defaults(run=run)
 

@@ -37,6 +37,8 @@ from ov_loops.ir.types import (
     value_into,
     verdict,
 )
+from ov_loops.loopir.plugin_limits import MAX_PORT_RANK
+from ov_loops.targets import GPU_UNROLL_BELOW
 
 INTEGER_PRECISIONS = {"I32", "I64"}
 BOOLEAN_PRECISIONS = {"BOOL", "BOOLEAN", "U8"}
@@ -119,7 +121,11 @@ class Rule:
 
 
 RULES: list[Rule] = []
-TARGETS = ("GPU", "NPU")  # the devices with rules of their own
+
+
+def rule_targets() -> tuple[str, ...]:
+    """The devices with rules of their own (`validate --target`)."""
+    return tuple(sorted({rule.target for rule in RULES if rule.target}))
 
 
 def rule(code: str, severity: str, summary: str, target: str | None = None):
@@ -881,7 +887,7 @@ def _annotation_only(loop: LoopContext):
                 yield f"{message} (annotations only; {code} if the layers disagreed)", entry, line
 
 
-LOOP_OUTPUT_RANK_CRASH = 13  # measured on OpenVINO 2026.4 CPU: rank 12 runs, 13 dies by SIGFPE
+LOOP_OUTPUT_RANK_CRASH = MAX_PORT_RANK + 1  # rank 12 runs on the CPU, 13 dies by SIGFPE
 
 
 @rule("WR005", WARNING, "a Loop output of rank 13 or more (12 nested Loops stacking scans)")
@@ -1049,9 +1055,6 @@ def _npu_static_ports(loop: LoopContext):
                 None,
                 loop.layer.line,
             )
-
-
-GPU_UNROLL_BELOW = 16  # intel_gpu transformations_pipeline.cpp: UnrollTensorIterator's callback
 
 
 @rule("GP001", WARNING, "a short Loop's current_iteration is i32 (GPU)", target="GPU")

@@ -10,8 +10,7 @@ import pytest
 from ov_loops.conversion.driver import convert_model
 from ov_loops.errors import ConversionError, UnsupportedError, UnsupportedItem
 from ov_loops.frontends.onnx.load.prepare import PreparedModel
-from ov_loops.loopir.passes.pipeline import LoweringOptions
-from ov_loops.targets import target_profile
+from ov_loops.loopir.passes.pipeline import LoweringOptions, target_profile
 from tests.harness import assert_one_line_error, run_cli, write
 from tests.onnx_builders import T, const, graph, loop_body, model, node, typed
 

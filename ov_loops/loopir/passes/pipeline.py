@@ -54,6 +54,8 @@ from ov_loops.loopir.passes.unbounded_carries import UnboundedCarryLengths
 from ov_loops.loopir.passes.unroll_iterations import UnrollIterations, chosen_factor
 from ov_loops.loopir.passes.zero_run_carry import BranchZeroRunsOfReshapedCarries
 from ov_loops.loopir.passes.zero_run_guards import GuardZeroIterationRuns
+from ov_loops.targets import TARGETS as TARGET_TABLE
+from ov_loops.targets import Target, check_count, check_target, check_unroll
 
 # The optimisations that shape the body before a lowering is chosen (lower/select.py): cells
 # are recognised after the body is simplified, dead values are gone, invariant work has left,
@@ -183,34 +185,50 @@ ACTS_ON: dict[ModelWorkaround, frozenset[str]] = {
     copy_concats_before_abs: frozenset({"Abs"}),
     keep_initial_states_of_empty_sequences: frozenset(STATES),
 }
-CPU = TargetProfile(
-    "CPU",
-    frozenset(kind.name for kind in PIPELINE if kind.level is None) - UNROLLING,
-    model_workarounds=CPU_MODEL_WORKAROUNDS,
-)
+# The workaround passes every target runs (GPU and NPU too: they keep Loop-5's semantics).
+CPU_PASSES = frozenset(kind.name for kind in PIPELINE if kind.level is None) - UNROLLING
 # Loop-5 as its spec states it, no workaround: for tests and for plugins without these faults.
 PLAIN = TargetProfile("plain", frozenset())
 
-# OpenVINO's GPU plugin unrolls every Loop/TensorIterator of fewer than 16 iterations itself
-# (src/plugins/intel_gpu/src/plugin/transformations_pipeline.cpp: the callback of
-# ov::pass::UnrollTensorIterator keeps loops with `num_iter >= 16`); we do the same before it,
-# so the IR is what the GPU runs, and with current_iteration as a constant of the type the body
-# declares (its own unrolling feeds an i64 Constant to i32 bodies, which its i32-only kernels
-# refuse: openvinotoolkit/openvino#34777; validator rule GP001). The CPU workarounds stay on:
-# they keep Loop-5's semantics.
-GPU_UNROLL_BELOW = 16
-GPU = dataclasses.replace(
-    CPU, name="GPU", passes=CPU.passes | UNROLLING, unroll=GPU_UNROLL_BELOW - 1
-)
-# The NPU compiler needs static shapes (openvinotoolkit/openvino#26357: "NPU does not support
-# dynamic shapes") and unrolls every Loop by its constant trip count itself (the NPU compiler's
-# IE UnrollTensorIterator pass, LoopRewriter: `for currentIter < numIterations`), and not a
-# Loop that may stop early with concatenated outputs ("Concat cases for ParamExecConds are not
-# supported yet", E#124554). So: unroll every loop that qualifies, refuse the others.
-NPU = dataclasses.replace(
-    CPU, name="NPU", passes=CPU.passes | UNROLLING, unroll=2**31 - 1, static=True
-)
-TARGETS = {profile.name: profile for profile in (CPU, GPU, NPU)}
+
+def _profile(target: Target) -> TargetProfile:
+    """The profile of a target of the table (targets.py)."""
+    return TargetProfile(
+        target.name,
+        CPU_PASSES | UNROLLING if target.unroll else CPU_PASSES,
+        unroll=target.unroll,
+        static=target.static,
+        model_workarounds=CPU_MODEL_WORKAROUNDS,
+    )
+
+
+TARGETS = {target.name: _profile(target) for target in TARGET_TABLE}
+CPU, GPU, NPU = TARGETS["CPU"], TARGETS["GPU"], TARGETS["NPU"]
+
+
+def target_profile(
+    target: str = "CPU",
+    unroll: int | None = None,
+    stateful: bool = False,
+    max_trip_count: int | None = None,
+) -> TargetProfile:
+    """The profile of `target` (CPU, GPU or NPU); with `unroll`, loops of at most that many
+    iterations are unrolled whatever the target's own threshold (and trip counts are proven
+    from execution conditions, as for the targets that unroll); `stateful` keeps top-level
+    loops' carried values in Variables; `max_trip_count` is the trip count of loops that have
+    none (they stop at their condition, or after that many iterations). InputError
+    otherwise."""
+    profile = TARGETS[check_target(target)]
+    check_unroll(unroll)
+    if stateful:
+        profile = dataclasses.replace(profile, stateful=True)
+    if max_trip_count is not None:
+        check_count("max_trip_count", max_trip_count)
+        profile = dataclasses.replace(profile, max_trip_count=max_trip_count)
+    if unroll is None:
+        return profile
+    passes = profile.passes | UNROLLING if unroll else profile.passes
+    return dataclasses.replace(profile, unroll=max(profile.unroll, unroll), passes=passes)
 
 
 @dataclass(frozen=True)
