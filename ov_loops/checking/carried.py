@@ -91,8 +91,8 @@ def difference(
     want = [reference[p] for p in value.reference]
     have = [device[p] for p in value.device]
     kind = value.kind
-    if not kind.elementwise:
-        found = tensor_difference(want[0], have[0], rtol, atol)
+    if not kind.elementwise:  # a tensor; a kind of several tensors compares each
+        found = _parts_difference(want, have, rtol, atol)
         return None if found is None else (None, found)
     if kind.present(want) != kind.present(have):
         state = {True: "present", False: "absent"}
@@ -103,8 +103,7 @@ def difference(
     try:
         want_elements, have_elements = kind.elements(want), kind.elements(have)
     except ValueError:  # sizes and shapes that do not describe the buffer: compare the parts
-        differing = (tensor_difference(w, h, rtol, atol) for w, h in zip(want, have))
-        found = next(filter(None, differing), None)
+        found = _parts_difference(want, have, rtol, atol)
         return None if found is None else (None, f"its parts do not unpack: {found}")
     for element, (expected, got) in enumerate(zip(want_elements, have_elements)):
         found = tensor_difference(expected, got, rtol, atol)
@@ -115,6 +114,18 @@ def difference(
         return min(len(want_elements), len(have_elements)), (
             f"the device has {len(have_elements)} elements, the reference {len(want_elements)}"
         )
+    return None
+
+
+def _parts_difference(
+    want: list[np.ndarray], have: list[np.ndarray], rtol: float, atol: float
+) -> str | None:
+    """How the first differing part differs (`part k: ...` when there are several); None when
+    every part agrees."""
+    for index, (expected, got) in enumerate(zip(want, have)):
+        found = tensor_difference(expected, got, rtol, atol)
+        if found is not None:
+            return found if len(want) == 1 else f"part {index}: {found}"
     return None
 
 

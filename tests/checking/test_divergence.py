@@ -19,7 +19,7 @@ from ov_loops.checking.device import core
 from ov_loops.checking.inputs import generate_inputs, onnx_input_specs
 from ov_loops.checking.probes import LOOP_TYPES
 from ov_loops.checking.settings import Settings
-from ov_loops.contract.kinds import OPTIONAL_SEQUENCE, SEQUENCE, pack_sequence
+from ov_loops.contract.kinds import OPTIONAL_SEQUENCE, SEQUENCE, CarriedKind, pack_sequence
 from ov_loops.frontends.onnx.load.load import load_model
 from ov_loops.reference.ir import kernels
 from ov_loops.reference.ir.executor import run_ir
@@ -182,6 +182,17 @@ def test_a_carried_sequence_is_compared_by_element(kind, reference, device, expe
     span = tuple(range(len(want)))
     element, detail = difference(Carried(0, "s", kind, span, span), want, have, 1e-4, 1e-5)
     assert element == expected[0] and detail.startswith(expected[1]), (element, detail)
+
+
+def test_every_part_of_a_kind_compared_whole_is_compared():
+    """A carried kind of several tensors that `check` compares whole (not element by element):
+    a difference in any part is found, not only in the first."""
+    pair = CarriedKind("pair", ("", ".other"))
+    want = [np.zeros(2, np.float32), np.zeros(3, np.float32)]
+    have = [np.zeros(2, np.float32), np.array([0, 1, 0], np.float32)]
+    element, detail = difference(Carried(0, "p", pair, (0, 1), (0, 1)), want, have, 1e-4, 1e-5)
+    assert element is None and detail.startswith("part 1: "), detail
+    assert difference(Carried(0, "p", pair, (0, 1), (0, 1)), want, want, 1e-4, 1e-5) is None
 
 
 def test_the_cpu_plugin_fault_in_a_valid_sample_ir_is_located():
