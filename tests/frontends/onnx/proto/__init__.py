@@ -1,0 +1,1 @@
+"""Tests of ov_loops/frontends/onnx/proto."""
