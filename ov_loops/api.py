@@ -74,8 +74,7 @@ def translate(
             raise
         raise InputError(f"{edits.conflict}: the model declares them one length") from None
     edits.retype(conversion.model)
-    keywords = {"input": input, "output": output, "optimize": optimize, "target": target}
-    record_conversion(conversion.model, model, {**keywords, "unroll": unroll, "stateful": stateful})
+    record_conversion(conversion.model, model, options, output)
     log.info("converted %d loop(s) in %s", len(conversion.loops), _since(started))
     converted = conversion.model
     for warning in (f64_warning(converted), sequence_lengths_warning(recurrent, converted)):

@@ -8,7 +8,7 @@
         is_python_object, input, output     (input, output: when given as text)
         output_model, compress_to_fp16      (the command line's; compress_to_fp16 when False)
     rt_info/ov_loops/KEY                    ov-loops' own: version, optimize, target, stateful,
-                                            unroll (when given)
+                                            unroll, max_trip_count (when given)
 
 Values are strings, as ovc stores them ("True"/"False" for booleans).
 """
@@ -16,27 +16,32 @@ Values are strings, as ovc stores them ("True"/"False" for booleans).
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 import openvino as ov
 
 from ov_loops.version import installed_version
 
+if TYPE_CHECKING:
+    from ov_loops.convert_options import ConvertOptions
 
-def record_conversion(model: ov.Model, source: object, options: dict[str, object]) -> None:
+
+def record_conversion(
+    model: ov.Model, source: object, options: ConvertOptions, output: object
+) -> None:
     """Write the rt_info of the module into `model`: `source` is what was converted (a path,
-    or a model in memory), `options` translate's keywords (input, output, optimize, target,
-    unroll, stateful)."""
+    or a model in memory), `options` and `output` translate's."""
     model.set_rt_info(ov.get_version(), "Runtime_version")
     if isinstance(source, (str, os.PathLike)):
         record_parameter(model, "input_model", os.path.join("DIR", os.path.basename(source)))
     record_parameter(model, "is_python_object", not isinstance(source, (str, os.PathLike)))
-    for key in ("input", "output"):
-        if isinstance(options.get(key), str):
-            record_parameter(model, key, options[key])
+    for key, value in (("input", options.input), ("output", output)):
+        if isinstance(value, str):
+            record_parameter(model, key, value)
     model.set_rt_info(installed_version(), ["ov_loops", "version"])
-    for key in ("optimize", "target", "stateful", "unroll"):
-        if options.get(key) is not None:
-            model.set_rt_info(str(options[key]), ["ov_loops", key])
+    for key in ("optimize", "target", "stateful", "unroll", "max_trip_count"):
+        if getattr(options, key) is not None:
+            model.set_rt_info(str(getattr(options, key)), ["ov_loops", key])
 
 
 def record_parameter(model: ov.Model, key: str, value: object) -> None:

@@ -71,3 +71,10 @@ def test_a_model_given_in_memory_is_a_python_object_without_a_path():
     model = ov_loops.convert(SOURCE.read_bytes(), unroll=4, output="hs")
     assert _section(model, "conversion_parameters") == {"is_python_object": "True", "output": "hs"}
     assert _section(model, "ov_loops")["unroll"] == "4"
+
+
+def test_every_option_given_is_recorded():
+    """translate's options reach the record as the one object they are checked in; a trip
+    count bound for unbounded loops says how the IR was made as much as `unroll` does."""
+    model = ov_loops.convert(SOURCE.read_bytes(), max_trip_count=7, target="gpu")
+    assert {"max_trip_count": "7", "target": "gpu"}.items() <= _section(model, "ov_loops").items()
