@@ -168,3 +168,13 @@ def test_lower_takes_of_the_passes_only_the_pipeline():
                 and target != "ov_loops.loopir.passes.pipeline"
             }
             assert internals == set(), module
+
+
+def test_a_pass_takes_nothing_from_another_pass():
+    """What passes share (analyses, edits, post-loop steps, plugin limits) lives in `loopir/`,
+    not in one of them: a pass module imports of its siblings only the protocol and the levels."""
+    allowed = {"ov_loops.loopir.passes.base", "ov_loops.loopir.passes.levels"}
+    for module, targets in GRAPH.items():
+        if module.startswith("ov_loops.loopir.passes.") and not module.endswith(".pipeline"):
+            siblings = {t for t in targets if t.startswith("ov_loops.loopir.passes.")}
+            assert siblings <= allowed, (module, siblings - allowed)

@@ -10,9 +10,15 @@ import openvino as ov
 import openvino.opset15 as ops
 
 from ov_loops.contract.ports import UNNUMBERED, renumbered
-from ov_loops.contract.spec import ConcatenatedOutput, LastValueOutput
+from ov_loops.contract.spec import ConcatenatedOutput
 from ov_loops.loopir.loop import LoopIR, LoopResult
 from ov_loops.loopir.passes.base import LoopPass
+from ov_loops.loopir.shared_edits import (
+    live_readers,
+    split_last_values,
+    used_elsewhere,
+    without_merged,
+)
 from ov_loops.loopir.steps import PrependInitial
 
 
@@ -77,20 +83,6 @@ class StackAccumulators(LoopPass):
         )
 
 
-def split_last_values(spec, taken) -> tuple[list, dict[int, int], dict[int, int]]:
-    """The output entries of `spec` but the last values of the body Results `taken`, each
-    kept output's new port by its old one, and the taken outputs' body Results by their
-    ports."""
-    outputs, moved, found = [], {}, {}
-    for entry in spec.outputs():
-        if isinstance(entry, LastValueOutput) and entry.body_result in taken:
-            found[entry.external_port] = entry.body_result
-        else:
-            moved[entry.external_port] = len(outputs)
-            outputs.append(entry)
-    return outputs, moved, found
-
-
 def _stacked_part(append: _Append) -> ov.Output:
     """What the Loop concatenates for `append`: its part, with an axis of its own when the
     part has more than one row (part_size must be 1)."""
@@ -125,11 +117,6 @@ def _appends(loop: LoopIR) -> list[_Append]:
     return found
 
 
-def live_readers(value: ov.Output, live: set[int]) -> list:
-    """The inputs reading `value` in nodes of the body (`live`: their instance ids)."""
-    return [r for r in value.get_target_inputs() if r.get_node().get_instance_id() in live]
-
-
 def _append(index: int, concat: ov.Node) -> _Append | None:
     """The append of `concat` = Concat(acc, *parts), its parts joined into one, when each
     part's length along the axis is static and their sum is not 0."""
@@ -146,26 +133,6 @@ def _append(index: int, concat: ov.Node) -> _Append | None:
         return None
     part = parts[0] if len(parts) == 1 else ops.concat(parts, axis).output(0)
     return _Append(index, axis, part, length)
-
-
-def used_elsewhere(loop: LoopIR, result: int) -> bool:
-    """Whether body Result `result` is a concatenated output or the execution condition."""
-    spec = loop.spec
-    return spec.execution_condition == result or any(
-        entry.body_result == result for entry in spec.concatenated_outputs
-    )
-
-
-def without_merged(loop: LoopIR, gone: set[int]) -> tuple:
-    """`loop`'s carried values but those of the merged inputs `gone`, the others' merged
-    inputs renumbered as the spec will number them without those."""
-    kept = [index for index in range(len(loop.spec.merged_inputs)) if index not in gone]
-    moved = {old: new for new, old in enumerate(kept)}
-    return tuple(
-        dataclasses.replace(value, merged=tuple(moved[index] for index in value.merged))
-        for value in loop.carried
-        if gone.isdisjoint(value.merged)
-    )
 
 
 def _result(result: LoopResult, moved: dict, stacked: dict, ports_of: dict) -> LoopResult:

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import openvino as ov
-
 from ov_loops import ovgraph
 from ov_loops.loopir.loop import LoopIR
 from ov_loops.loopir.passes.base import LoopPass
+from ov_loops.loopir.shared_edits import inline_constant
 
 
 class InlineConstantCaptures(LoopPass):
@@ -34,21 +33,3 @@ class InlineConstantCaptures(LoopPass):
                 inline_constant(parameters[entry.body_parameter], value)
                 inlined.add(entry.body_parameter)
         return loop.without_parameters(inlined) if inlined else loop
-
-
-def inline_constant(parameter: ov.Node, value: ov.Output) -> ov.Output | None:
-    """Feed every reader of `parameter` a copy of the Constant `value` (one per nested Loop);
-    the copy the other readers share, if any."""
-
-    def copy() -> ov.Node:
-        return ov.op.Constant(value.get_node().get_tensor_view(), shared_memory=False)
-
-    shared = None
-    for target in parameter.output(0).get_target_inputs():
-        if target.get_node().get_type_name() == "Loop":
-            constant = copy()
-        else:
-            shared = shared or copy()
-            constant = shared
-        target.replace_source_output(constant.output(0))
-    return None if shared is None else shared.output(0)

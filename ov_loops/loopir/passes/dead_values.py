@@ -15,7 +15,7 @@ from ov_loops.contract.spec import InvariantInput, MergedInput
 from ov_loops.loopir.analysis import returned_unchanged, unchanged_carried, unread_parameters
 from ov_loops.loopir.loop import LoopIR, LoopResult
 from ov_loops.loopir.passes.base import LoopPass
-from ov_loops.loopir.passes.constants import inline_constant
+from ov_loops.loopir.shared_edits import inline_constant
 from ov_loops.loopir.steps import AfterLoop
 
 

@@ -13,13 +13,13 @@ import openvino.opset15 as ops
 from ov_loops.contract.ports import UNNUMBERED, renumbered
 from ov_loops.contract.spec import ConcatenatedOutput
 from ov_loops.loopir.loop import LoopIR, LoopResult
-from ov_loops.loopir.passes.accumulators import (
+from ov_loops.loopir.passes.base import LoopPass
+from ov_loops.loopir.shared_edits import (
     live_readers,
     split_last_values,
     used_elsewhere,
     without_merged,
 )
-from ov_loops.loopir.passes.base import LoopPass
 from ov_loops.loopir.steps import AfterLoop
 
 
