@@ -120,3 +120,22 @@ def test_the_quick_start_conversion_writes_into_the_ignored_out_folder(tmp_path)
     written = {path.relative_to(tmp_path).as_posix() for path in set(tmp_path.rglob("*")) - before}
     assert written == {"out", "out/rnn_scan.xml", "out/rnn_scan.bin"}
     assert "/out/" in (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
+
+
+def test_the_readme_is_a_front_door():
+    """About 200 lines (issue 21): what it is, the quick start, the tours of convert, validate,
+    check and scan, the comparison with OpenVINO's frontend and onnxruntime, and where to go
+    next; the manual is docs/."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= 200
+    sections = [line[3:] for line in readme.splitlines() if line.startswith("## ")]
+    assert sections == [
+        "Quick start",
+        "Convert",
+        "Validate",
+        "Check",
+        "Loops in Python",
+        "Python API",
+        "Compared with OpenVINO and onnxruntime",
+        "Where to go next",
+    ]
