@@ -163,6 +163,13 @@ class OnnxLoopLayout:
         declared = [value for value in self.body.input if value.name == name]
         return flag_shape(declared[0], fed) if declared else fed
 
+    @classmethod
+    def declared_feeds(cls, node: onnx.NodeProto) -> list[tuple[str, onnx.ValueInfoProto, bool]]:
+        """(outer name, the body input it feeds, whether the body reads it a part at a time)
+        for each node input whose body input declares what it receives, before the node is
+        read (rewrites/shapeless_inputs.py); none by default."""
+        return []
+
     # -- checks ------------------------------------------------------------------------------
     def check_own_ports(self, values: PlaceholderValues) -> None:
         """Check the types of the ports only this op has (port_types.py; the shared ones are

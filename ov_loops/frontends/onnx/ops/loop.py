@@ -70,6 +70,14 @@ class OnnxLoop(OnnxLoopLayout):
     loop_ir = translated_loop_ir  # its body becomes the LoopIR (body.py)
 
     @classmethod
+    def declared_feeds(cls, node: onnx.NodeProto) -> list[tuple[str, onnx.ValueInfoProto, bool]]:
+        """M and cond feed the iteration number and the condition, then the initial carried
+        values their body inputs."""
+        bodies = [a.g for a in node.attribute if a.name == "body" and a.type == a.GRAPH]
+        inputs = bodies[0].input if bodies else []
+        return [(name, value, False) for name, value in zip(node.input, inputs) if name]
+
+    @classmethod
     def read(
         cls, node: onnx.NodeProto, path: str, opset: int | None, sequences: SequenceParts
     ) -> OnnxLoop:

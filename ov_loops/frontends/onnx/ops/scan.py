@@ -61,6 +61,20 @@ class OnnxScan(OnnxLoopLayout):
     loop_ir = translated_loop_ir  # its body becomes the LoopIR (body.py)
 
     @classmethod
+    def declared_feeds(cls, node: onnx.NodeProto) -> list[tuple[str, onnx.ValueInfoProto, bool]]:
+        """The states feed their body inputs, the scanned inputs theirs a part at a time."""
+        bodies = [a.g for a in node.attribute if a.name == "body" and a.type == a.GRAPH]
+        if not bodies:
+            return []
+        scanned = next((a.i for a in node.attribute if a.name == "num_scan_inputs"), 0)
+        states = len(node.input) - scanned
+        inputs = bodies[0].input
+        return [
+            *((name, value, False) for name, value in zip(node.input[:states], inputs)),
+            *((name, value, True) for name, value in zip(node.input[states:], inputs[states:])),
+        ]
+
+    @classmethod
     def read(
         cls, node: onnx.NodeProto, path: str, opset: int | None, sequences: SequenceParts
     ) -> OnnxScan:

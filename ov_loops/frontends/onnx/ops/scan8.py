@@ -47,6 +47,11 @@ class OnnxScan8(OnnxScan):
     input_offset = 1
 
     @classmethod
+    def declared_feeds(cls, node: onnx.NodeProto) -> list[tuple[str, onnx.ValueInfoProto, bool]]:
+        """None: the body declares one batch entry's values, not the node's inputs."""
+        return []
+
+    @classmethod
     def _axes(cls, node: onnx.NodeProto, path: str, scans_in: int, scans_out: int) -> tuple:
         """Per batch entry the sequence axis is 0 and outputs are appended."""
         directions = cls._attribute(node, path, "directions", scans_in, 0, True)

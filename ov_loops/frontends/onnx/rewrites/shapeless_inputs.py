@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import onnx
 
+from ov_loops.errors import ConversionError
+from ov_loops.frontends.onnx.ops.registry import is_loop_op, lookup
 from ov_loops.frontends.onnx.proto.opsets import opset_version
 from ov_loops.frontends.onnx.proto.scopes import all_graphs
 
@@ -40,11 +42,9 @@ def shapeless_inputs_take_declared_shapes(model: onnx.ModelProto) -> onnx.ModelP
     if not shapeless:
         return model
     wanted: dict[str, set[Dims | None]] = {}
-    opset = opset_version(model)
-    scan_9 = opset is None or opset >= 9
     for graph, _ in all_graphs(model.graph, "main"):
         for node in graph.node:
-            for name, dims in _declared_feeds(node, scan_9):
+            for name, dims in _declared_feeds(model, node):
                 if name in shapeless:
                     wanted.setdefault(name, set()).add(dims)
     for name, shapes in wanted.items():
@@ -53,24 +53,20 @@ def shapeless_inputs_take_declared_shapes(model: onnx.ModelProto) -> onnx.ModelP
     return model
 
 
-def _declared_feeds(node: onnx.NodeProto, scan_9: bool) -> list[tuple[str, Dims | None]]:
+def _declared_feeds(model: onnx.ModelProto, node: onnx.NodeProto) -> list[tuple[str, Dims | None]]:
     """(input name, the shape the node's body declares for it, or None) for each input of a
-    Loop (M and cond as its iteration number and condition, its initial loop-carried values)
-    or of a Scan-9+ (states and scanned inputs)."""
-    bodies = [a.g for a in node.attribute if a.name == "body" and a.type == a.GRAPH]
-    if node.domain not in ("", "ai.onnx") or not bodies:
+    loop op that says what its body receives (its class in the registry: `declared_feeds`);
+    a scanned input is the part's rank and one more, its dims unknown."""
+    if not is_loop_op(node):
         return []
-    body = bodies[0]
-    if node.op_type == "Loop":
-        return [(name, _dims(value)) for name, value in zip(node.input, body.input) if name]
-    if node.op_type != "Scan" or not scan_9:
+    try:
+        op = lookup(node, opset_version(model, node.domain))
+    except ConversionError:  # not in this opset: the driver refuses it
         return []
-    scanned = next((a.i for a in node.attribute if a.name == "num_scan_inputs"), 0)
-    states = len(node.input) - scanned
-    feeds = [(name, _dims(value)) for name, value in zip(node.input[:states], body.input)]
-    for name, value in zip(node.input[states:], body.input[states:]):
-        part = _dims(value)
-        feeds.append((name, None if part is None else (None,) * (len(part) + 1)))
+    feeds = []
+    for name, value, sliced in op.declared_feeds(node):
+        dims = _dims(value)
+        feeds.append((name, (None,) * (len(dims) + 1) if sliced and dims is not None else dims))
     return feeds
 
 
