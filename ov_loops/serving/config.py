@@ -19,7 +19,8 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
+import stat
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -122,12 +123,18 @@ def _indent(text: str) -> str | int | None:
 
 
 def write_atomically(path: Path, text: str) -> None:
-    """Replace `path` by a file holding `text`, written beside it first (no reader sees half)."""
-    descriptor, scratch = tempfile.mkstemp(dir=path.parent, prefix=".config-", suffix=".tmp")
+    """Replace `path` by a file holding `text`, written beside it first (no reader sees half).
+    It keeps the permissions of the file it replaces, and a new one gets those `open` gives
+    (0o666 less the umask): the server may run as another user (OVMS's image: user `ovms`)."""
+    mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else None
+    scratch = path.with_name(f".config-{uuid.uuid4().hex}.tmp")
+    descriptor = os.open(scratch, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(descriptor, "w", encoding="utf-8") as file:
             file.write(text)
+        if mode is not None:
+            os.chmod(scratch, mode)
         os.replace(scratch, path)
     except BaseException:
-        Path(scratch).unlink(missing_ok=True)
+        scratch.unlink(missing_ok=True)
         raise

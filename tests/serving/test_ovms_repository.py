@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import stat
 from pathlib import Path
 
 import openvino as ov
@@ -125,6 +127,27 @@ def test_a_new_version_of_a_listed_model_leaves_config_json_byte_for_byte(tmp_pa
     assert xml == repository / "rnn" / "2" / "model.xml"
     assert (repository / "config.json").read_text() == USER_CONFIG
     assert (repository / "rnn" / "1" / "old.xml").read_text() == "<net/>"
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o664, 0o640])
+def test_a_merged_config_json_keeps_its_permissions(tmp_path, model, mode):
+    """OVMS's image serves as its own user: a config.json merged into a temporary file's
+    0o600 is one the server can no longer read."""
+    repository = _repository(tmp_path)
+    (repository / "config.json").chmod(mode)
+    save_ovms(model, repository, "added", False)
+    assert "added" in (repository / "config.json").read_text()
+    assert stat.S_IMODE((repository / "config.json").stat().st_mode) == mode
+
+
+def test_a_new_config_json_gets_the_permissions_open_gives(tmp_path, model):
+    umask = os.umask(0o027)
+    try:
+        save_ovms(model, tmp_path / "models", "rnn", False)
+    finally:
+        os.umask(umask)
+    assert stat.S_IMODE((tmp_path / "models" / "config.json").stat().st_mode) == 0o640
+    assert [p.name for p in (tmp_path / "models").iterdir() if p.name.startswith(".")] == []
 
 
 def test_a_new_model_is_appended_laid_out_like_the_entry_before_it(tmp_path, model, stateful):
