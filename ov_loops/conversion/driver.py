@@ -14,6 +14,7 @@ contains the loop, which returns it.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -97,6 +98,7 @@ class Converter:
             self._model.graph, "main", self._registrar(MAIN, True), self._registrar(MAIN)
         )
         self._register_nested_loops()
+        self._options = dataclasses.replace(self._options, loops=len(self._loops))
         if self._unsupported:  # before the frontend sees the model: some of these crash it
             raise UnsupportedError(self._unsupported)
         main = onnx.ModelProto()

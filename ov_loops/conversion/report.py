@@ -22,8 +22,9 @@ class ConvertedLoop:
     (Loop-5, or a *Sequence-5 op for a recognised cell, spec None then); `states` the Assigns
     that keep its carried values across inferences (lower/stateful.py), and `streaming` names
     them and the carried values each inference starts again; `not_unrolled` why a target that
-    unrolls (--unroll, GPU, NPU) left it a loop; `remainder` the LoopSpec of the second Loop-5
-    of a loop split in two (lower/remainder.py: its node path is `path` + "/remainder").
+    unrolls (--unroll, GPU, NPU) left it a loop, or why level max's unrolling left it whole
+    (`op budget`); `remainder` the LoopSpec of the second Loop-5 of a loop split in two
+    (lower/remainder.py: its node path is `path` + "/remainder").
     """
 
     path: str

@@ -64,7 +64,8 @@ class LoopIR:
     taken outside the Loop-5, by an If around it (passes/zero_run_carry.py), so the Loop-5
     itself runs at least once; `fallback`: the loop it replaces, run instead when its
     computation does not hold (passes/linear_recurrences.py); `in_main_graph` whether it is
-    a node of the main graph (--stateful keeps such loops' states)."""
+    a node of the main graph (--stateful keeps such loops' states); `not_unrolled` why
+    unroll-iterations left it whole when the report says so (its share of the op budget)."""
 
     path: str
     op: str
@@ -82,6 +83,7 @@ class LoopIR:
     # how many iterations of the loop as its frontend made it one Loop-5 iteration runs (k once
     # unrolled by k); `check` maps the Loop-5's iterations back (lower/loop5.py marks it)
     iterations_per_step: int = 1
+    not_unrolled: str | None = None  # why level max left it whole, when worth a report
     # The body's (Parameter, Result) counts when check() last passed: all else it reads is
     # frozen, so a pipeline checking one LoopIR before and after each pass checks it once.
     _checked: tuple[int, int] | None = dataclasses.field(

@@ -40,7 +40,7 @@ class Lowered:
     becomes: str = "Loop-5"
     states: tuple[ov.Node, ...] = ()  # the Assigns of a stateful loop (lower/stateful.py)
     streaming: str | None = None  # with --stateful: its states, and the values calls restart
-    not_unrolled: str | None = None  # why a target that unrolls left it a loop
+    not_unrolled: str | None = None  # why a target that unrolls (or max) left it a loop
     remainder: LoopSpec | None = None  # a split loop's second Loop-5 (lower/remainder.py)
 
 
@@ -93,6 +93,7 @@ def _lowered(loop: LoopIR, options: LoweringOptions) -> Lowered:
         lowered = Lowered(values, first.spec, None, first.applied, names, remainder=rest)
         return dataclasses.replace(lowered, not_unrolled=why)
     loop = options.run(loop, AFTER_CELLS)
+    why = why or loop.not_unrolled
     names = tuple(value.name for value in loop.carried)
     if _inlined(loop, options):
         applied = (*loop.applied, "inlined its one iteration")

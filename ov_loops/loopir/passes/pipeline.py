@@ -156,13 +156,15 @@ class TargetProfile:
         loop: LoopIR,
         optimize: OptimizeLevel = "none",
         passes: tuple[type[LoopPass], ...] = PIPELINE,
+        made: Callable[[type[LoopPass]], LoopPass] = lambda kind: kind(),
     ) -> LoopIR:
-        """`loop` after every pass of `passes` (by default all of PIPELINE) that runs, in order;
-        each pass requires what the one before ensured (`LoopPass.__call__`'s `checked`)."""
+        """`loop` after every pass of `passes` (by default all of PIPELINE) that runs, in order
+        (each instance `made` of its class); each pass requires what the one before ensured
+        (`LoopPass.__call__`'s `checked`)."""
         checked = False
         for kind in passes:
             if self.runs(kind, optimize):
-                loop = kind()(loop, checked=checked)
+                loop = made(kind)(loop, checked=checked)
                 checked = True
         loop.check()
         return loop
@@ -240,6 +242,7 @@ class LoweringOptions:
 
     target: TargetProfile = CPU
     optimize: OptimizeLevel = "default"
+    loops: int = 1  # the model's loops (every depth): they share max's unrolling op budget
 
     def runs(self, step: Step) -> bool:
         """Whether pass (or decision point) `step` runs for these options."""
@@ -253,11 +256,15 @@ class LoweringOptions:
     def unroll_factor(self, loop: LoopIR) -> int | None:
         """k as `unroll-iterations` would choose it for `loop` when it runs at these options;
         None when it does not run or leaves the loop whole."""
-        return chosen_factor(loop) if self.unrolls else None
+        return chosen_factor(loop, self.loops) if self.unrolls else None
 
     def run(self, loop: LoopIR, passes: tuple[type[LoopPass], ...] = PIPELINE) -> LoopIR:
         """`loop` after the passes of `passes` that run for these options, in order."""
-        return self.target.run(loop, self.optimize, passes)
+        return self.target.run(loop, self.optimize, passes, self._made)
+
+    def _made(self, kind: type[LoopPass]) -> LoopPass:
+        """Pass `kind` for this conversion: unroll-iterations knows the model's loops."""
+        return UnrollIterations(loops=self.loops) if kind is UnrollIterations else kind()
 
 
 DEFAULT_LOWERING = LoweringOptions()  # translate's defaults: CPU, optimize="default"

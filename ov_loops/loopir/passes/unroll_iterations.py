@@ -16,6 +16,15 @@ TARGET_BODY_OPS = 256  # operations per Loop-5 iteration worth aiming for
 # A masked factor is at most sqrt(MASKED_WORK / the body's MatMul multiply-adds); see
 # `masked_limit`.
 MASKED_WORK = 2**25
+# The ops the unrolling of all loops of a model may add, shared evenly by its loops: a loop's
+# k copies must fit its share (see `budget_limit`). 16 loops at TARGET_BODY_OPS each: models of
+# a few loops are unrolled as before, while 1,000 small loops, each unrolled x16, had made an
+# IR of 9x the ops, 6x the memory and 3.8x the time of conversion at level default.
+OP_BUDGET = 16 * TARGET_BODY_OPS
+# The ops an unrolled loop adds whatever k (the masks' counters, padding of sliced inputs, the
+# cut of stacked outputs after the Loop; 27 measured on a loop of a counter and a scan output).
+FIXED_OPS = 30
+BUDGET = "op budget"  # why the budget left a loop whole, or cut its factor
 
 
 class UnrollIterations(LoopPass):
@@ -47,17 +56,22 @@ class UnrollIterations(LoopPass):
     name = "unroll-iterations"
     level = "max"
 
-    def __init__(self, factor: int | None = None) -> None:
+    def __init__(self, factor: int | None = None, loops: int = 1) -> None:
         self.factor = factor
+        self.loops = loops  # the loops of the model, sharing OP_BUDGET
 
     def run(self, loop: LoopIR) -> LoopIR:
-        factor = self.factor or chosen_factor(loop)
-        if factor is None or factor < 2 or not unrollable(loop):
+        factor = self.factor or chosen_factor(loop, self.loops)
+        wanted = self.factor or (chosen_factor(loop) if self.loops > 1 else factor)
+        if wanted is None or wanted < 2 or not unrollable(loop):
             return loop
+        if factor is None:
+            return loop.replace(not_unrolled=BUDGET)
         plan = Plan.of(loop, factor)
         if plan.masked and not shapes_kept(loop):
             return loop
-        unrolled = UnrolledBody(loop, plan).loop().noting(f"unrolled x{factor}")
+        note = f"unrolled x{factor}" + (f" ({BUDGET})" if factor != wanted else "")
+        unrolled = UnrolledBody(loop, plan).loop().noting(note)
         return unrolled if plan.masking is None else unrolled.noting(plan.masking)
 
 
@@ -66,15 +80,18 @@ def body_size(body: ov.Model) -> int:
     return sum(1 for op in body.get_ordered_ops() if op.get_type_name() not in STRUCTURAL)
 
 
-def chosen_factor(loop: LoopIR) -> int | None:
-    """k: TARGET_BODY_OPS over the body's size, at most MAX_FACTOR and the trip count; with a
-    constant trip count its largest divisor between k/2 and k instead, if there is one; when
-    the copies need masking, at most `masked_limit` of the body. A runtime trip count known to
-    be a multiple of some k (the first loop of a split loop, lower/remainder.py) gets that k;
-    one known to be at most some bound (its second loop) at most that bound."""
+def chosen_factor(loop: LoopIR, loops: int = 1) -> int | None:
+    """k: TARGET_BODY_OPS over the body's size, at most MAX_FACTOR, the trip count and what
+    the loop's share of OP_BUDGET allows (`loops`: the model's loops); with a constant trip
+    count its largest divisor between k/2 and k instead, if there is one; when the copies
+    need masking, at most `masked_limit` of the body. A runtime trip count known to be a
+    multiple of some k (the first loop of a split loop, lower/remainder.py) gets that k; one
+    known to be at most some bound (its second loop) at most that bound."""
     if loop.trip.multiple_of > 1:
         return loop.trip.multiple_of
     factor = min(MAX_FACTOR, TARGET_BODY_OPS // max(1, body_size(loop.body)))
+    if loops > 1:
+        factor = min(factor, budget_limit(loop, loops))
     if loop.trip.most is not None:
         factor = min(factor, loop.trip.most)
     count = loop.trip.constant
@@ -86,6 +103,19 @@ def chosen_factor(loop: LoopIR) -> int | None:
     if factor >= 2 and Plan.of(loop, factor).masked:
         factor = min(factor, masked_limit(loop.body))
     return factor if factor >= 2 else None
+
+
+def budget_limit(loop: LoopIR, loops: int) -> int:
+    """The largest k whose copies fit `loop`'s share of OP_BUDGET among `loops` loops:
+
+        FIXED_OPS + k * (ops of the body + one per body Result + 2) <= OP_BUDGET / loops
+
+    a copy's ops: the body's, its Results' masks (Select) or stacked parts, and the running
+    "still going" flag (measured: 7 a copy for a body of 2 ops and 3 Results). The IR at
+    max then has at most about OP_BUDGET ops more than at default, whatever the model.
+    """
+    per_copy = body_size(loop.body) + loop.body.get_output_size() + 2
+    return (OP_BUDGET // loops - FIXED_OPS) // per_copy
 
 
 def masked_limit(body: ov.Model) -> int:

@@ -145,6 +145,17 @@ def test_a_large_body_is_unrolled_less():
     assert UnrollIterations()(large) is large
 
 
+@pytest.mark.parametrize(("loops", "factor"), [(1, 16), (16, 16), (50, 7), (100, None)])
+def test_a_loop_gets_its_share_of_the_op_budget(loops, factor):
+    """A body of 2 operations and 3 Results, 7 ops a copy: (4096 // loops - 30) // 7 copies
+    (at most 16), none below 2, and then the loop says why."""
+    loop, _, _ = accumulating_loop(3, runtime=True)
+    assert chosen_factor(loop, loops) == factor
+    after = UnrollIterations(loops=loops)(loop)
+    assert after.iterations_per_step == (factor or 1)
+    assert after.not_unrolled == (None if factor else "op budget")
+
+
 @pytest.mark.parametrize(
     ("count", "runtime", "factor"), [(5, True, 4), (14, False, 14), (17, False, 4)]
 )
