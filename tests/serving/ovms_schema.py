@@ -2,9 +2,14 @@
 itself is not installable here), and a checker of the JSON-Schema keywords it uses.
 
 Source: openvinotoolkit/model_server src/schema.cpp, MODELS_CONFIG_SCHEMA (the schema OVMS
-validates config.json against at start and on every reload), and docs/parameters.md. The
-model entry is complete; pipeline, mediapipe and custom-loader entries are checked as objects
-(ov-loops writes none of them, and keeps whatever the user had).
+validates config.json against at start and on every reload), and docs/parameters.md: the
+version with MODEL_CONFIG_DEFINITION, mediapipe_config_list and monitoring (older releases,
+without those, also require each model's base_path, which ov-loops always writes). The model
+and mediapipe entries are complete (OVMS's "maxProperties": 1 on a list item holding "config"
+is "additionalProperties": false here); pipeline, custom-loader and custom-node-library entries
+are checked as objects (ov-loops writes none of them, and keeps whatever the user had). What
+this proves: the files written conform to that schema; not that OVMS serves them (OVMS ships
+as a Docker image, not installable here).
 """
 
 from __future__ import annotations
@@ -54,6 +59,14 @@ MODEL_CONFIG = {
     },
 }
 OBJECTS = {"type": "array", "items": {"type": "object"}}
+MEDIAPIPE_CONFIG = {
+    "type": "object",
+    "required": ["name"],
+    "additionalProperties": False,
+    "properties": {
+        key: {"type": "string"} for key in ("name", "base_path", "graph_path", "subconfig")
+    },
+}
 CONFIG_SCHEMA = {
     "type": "object",
     "required": ["model_config_list"],
@@ -70,7 +83,7 @@ CONFIG_SCHEMA = {
         },
         "custom_loader_config_list": OBJECTS,
         "pipeline_config_list": OBJECTS,
-        "mediapipe_config_list": OBJECTS,
+        "mediapipe_config_list": {"type": "array", "items": MEDIAPIPE_CONFIG},
         "custom_node_library_config_list": OBJECTS,
         "monitoring": {
             "type": "object",

@@ -100,6 +100,7 @@ def test_the_schema_checker_rejects_what_ovms_rejects():
         {"model_config_list": [{"config": {"name": "x"}, "extra": 1}]},
         {"model_config_list": [], "models": []},
         {"model_config_list": [{"config": {"name": "x", "model_version_policy": {"newest": {}}}}]},
+        {"model_config_list": [], "mediapipe_config_list": [{"name": "g", "graph": "g.pbtxt"}]},
     ):
         assert violations(broken, CONFIG_SCHEMA), broken
     assert violations(json.loads(USER_CONFIG), CONFIG_SCHEMA) == []
