@@ -125,13 +125,18 @@ def _indent(text: str) -> str | int | None:
 def write_atomically(path: Path, text: str) -> None:
     """Replace `path` by a file holding `text`, written beside it first (no reader sees half).
     It keeps the permissions of the file it replaces, and a new one gets those `open` gives
-    (0o666 less the umask): the server may run as another user (OVMS's image: user `ovms`)."""
+    (0o666 less the umask): the server may run as another user (OVMS's image: user `ovms`).
+    A symbolic link stays one: the file it names is replaced (a config kept elsewhere, linked
+    into the repository). The text is on disk before the rename makes it the file."""
+    path = Path(os.path.realpath(path))
     mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else None
     scratch = path.with_name(f".config-{uuid.uuid4().hex}.tmp")
     descriptor = os.open(scratch, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(descriptor, "w", encoding="utf-8") as file:
             file.write(text)
+            file.flush()
+            os.fsync(file.fileno())
         if mode is not None:
             os.chmod(scratch, mode)
         os.replace(scratch, path)

@@ -141,6 +141,21 @@ def test_a_merged_config_json_keeps_its_permissions(tmp_path, model, mode):
     assert stat.S_IMODE((repository / "config.json").stat().st_mode) == mode
 
 
+def test_a_config_json_that_is_a_symbolic_link_stays_one(tmp_path, model):
+    """A config kept elsewhere and linked into the repository: the link is kept and the file
+    it names is merged (replacing the link by a regular file would cut the user's link)."""
+    repository = _repository(tmp_path)
+    kept = tmp_path / "kept" / "config.json"
+    kept.parent.mkdir()
+    (repository / "config.json").rename(kept)
+    (repository / "config.json").symlink_to(kept)
+    save_ovms(model, repository, "added", False)
+    assert (repository / "config.json").is_symlink()
+    assert "added" in kept.read_text()
+    assert "mediapipe_config_list" in kept.read_text()
+    assert [p.name for p in kept.parent.iterdir()] == ["config.json"]
+
+
 def test_a_new_config_json_gets_the_permissions_open_gives(tmp_path, model):
     umask = os.umask(0o027)
     try:
