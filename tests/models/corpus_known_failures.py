@@ -18,10 +18,6 @@ NPU_WHILE_COUNT_FROM_SHAPES = (
 NPU_SEQUENCE_SHAPES_DYNAMIC = (
     "issue 22 item 9: NPU: a sequence's shapes stay dynamic with static inputs"
 )
-NO_STEP_ROWS_LOSE_BATCH = (
-    "no item: a chunk of no step: a layer's rows of no step have batch 0 (the body's symbolic "
-    "batch; onnxruntime gives 0 too), so the next layer's state of batch B does not match"
-)
 ILL_CONDITIONED = (
     "no item: GPcovstd cancels in f32 (k(x,x) - v.v); OpenVINO and onnxruntime differ by 6%"
 )
@@ -34,7 +30,6 @@ IF_OF_DYNAMIC_RANK = (
 )
 
 KNOWN_FAILURES: dict[tuple[str, str], str] = {
-    ("jax_linen_stacked_gru_lstm", "stateful-max"): NO_STEP_ROWS_LOSE_BATCH,
     ("skl_gaussian_process_dot_product", "default"): F64_COMPUTED_AS_F32,
     ("skl_gaussian_process_dot_product", "max"): F64_COMPUTED_AS_F32,
     ("skl_gaussian_process_dot_product", "none"): F64_COMPUTED_AS_F32,
@@ -53,8 +48,6 @@ KNOWN_FAILURES: dict[tuple[str, str], str] = {
     ("skl_gaussian_process_f64", "npu"): F64_COMPUTED_AS_F32,
     ("skl_gaussian_process_f64", "static-default"): F64_COMPUTED_AS_F32,
     ("skl_gaussian_process_f64", "static-max"): F64_COMPUTED_AS_F32,
-    ("tf_keras_masking_gru_sequences", "stateful"): NO_STEP_ROWS_LOSE_BATCH,
-    ("tf_keras_masking_gru_sequences", "stateful-max"): NO_STEP_ROWS_LOSE_BATCH,
     ("tf_while_tensor_array", "npu"): NPU_WHILE_COUNT_FROM_SHAPES,
     ("torch_ts_gru_by_hand_cat", "npu"): NPU_SEQUENCE_SHAPES_DYNAMIC,
     ("torch_ts_gru_by_hand_cat", "shapes"): SHAPES_LOSE_STATIC_DIMS,

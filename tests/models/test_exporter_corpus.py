@@ -68,3 +68,12 @@ def test_the_tables_name_corpus_pairs():
     assert not set(KNOWN_FAILURES) & set(REFUSED)
     for table in (KNOWN_FAILURES, REFUSED):
         assert list(table) == sorted(table), "keep the tables sorted (one entry per line)"
+
+
+def test_stateful_max_takes_a_chunk_of_no_step_between_stacked_layers(tmp_path):
+    """Regression (every week, not only in its share): jax's stacked GRU -> LSTM at max, both
+    loops *Sequence-5 ops keeping their states, fed chunks [n, 0, m]: the first layer's rows
+    of no step have batch 0, the second layer's state batch B; the LSTMSequence refused to run
+    ("Dimension `batch_size` is not matched between inputs")."""
+    (model,) = [m for m in models() if m.name == "jax_linen_stacked_gru_lstm"]
+    FEATURES["stateful-max"](model, tmp_path)
