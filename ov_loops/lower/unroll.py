@@ -35,7 +35,7 @@ def trip_count_reason(loop: LoopIR) -> str:
     if loop.trip.source == TRIP_COUNT_UNBOUNDED:
         return (
             "it has no trip count: M is absent or at least 2**31-1, so it runs until its "
-            "condition is false"
+            "condition is false, which depends on data; --max_trip_count N bounds it"
         )
     nodes = list(upstream([loop.trip.value], lambda node: node.get_type_name() != "ShapeOf"))
     kinds = {node.get_type_name(): node.get_friendly_name() for node in nodes}
