@@ -1,7 +1,8 @@
 """Every committed real export (tests/models/exporters/, issue 22) through every feature:
 convert at none/default/max (both input sets, f32 and f16 weights), static `--input` shapes at
-default and max, `--stateful` fed in chunks where the manifest names a time axis, `--target
-NPU` with static shapes run on CPU, and output shapes against `openvino.convert_model`'s
+default and max, `--stateful` fed in chunks where the manifest names a time axis (refused in
+one line where an RNN-like model cannot stream: `CANNOT_STREAM`), `--target NPU` with static
+shapes run on CPU, and output shapes against `openvino.convert_model`'s
 (`tests/models/corpus.py`). What fails today is an xfail(strict=True) listed in
 `corpus_known_failures.py`; what is rightly refused is asserted refused.
 
