@@ -219,14 +219,12 @@ def _runs_empty(name: str, time_input: str, axis: int) -> bool:
 
 
 # The RNN-like models that cannot stream, and why: `--stateful` must refuse them in one line
-# (issue 22 item 2). torch_ts_lstmcell_time_major is not one: its states stream, its mean over
-# time is no per-step output.
+# (issue 22 item 2). Not among them: torch_ts_lstmcell_time_major, whose states stream (its mean
+# over time is the chunk's), and jax_linen_gru_seq_lengths_b3, whose state streams too (its h,
+# the carry at step lengths - 1 gathered from the stacked carries after the loop, is the
+# chunk's row at those lengths).
 CANNOT_STREAM = {
     "jax_linen_bidirectional_gru": "a bidirectional RNN",
-    "jax_linen_gru_seq_lengths_b3": (
-        "per-row lengths of the whole sequence, which the body compares with its iteration "
-        "number (it would start again in each chunk)"
-    ),
     "tf_keras_bidirectional_gru": "a bidirectional RNN",
     "tf_keras_bidirectional_lstm_sum": "a bidirectional LSTM op",
     "tf_keras_conv1d_gru_classifier": (

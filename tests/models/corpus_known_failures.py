@@ -29,16 +29,6 @@ NPU_SEQUENCE_SHAPES_DYNAMIC = (
     "issue 22 item 9: NPU: a list appended in the loop is carried as a sequence's flat buffer "
     "and shape list, which grow each iteration (dynamic shapes), even with static inputs"
 )
-STREAMS_AFTER_A_CONV = (
-    "issue 22 item 2: --stateful converts a GRU fed by a causal Conv1D over time, which cannot "
-    "stream (a chunk's first steps need the previous chunk's last ones; check --chunks: "
-    "MISMATCH, 0.05 off), instead of refusing it"
-)
-STREAMS_AN_ITERATION_COMPARED = (
-    "issue 22 item 2: --stateful converts a GRU whose body compares its iteration number "
-    "(which starts again in each chunk) with per-row lengths of the whole sequence (check "
-    "--chunks: h 1.1 off), instead of refusing it or carrying the time across chunks"
-)
 ILL_CONDITIONED = (
     "no item, outside our reach: the f32 export's GPcovstd, sqrt(k(x,x) - v.v), cancels in f32: "
     "onnxruntime is 0.024 off sklearn (14% of its largest value), openvino.convert_model 0.023; "
@@ -53,7 +43,6 @@ IF_OF_DYNAMIC_RANK = (
 )
 
 KNOWN_FAILURES: dict[tuple[str, str], str] = {
-    ("jax_linen_gru_seq_lengths_b3", "stateful-refused"): STREAMS_AN_ITERATION_COMPARED,
     ("skl_gaussian_process_dot_product", "default"): F64_COMPUTED_AS_F32,
     ("skl_gaussian_process_dot_product", "max"): F64_COMPUTED_AS_F32,
     ("skl_gaussian_process_dot_product", "none"): F64_COMPUTED_AS_F32,
@@ -72,7 +61,6 @@ KNOWN_FAILURES: dict[tuple[str, str], str] = {
     ("skl_gaussian_process_f64", "npu"): F64_COMPUTED_AS_F32,
     ("skl_gaussian_process_f64", "static-default"): F64_COMPUTED_AS_F32,
     ("skl_gaussian_process_f64", "static-max"): F64_COMPUTED_AS_F32,
-    ("tf_keras_conv1d_gru_classifier", "stateful-refused"): STREAMS_AFTER_A_CONV,
     ("tf_while_tensor_array", "npu"): NPU_WHILE_COUNT_FROM_SHAPES,
     ("torch_ts_gru_by_hand_cat", "npu"): NPU_SEQUENCE_SHAPES_DYNAMIC,
     ("torch_ts_gru_by_hand_cat", "shapes"): SHAPES_LOSE_STATIC_DIMS,
