@@ -67,6 +67,15 @@ def test_a_loop_whose_condition_reads_data_runs_for_npu_bounded_by_max_trip_coun
         assert_close(expected[output], got[index], f"{name}: {output}", 1e-4, 1e-5)
 
 
+def test_a_while_loop_with_stacked_outputs_is_refused_saying_a_bound_would_not_help():
+    """TorchScript's `while` appending to a list: --max_trip_count leaves it refused (its
+    stacked outputs' length depends on where it stops), so the refusal does not offer it."""
+    _, shapes = _static("torch_ts_while_break_append")
+    with pytest.raises(UnsupportedError) as raised:
+        ov_loops.translate(CORPUS / "torch_ts_while_break_append.onnx", input=shapes, target="NPU")
+    assert "--max_trip_count N would not help: its stacked outputs' length" in str(raised.value)
+
+
 def test_a_torchscript_loop_counted_by_an_input_is_refused_naming_the_input():
     """TorchScript names nodes `/Loop` (the path `main//Loop`): the loop was taken for a
     nested one, and the refusal said its count "depends on run-time values of the enclosing
