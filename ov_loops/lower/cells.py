@@ -14,6 +14,7 @@ The lowering (`lower_to_sequence`) runs the cell over the steps the loop would r
 
     n, X_used = the steps the loop runs and the rows it reads (lower/cell_reads.py)
     Y, Ho, Co = *Sequence(transpose(X_used, [1, 0, 2]), h0, c0, lengths=[n] * B, W, R, B)
+        (X_used at h0's batch when n may be 0 and h0 is a --stateful state: `_batch_of_states`)
     stacked h = transpose(Y[:, 0], [1, 0, 2]), reversed unless the stack runs the way X is read
     last h, c = Ho, Co, or h0, c0 when n == 0 (the CPU plugin leaves Ho, Co undefined then)
     last counter = k0 + n * step
@@ -46,6 +47,7 @@ from ov_loops.lower.cell_reads import (
     sequence_read,
     whole_sequence,
 )
+from ov_loops.lower.stateful import read_from_variables
 
 INERT = ("Parameter", "Result", "Constant")
 
@@ -202,7 +204,10 @@ def lower_to_sequence(loop: LoopIR, cell: Cell) -> list[ov.Output]:
     sequence = loop.outer[cell.read.x_port]
     steps = iterations(loop, cell.read, sequence)
     initial = [loop.outer[port] for port in cell.state_ports]
-    node = _sequence_op(cell, rows_read(loop, cell.read, sequence, steps), initial, steps)
+    rows = rows_read(loop, cell.read, sequence, steps)
+    if loop.may_run_zero and read_from_variables(initial):
+        rows = _batch_of_states(rows, initial[0])
+    node = _sequence_op(cell, rows, initial, steps)
     one = ops.constant(np.array([1], np.int64))
     finals = [ops.squeeze(node.output(1 + k), one).output(0) for k in range(len(initial))]
     if loop.may_run_zero:
@@ -225,6 +230,22 @@ def lower_to_sequence(loop: LoopIR, cell: Cell) -> list[ov.Output]:
     if loop.may_run_zero:  # stacked outputs empty with the body's static dims, as Loop-5's
         loop = GuardZeroIterationRuns().run(loop)
     return apply_steps(loop.results, AfterLoop(outputs, loop.trip, loop.start))
+
+
+def _batch_of_states(rows: ov.Output, state: ov.Output) -> ov.Output:
+    """`rows` [B', n, I] at the batch B of `state` [B, H], for a loop that may run zero times
+    from a state --stateful keeps: rows of no step from a zero-iteration loop before have
+    batch 0 (its body's symbolic batch, as onnxruntime gives) where the state read from its
+    Variable has B, and the *Sequence op asks for one batch::
+
+        rows' = Gather(rows, Range(0, B), axis 0)    # rows itself when B' == B; [B, 0, I]
+                                                     # when n == 0: no element is read
+
+    A Reshape to [B, n, I] is no help: the CPU plugin's symbolic shape passes take its equal
+    element counts for equal dims (B' == B) and fold its target shape, wrong when n is 0."""
+    batch = ops.gather(ops.shape_of(state, ov.Type.i64), ops.constant(0), ops.constant(0))
+    rows_of = ops.range(ops.constant(np.int64(0)), batch, ops.constant(np.int64(1)), "i64")
+    return ops.gather(rows, rows_of, ops.constant(0)).output(0)
 
 
 def _counted(initial: ov.Output, step: np.ndarray, steps: ov.Output) -> ov.Output:

@@ -23,19 +23,28 @@ from ov_loops.lower.fallback import fall_back
 from ov_loops.lower.zero_run_branch import build_loop_in_if
 
 
-def lower_to_loop5(loop: LoopIR) -> list[ov.Output]:
+def lower_to_loop5(loop: LoopIR, starts_true: bool = False) -> list[ov.Output]:
     """The Loop-5 for `loop` (in an If that takes its runs of no iteration when
     `loop.zero_run_branch`: zero_run_branch.py), then each result's post-loop steps; the values
     in result order (taken from the loop it replaced when its safe flag is false:
     fallback.py). An unrolled loop's body says in its rt_info how many of the loop's
-    iterations one Loop-5 iteration runs (STEP_MARK), which `check`'s probes read."""
+    iterations one Loop-5 iteration runs (STEP_MARK), which `check`'s probes read.
+
+    `starts_true` (a target needing static loops): a run-time initial condition is not the
+    Loop-5's, which starts true; the results' zero-iteration guards (GuardZeroIterationRuns,
+    from the initial condition) give the values of a run of no iteration when it is false::
+
+        outputs = Loop-5(trip, True, ...)         # runs whatever the initial condition
+        result  = initial if not start else outputs[result]   # empty when stacked
+    """
     loop.check()
+    start = loop.start.value
+    if starts_true and loop.start.runtime and not loop.zero_run_branch:
+        start = ops.constant(True).output(0)
     if loop.zero_run_branch:
         outputs = build_loop_in_if(loop, build_loop)
     else:
-        outputs = build_loop(
-            loop.spec, loop.body, loop.trip.value, loop.start.value, loop.outer, loop.path
-        )
+        outputs = build_loop(loop.spec, loop.body, loop.trip.value, start, loop.outer, loop.path)
     if loop.fallback is not None:
         outputs = fall_back(loop, outputs, build_loop)
     mark_carried_kinds(loop)

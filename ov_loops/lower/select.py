@@ -98,7 +98,7 @@ def _lowered(loop: LoopIR, options: LoweringOptions) -> Lowered:
     if _inlined(loop, options):
         applied = (*loop.applied, "inlined its one iteration")
         return Lowered(unroll_fully(loop), None, None, applied, names, "straight-line graph")
-    lowered = Lowered(lower_to_loop5(loop), loop.spec, None, loop.applied, names)
+    lowered = Lowered(lower_to_loop5(loop, target.static), loop.spec, None, loop.applied, names)
     return dataclasses.replace(lowered, not_unrolled=why)
 
 

@@ -43,6 +43,7 @@ from openvino.op.util import Variable, VariableInfo
 from ov_loops.contract.spec import MergedInput
 from ov_loops.loopir.loop import LoopIR, LoopResult
 from ov_loops.lower.streaming import COUNTER, per_call
+from ov_loops.ovgraph import upstream
 
 # The element types the CPU plugin (2026.4.1) cannot keep in a Variable, and the type each is
 # stored in. Measured (a ReadValue/Add/Assign model called three times): compiling fails for
@@ -65,6 +66,8 @@ STORED_AS = {
 # A ReadValue initialised straight from one of these has nothing the CPU plugin would move
 # into it (`_init_guard`): a Parameter stays, a Constant alone gives the moved part no input.
 NOTHING_TO_MOVE = {"Parameter", "Constant"}
+# Ops a state's value passes through unchanged but for its shape or type.
+_RESHAPING = frozenset({"Convert", "Unsqueeze", "Squeeze", "Reshape", "Transpose"})
 
 
 @dataclass(frozen=True)
@@ -115,6 +118,13 @@ def kept_state(
     init = _converted(start, stored)
     read = _converted(_read_value(init, variable), start.get_element_type())
     return read, State(variable, result, init, path)
+
+
+def read_from_variables(values: list[ov.Output]) -> bool:
+    """Whether some of `values` is read from a Variable (a ReadValue), through ops that only
+    reshape or convert: a state --stateful keeps."""
+    nodes = upstream(values, lambda node: node.get_type_name() in _RESHAPING)
+    return any(node.get_type_name() == "ReadValue" for node in nodes)
 
 
 def _described(loop: LoopIR, states: list[State], fresh: dict[int, str]) -> str:

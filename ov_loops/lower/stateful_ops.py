@@ -18,8 +18,7 @@ from __future__ import annotations
 import openvino as ov
 
 from ov_loops.errors import ConversionError
-from ov_loops.lower.stateful import assign_states, kept_state
-from ov_loops.ovgraph import upstream
+from ov_loops.lower.stateful import assign_states, kept_state, read_from_variables
 
 # Per op, each state: its name, its input (the initial value) and output (the final value).
 STATES = {
@@ -27,7 +26,6 @@ STATES = {
     "GRUSequence": (("h", 1, 1),),
     "LSTMSequence": (("h", 1, 1), ("c", 2, 2)),
 }
-_RESHAPING = frozenset({"Convert", "Unsqueeze", "Squeeze", "Reshape", "Transpose"})
 
 
 def stream_recurrent_ops(model: ov.Model) -> tuple[tuple[ov.Node, ...], tuple[str, ...]]:
@@ -62,10 +60,8 @@ def stream_recurrent_ops(model: ov.Model) -> tuple[tuple[ov.Node, ...], tuple[st
 
 def _keeps_state(op: ov.Node, pairs: tuple) -> bool:
     """Whether the op's initial states are read from Variables already (a lowered loop's
-    states: ReadValue, Convert, Unsqueeze), through ops that only reshape or convert."""
-    starts = [op.input_value(state_input) for _, state_input, _ in pairs]
-    nodes = upstream(starts, lambda node: node.get_type_name() in _RESHAPING)
-    return any(node.get_type_name() == "ReadValue" for node in nodes)
+    states: ReadValue, Convert, Unsqueeze)."""
+    return read_from_variables([op.input_value(state_input) for _, state_input, _ in pairs])
 
 
 def _name(op: ov.Node) -> str:

@@ -13,14 +13,14 @@ def static_refusal(loop: LoopIR) -> str | None:
     trip count and leaves early-exit Loops with concatenated outputs unsupported, E#124554)::
 
         trip count not a constant                     -> refused, saying what it is made of
-        initial condition a run-time value            -> refused (it may run zero times)
+        initial condition a run-time value            -> kept: the Loop-5 starts true and
+                                                         the zero-iteration guards take a
+                                                         false one (lower_to_loop5)
         an outer input or a body value of dynamic shape -> refused, naming it
         may stop early, with stacked outputs          -> refused (run-time length)
     """
     if loop.trip.constant is None:
         return trip_count_reason(loop)
-    if loop.start.runtime:
-        return "its initial condition is a run-time value"
     for port, value in sorted(loop.outer.items()):
         if not value.get_partial_shape().is_static:
             return f"its input {port} has the dynamic shape {value.get_partial_shape()}"

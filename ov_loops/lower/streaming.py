@@ -20,7 +20,11 @@ Refused (one line naming the loop, `refuse_unless_streamable`): a loop that scan
 or concatenated output), and one whose inputs are computed from a reversed value
 (ReverseSequence, Reverse, a Slice or StridedSlice of negative step, a Gather at a descending
 Range: a backward or bidirectional RNN, keras go_backwards, jax's flip): chunks arrive first to
-last, so each would be reversed on its own, not the whole sequence.
+last, so each would be reversed on its own, not the whole sequence. Refused too: a loop whose
+steps (a sliced input, or an input whose row the body reads at the iteration number or a
+counter) are computed by a window of several steps (a Convolution or pooling of a kernel
+longer than 1: keras' causal Conv1D before a GRU): a chunk's first steps would read padding,
+not the previous chunk's last steps, which no Variable keeps.
 """
 
 from __future__ import annotations
@@ -73,8 +77,8 @@ def _counts(loop: LoopIR, index: int) -> bool:
 
 
 def refuse_unless_streamable(loop: LoopIR) -> None:
-    """Raise ConversionError (one line) when `loop` scans in reverse or reads a reversed value
-    (see the module)."""
+    """Raise ConversionError (one line) when `loop` scans in reverse, reads a reversed value or
+    reads steps computed by a window of steps (see the module)."""
     spec = loop.spec
     reverse_inputs = [e for e in spec.sliced_inputs if e.stride < 0]
     reverse_outputs = [e for e in spec.concatenated_outputs if e.stride < 0]
@@ -93,6 +97,63 @@ def refuse_unless_streamable(loop: LoopIR) -> None:
             "bidirectional RNN) and cannot stream (chunks arrive first to last, so each "
             "would be reversed on its own)"
         )
+    _refuse_windows(loop)
+
+
+def _refuse_windows(loop: LoopIR) -> None:
+    """Raise ConversionError when a step the loop reads is computed by a window of steps."""
+    window = next((n for n in upstream(_step_inputs(loop)) if _window(n) > 1), None)
+    if window is not None:
+        raise ConversionError(
+            f"{loop.path}: --stateful: the {loop.op} reads steps computed by "
+            f"{window.get_type_name()} {window.get_friendly_name()} over windows of "
+            f"{_window(window)} and cannot stream (a chunk's first steps would read padding, not "
+            "the previous chunk's last steps)"
+        )
+
+
+def _step_inputs(loop: LoopIR) -> list[ov.Output]:
+    """The outer values the loop reads one step at a time: its sliced inputs, and the inputs
+    whose row the body gathers at the iteration number or a counter."""
+    spec, parameters = loop.spec, loop.body.get_parameters()
+    steps = [loop.outer[e.external_port] for e in spec.sliced_inputs]
+    counters = [i for i, why in per_call(loop).items() if why == COUNTER]
+    indices = {parameters[spec.merged_inputs[i].body_parameter].get_instance_id() for i in counters}
+    if spec.current_iteration is not None:
+        indices.add(parameters[spec.current_iteration].get_instance_id())
+    by_parameter = {
+        parameters[e.body_parameter].get_instance_id(): loop.outer[e.external_port]
+        for e in (*spec.merged_inputs, *spec.invariant_inputs)
+    }
+    for node in loop.body.get_ordered_ops():
+        if node.get_type_name() != "Gather":
+            continue
+        data = node.input_value(0).get_node().get_instance_id()
+        if data in by_parameter and _step_index(node.input_value(1)) in indices:
+            steps.append(by_parameter[data])
+    return steps
+
+
+def _step_index(index: ov.Output) -> int:
+    """The instance id of the node `index` is computed from through shape and type steps."""
+    node = index.get_node()
+    while node.get_type_name() in _INDEX_STEPS:
+        node = node.input_value(0).get_node()
+    return node.get_instance_id()
+
+
+def _window(node: ov.Node) -> int:
+    """The longest window of a Convolution or pooling `node` along a spatial axis (1 for any
+    other node, or one whose kernel is not known)."""
+    kind = node.get_type_name()
+    if kind in ("Convolution", "GroupConvolution"):
+        shape = node.input_value(1).get_partial_shape()
+        first = 2 if kind == "Convolution" else 3
+        dims = [d.get_length() for d in list(shape)[first:] if d.is_static]
+        return max(dims, default=1) if shape.rank.is_static else 1
+    if kind in ("AvgPool", "MaxPool"):
+        return max((int(k) for k in node.get_attributes().get("kernel", [])), default=1)
+    return 1
 
 
 def _reverses(node: ov.Node) -> bool:

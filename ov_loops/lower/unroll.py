@@ -33,9 +33,15 @@ def trip_count_reason(loop: LoopIR) -> str:
     of the values of inputs (not their shapes: the walk stops at ShapeOf), dynamic shapes, the
     results of ops only run time knows, or constants in more ops than folding goes through."""
     if loop.trip.source == TRIP_COUNT_UNBOUNDED:
+        bound = (
+            "--max_trip_count N bounds it"
+            if not loop.spec.concatenated_outputs
+            else "--max_trip_count N would not help: its stacked outputs' length depends on "
+            "where it stops"
+        )
         return (
             "it has no trip count: M is absent or at least 2**31-1, so it runs until its "
-            "condition is false"
+            f"condition is false, which depends on data; {bound}"
         )
     nodes = list(upstream([loop.trip.value], lambda node: node.get_type_name() != "ShapeOf"))
     kinds = {node.get_type_name(): node.get_friendly_name() for node in nodes}

@@ -185,6 +185,33 @@ def test_the_cli_refuses_a_backward_rnn_with_exit_1_and_writes_nothing(tmp_path)
     assert not (tmp_path / "out").exists()
 
 
+def _convolved_rnn(kernel: int, counter: bool) -> onnx.ModelProto:
+    """The exported RNN reading X = a causal convolution of Xin over time of `kernel` steps
+    (keras' Conv1D(padding="causal") before a GRU: [T, B, H] -> [B, H, T] -> Conv -> back)."""
+    conv = [
+        node("Transpose", ["Xin"], ["channels_last"], perm=[1, 2, 0]),
+        node("Conv", ["channels_last", "K"], ["convolved"], pads=[kernel - 1, 0]),
+        node("Transpose", ["convolved"], ["X"], perm=[2, 0, 1]),
+    ]
+    made = _exported_rnn("conv/while", counter, conv)
+    weights = RNG.normal(size=(HIDDEN, HIDDEN, kernel)).astype(np.float32) / kernel
+    made.graph.initializer.append(const("K", weights))
+    return made
+
+
+@pytest.mark.parametrize("counter", [False, True], ids=["jax-like", "tf-like-counter"])
+def test_a_loop_reading_steps_of_a_convolution_over_time_is_refused_in_one_line(counter):
+    """Before, it converted and each chunk's first steps read the convolution's padding, not
+    the previous chunk's last steps (the corpus' tf_keras_conv1d_gru_classifier: check
+    --chunks 0.05 off). A kernel of one step streams."""
+    with pytest.raises(ConversionError, match="over windows of 3 and cannot stream") as refused:
+        ov_loops.convert(_convolved_rnn(3, counter), stateful=True)
+    assert "\n" not in str(refused.value)
+    assert str(refused.value).startswith("main/conv/while: --stateful: the Loop reads steps")
+    streamed = ov_loops.convert(_convolved_rnn(1, counter), stateful=True)
+    assert streamed.get_sinks()
+
+
 # -- the exporter corpus --------------------------------------------------------------------
 MANIFEST = {m["name"]: m for m in json.loads((CORPUS / "manifest.json").read_text())["models"]}
 REFUSED = {  # model -> what the one-line refusal says
@@ -192,11 +219,12 @@ REFUSED = {  # model -> what the one-line refusal says
     "tf_keras_bidirectional_gru": "reads a reversed sequence",
     "tf_keras_gru_go_backwards": "reads a reversed sequence",
     "tf_keras_bidirectional_lstm_sum": "a bidirectional LSTM op cannot stream",
+    "tf_keras_conv1d_gru_classifier": "computed by Convolution .* over windows of 3",
 }
 
 
 @pytest.mark.parametrize("name", sorted(REFUSED))
-def test_a_bidirectional_or_backward_export_is_refused_in_one_line(name):
+def test_a_bidirectional_backward_or_convolved_export_is_refused_in_one_line(name):
     with pytest.raises(ConversionError, match=REFUSED[name]) as refused:
         ov_loops.convert(str(CORPUS / f"{name}.onnx"), stateful=True)
     assert "\n" not in str(refused.value)

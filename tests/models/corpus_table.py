@@ -81,44 +81,35 @@ def _worker(name: str) -> dict:
     return json.loads(lines[-1])
 
 
-COLUMNS = (
-    "exporter",
-    "models",
-    "convert none/default/max",
-    "matches none/default/max",
-    "static --input default/max",
-    "stateful chunks",
-    "NPU",
-    "shapes >= convert_model",
-    "convert_model converts/matches",
-)
+def _cell(rows: list[dict], feature: str) -> str:
+    """passed / applicable pairs, and "(+N refused)": pairs refused where a refusal is right
+    (`REFUSED`); "-" where the feature applies to no model."""
+    from tests.models.corpus_known_failures import REFUSED
 
-
-def _ratio(rows: list[dict], feature: str) -> str:
-    tried = [r["features"][feature] for r in rows if feature in r["features"]]
-    skipped = sum(1 for e in tried if e and e.startswith("Skipped"))
-    passed = sum(1 for e in tried if e is None)
-    return f"{passed}/{len(tried) - skipped}" if tried else "-"
+    tried = [(r["name"], r["features"][feature]) for r in rows if feature in r["features"]]
+    if not tried:
+        return "-"
+    passed = sum(1 for name, e in tried if e is None and (name, feature) not in REFUSED)
+    refused = sum(1 for name, e in tried if e is not None and (name, feature) in REFUSED)
+    return f"{passed}/{len(tried)}" + (f" (+{refused} refused)" if refused else "")
 
 
 def table(results: list[dict]) -> str:
-    """The markdown table, one row per exporter and a total row."""
+    """The markdown table of docs/reliability.md, one row per exporter and a total row."""
     groups = defaultdict(list)
     for r in results:
         if "crashed" not in r:
             groups[r["exporter"]].append(r)
     groups = dict(sorted(groups.items()))
     groups["all"] = [r for rows in groups.values() for r in rows]
-    lines = ["| " + " | ".join(COLUMNS) + " |", "|---" * len(COLUMNS) + "|"]
+    from tests.models.corpus import FEATURES
+
+    columns = ["exporter", "models", *FEATURES, "`convert_model` converts / matches"]
+    lines = ["| " + " | ".join(columns) + " |", "|---" * len(columns) + "|"]
     for exporter, rows in groups.items():
-        n = len(rows)
-        converts = "/".join(str(sum(r["converts"][k] for r in rows)) for k in LEVELS)
-        matches = "/".join(str(sum(r["features"][k] is None for r in rows)) for k in LEVELS)
-        static = " ".join(_ratio(rows, f"static-{k}") for k in ("default", "max"))
         cm_converts = sum(r["convert_model_converts"] for r in rows)
-        cm = f"{cm_converts}/{sum(r['convert_model'] is None for r in rows)}"
-        cells = [exporter, str(n), converts, matches, static, _ratio(rows, "stateful")]
-        cells += [_ratio(rows, "npu"), _ratio(rows, "shapes"), cm]
+        cm = f"{cm_converts} / {sum(r['convert_model'] is None for r in rows)}"
+        cells = [exporter, str(len(rows)), *(_cell(rows, f) for f in FEATURES), cm]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 

@@ -1,7 +1,8 @@
 """Every committed real export (tests/models/exporters/, issue 22) through every feature:
 convert at none/default/max (both input sets, f32 and f16 weights), static `--input` shapes at
-default and max, `--stateful` fed in chunks where the manifest names a time axis, `--target
-NPU` with static shapes run on CPU, and output shapes against `openvino.convert_model`'s
+default and max, `--stateful` fed in chunks where the manifest names a time axis (refused in
+one line where an RNN-like model cannot stream: `CANNOT_STREAM`), `--target NPU` with static
+shapes run on CPU, and output shapes against `openvino.convert_model`'s
 (`tests/models/corpus.py`). What fails today is an xfail(strict=True) listed in
 `corpus_known_failures.py`; what is rightly refused is asserted refused.
 
@@ -68,3 +69,12 @@ def test_the_tables_name_corpus_pairs():
     assert not set(KNOWN_FAILURES) & set(REFUSED)
     for table in (KNOWN_FAILURES, REFUSED):
         assert list(table) == sorted(table), "keep the tables sorted (one entry per line)"
+
+
+def test_stateful_max_takes_a_chunk_of_no_step_between_stacked_layers(tmp_path):
+    """Regression (every week, not only in its share): jax's stacked GRU -> LSTM at max, both
+    loops *Sequence-5 ops keeping their states, fed chunks [n, 0, m]: the first layer's rows
+    of no step have batch 0, the second layer's state batch B; the LSTMSequence refused to run
+    ("Dimension `batch_size` is not matched between inputs")."""
+    (model,) = [m for m in models() if m.name == "jax_linen_stacked_gru_lstm"]
+    FEATURES["stateful-max"](model, tmp_path)

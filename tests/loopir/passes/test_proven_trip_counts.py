@@ -47,6 +47,33 @@ def test_a_loop_whose_condition_reads_data_is_still_refused_for_npu():
     message = str(raised.value)
     assert "\n" not in message and "main/while_loop" in message
     assert "NPU needs static loops" in message and "until its condition is false" in message
+    assert "--max_trip_count N bounds it" in message
+
+
+@pytest.mark.parametrize(
+    "name", ["tf_while_loop_newton", "jax_while_loop_newton_sqrt", "torch_dynamo_while_converge"]
+)
+def test_a_loop_whose_condition_reads_data_runs_for_npu_bounded_by_max_trip_count(name):
+    """With --max_trip_count the bounded while loop lowers for NPU, its run-time initial
+    condition too (the Loop-5 starts true; the zero-iteration guards take a false one): it was
+    refused, "its initial condition is a run-time value" (issue 22 item 9)."""
+    feeds, shapes = _static(name)
+    model = ov_loops.convert(CORPUS / f"{name}.onnx", input=shapes, target="NPU", max_trip_count=60)
+    compiled = compile_f32(model)
+    got = run(compiled, feeds)
+    expected = dict(np.load(CORPUS / f"{name}.expected.npz"))
+    names = [next(iter(output.get_names())) for output in compiled.outputs]
+    for index, output in enumerate(names):
+        assert_close(expected[output], got[index], f"{name}: {output}", 1e-4, 1e-5)
+
+
+def test_a_while_loop_with_stacked_outputs_is_refused_saying_a_bound_would_not_help():
+    """TorchScript's `while` appending to a list: --max_trip_count leaves it refused (its
+    stacked outputs' length depends on where it stops), so the refusal does not offer it."""
+    _, shapes = _static("torch_ts_while_break_append")
+    with pytest.raises(UnsupportedError) as raised:
+        ov_loops.translate(CORPUS / "torch_ts_while_break_append.onnx", input=shapes, target="NPU")
+    assert "--max_trip_count N would not help: its stacked outputs' length" in str(raised.value)
 
 
 def test_a_torchscript_loop_counted_by_an_input_is_refused_naming_the_input():

@@ -164,10 +164,12 @@ class OnnxLoopLayout:
         return flag_shape(declared[0], fed) if declared else fed
 
     @classmethod
-    def declared_feeds(cls, node: onnx.NodeProto) -> list[tuple[str, onnx.ValueInfoProto, bool]]:
-        """(outer name, the body input it feeds, whether the body reads it a part at a time)
-        for each node input whose body input declares what it receives, before the node is
-        read (rewrites/shapeless_inputs.py); none by default."""
+    def declared_feeds(
+        cls, node: onnx.NodeProto
+    ) -> list[tuple[str, onnx.ValueInfoProto, int | None]]:
+        """(outer name, the body input it feeds, the axis along which the body reads it a part
+        at a time, None when whole) for each node input whose body input declares what it
+        receives, before the node is read (rewrites/shapeless_inputs.py); none by default."""
         return []
 
     # -- checks ------------------------------------------------------------------------------

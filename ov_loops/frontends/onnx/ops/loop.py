@@ -70,12 +70,14 @@ class OnnxLoop(OnnxLoopLayout):
     loop_ir = translated_loop_ir  # its body becomes the LoopIR (body.py)
 
     @classmethod
-    def declared_feeds(cls, node: onnx.NodeProto) -> list[tuple[str, onnx.ValueInfoProto, bool]]:
+    def declared_feeds(
+        cls, node: onnx.NodeProto
+    ) -> list[tuple[str, onnx.ValueInfoProto, int | None]]:
         """M and cond feed the iteration number and the condition, then the initial carried
         values their body inputs."""
         bodies = [a.g for a in node.attribute if a.name == "body" and a.type == a.GRAPH]
         inputs = bodies[0].input if bodies else []
-        return [(name, value, False) for name, value in zip(node.input, inputs) if name]
+        return [(name, value, None) for name, value in zip(node.input, inputs) if name]
 
     @classmethod
     def read(

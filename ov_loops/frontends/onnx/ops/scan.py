@@ -61,17 +61,22 @@ class OnnxScan(OnnxLoopLayout):
     loop_ir = translated_loop_ir  # its body becomes the LoopIR (body.py)
 
     @classmethod
-    def declared_feeds(cls, node: onnx.NodeProto) -> list[tuple[str, onnx.ValueInfoProto, bool]]:
-        """The states feed their body inputs, the scanned inputs theirs a part at a time."""
+    def declared_feeds(
+        cls, node: onnx.NodeProto
+    ) -> list[tuple[str, onnx.ValueInfoProto, int | None]]:
+        """The states feed their body inputs, the scanned inputs theirs a part at a time along
+        their scan_input_axes (0 by default)."""
         bodies = [a.g for a in node.attribute if a.name == "body" and a.type == a.GRAPH]
         if not bodies:
             return []
         scanned = next((a.i for a in node.attribute if a.name == "num_scan_inputs"), 0)
         states = len(node.input) - scanned
+        axes = next((list(a.ints) for a in node.attribute if a.name == "scan_input_axes"), [])
+        axes += [0] * (scanned - len(axes))
         inputs = bodies[0].input
         return [
-            *((name, value, False) for name, value in zip(node.input[:states], inputs)),
-            *((name, value, True) for name, value in zip(node.input[states:], inputs[states:])),
+            *((name, value, None) for name, value in zip(node.input[:states], inputs)),
+            *zip(node.input[states:], inputs[states:], axes),
         ]
 
     @classmethod

@@ -47,7 +47,9 @@ class OnnxScan8(OnnxScan):
     input_offset = 1
 
     @classmethod
-    def declared_feeds(cls, node: onnx.NodeProto) -> list[tuple[str, onnx.ValueInfoProto, bool]]:
+    def declared_feeds(
+        cls, node: onnx.NodeProto
+    ) -> list[tuple[str, onnx.ValueInfoProto, int | None]]:
         """None: the body declares one batch entry's values, not the node's inputs."""
         return []
 

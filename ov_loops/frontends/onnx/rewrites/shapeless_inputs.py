@@ -10,8 +10,9 @@ dynamic rank, which a Loop-5 port (and the CPU plugin's Parameter) cannot have::
     M: int64, cond: bool (no shapes) -> Loop(M, cond, ...) whose body inputs 0 and 1 (the
         iteration number and condition) are declared [] (or [1])
         => M: int64[], cond: bool[]   (or [1]: onnxruntime takes either, OpenVINO one of them)
-    x: float (no shape)  -> Scan-9+ (..., x) scanning x, whose body reads float[3, ?] parts
-        => x: float[?, ?, ?]   (the parts' rank and one more; the dims are left unknown)
+    x: float (no shape)  -> Scan-9+ (..., x) scanning x along axis a (scan_input_axes, 0 by
+        default), whose body reads float[3, ?] parts
+        => x: float[?, 3, ?]   (a = 0: the parts' dims with an unknown one inserted at a)
 
 Only main-graph inputs without any shape change, and only when every loop that takes one
 declares the same shape for it (else it is left as it is). The dims a loop-carried value
@@ -56,7 +57,7 @@ def shapeless_inputs_take_declared_shapes(model: onnx.ModelProto) -> onnx.ModelP
 def _declared_feeds(model: onnx.ModelProto, node: onnx.NodeProto) -> list[tuple[str, Dims | None]]:
     """(input name, the shape the node's body declares for it, or None) for each input of a
     loop op that says what its body receives (its class in the registry: `declared_feeds`);
-    a scanned input is the part's rank and one more, its dims unknown."""
+    a scanned input has the part's dims with an unknown one inserted at its scan axis."""
     if not is_loop_op(node):
         return []
     try:
@@ -64,9 +65,12 @@ def _declared_feeds(model: onnx.ModelProto, node: onnx.NodeProto) -> list[tuple[
     except ConversionError:  # not in this opset: the driver refuses it
         return []
     feeds = []
-    for name, value, sliced in op.declared_feeds(node):
+    for name, value, axis in op.declared_feeds(node):
         dims = _dims(value)
-        feeds.append((name, (None,) * (len(dims) + 1) if sliced and dims is not None else dims))
+        if axis is not None and dims is not None:
+            at = axis % (len(dims) + 1)
+            dims = (*dims[:at], None, *dims[at:])
+        feeds.append((name, dims))
     return feeds
 
 

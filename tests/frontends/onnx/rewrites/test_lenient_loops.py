@@ -36,9 +36,9 @@ def _shapeless_loop() -> onnx.ModelProto:
     return model(main)
 
 
-def _shapeless_scan() -> onnx.ModelProto:
-    """A Scan-9 summing rows of xs (float, no shape) into s (float, no shape): the body
-    declares the state float[3] and the scanned rows float[3]."""
+def _shapeless_scan(axis: int = 0) -> onnx.ModelProto:
+    """A Scan-9 summing rows of xs (float, no shape) along `axis` into s (float, no shape): the
+    body declares the state float[3] and the scanned rows float[3]."""
     body = graph(
         [node("Add", ["s_in", "row"], ["s_out"]), node("Identity", ["s_out"], ["partial"])],
         [typed("s_in", T.FLOAT, [3]), typed("row", T.FLOAT, [3])],
@@ -46,7 +46,16 @@ def _shapeless_scan() -> onnx.ModelProto:
         name="body",
     )
     main = graph(
-        [node("Scan", ["s", "xs"], ["total", "partials"], body=body, num_scan_inputs=1)],
+        [
+            node(
+                "Scan",
+                ["s", "xs"],
+                ["total", "partials"],
+                body=body,
+                num_scan_inputs=1,
+                scan_input_axes=[axis],
+            )
+        ],  # fmt: skip
         [typed("s", T.FLOAT), typed("xs", T.FLOAT)],
         [typed("total", T.FLOAT), typed("partials", T.FLOAT)],
     )
@@ -70,7 +79,16 @@ def test_shapeless_scan_inputs_take_the_rank_the_body_declares(tmp_path):
     ]
     conversion = assert_matches_onnxruntime(_shapeless_scan(), runs, tmp_path)
     shapes = {p.get_any_name(): str(p.get_partial_shape()) for p in conversion.model.inputs}
-    assert shapes == {"s": "[3]", "xs": "[?,?]"}
+    assert shapes == {"s": "[3]", "xs": "[?,3]"}  # the rows' dims too: it was [?,?]
+
+
+def test_shapeless_scan_inputs_scanned_along_axis_1_take_the_rows_dims_around_it(tmp_path):
+    """xs [3, n] scanned along axis 1: its columns are the body's float[3] rows."""
+    rng = np.random.default_rng(2)
+    runs = [{"s": np.zeros(3, np.float32), "xs": rng.standard_normal((3, 5)).astype(np.float32)}]
+    conversion = assert_matches_onnxruntime(_shapeless_scan(axis=1), runs, tmp_path)
+    shapes = {p.get_any_name(): str(p.get_partial_shape()) for p in conversion.model.inputs}
+    assert shapes == {"s": "[3]", "xs": "[3,?]"}
 
 
 def test_an_input_two_loops_declare_differently_is_left_alone():

@@ -201,9 +201,8 @@ def tf_keras_masking_lstm():
         "Keras Masking(0.0) + LSTM: padded steps keep the state (a mask select in the loop)",
         seed=70,
         x_fn=_padded,
-        time_axis=False,
-        notes="masked steps depend on the whole padding; chunking keeps the meaning, but the "
-        "last output is the last unmasked step's",
+        notes="the last output is the last unmasked step's: the loop keeps it in its state, so "
+        "chunks of the time axis give the whole sequence's",
     )
 
 
