@@ -30,6 +30,7 @@ from ov_loops.checking.device import start_device_worker
 from ov_loops.checking.divergence import locate, locate_ir
 from ov_loops.checking.inputs import (
     by_position,
+    fed_as,
     ir_input_specs,
     load_inputs,
     onnx_input_specs,
@@ -222,12 +223,13 @@ def _converting() -> Iterator[None]:
 
 def _with_input(
     loaded: PreparedModel, options: ConvertOptions, settings: Settings, given: dict
-) -> tuple[PreparedModel, Settings]:
+) -> tuple[PreparedModel, Settings, dict[str, ov.Type]]:
     """The model the reference runs: `loaded` with `--input`'s shapes and types set as
     `translate` sets them (its rewrites' record stays: they have no more to do); the settings
-    with the shapes to generate of inputs it bounds."""
+    with the shapes to generate of inputs it bounds; the inputs it gives another type, which
+    the IR takes in that type (and converts to the model's)."""
     if options.input is None:
-        return loaded, settings
+        return loaded, settings, {}
     edits = InputOutputEdits(input_shapes(options.input), [])
     source = PreparedModel(load_model(loaded.model, edits.apply).model, loaded.sequences)
     bounded = {
@@ -235,7 +237,11 @@ def _with_input(
         for name, dims in shapes_to_generate(edits.shapes).items()
         if name not in given and name not in settings.shapes
     }
-    return source, dataclasses.replace(settings, shapes={**settings.shapes, **bounded})
+    return (
+        source,
+        dataclasses.replace(settings, shapes={**settings.shapes, **bounded}),
+        edits.retyped,
+    )
 
 
 CHUNKS_NOT_LOCATED = (
@@ -259,10 +265,10 @@ def _check_onnx(path: Path, given: dict, request: Request) -> CheckReport:
     conversion = signature = None
     if not request.specialise:
         conversion = _translate(path, options)
-    source, settings = _with_input(loaded, options, settings, given)
+    source, settings, retyped = _with_input(loaded, options, settings, given)
     given, shapes = with_sequence_inputs(path, source, given, request.val_ranges, settings)
     request = dataclasses.replace(request, settings=dataclasses.replace(settings, shapes=shapes))
-    feeds, generated = request.feeds(onnx_input_specs(source.model), given)
+    feeds, generated = request.feeds(fed_as(onnx_input_specs(source.model), retyped), given)
     chunking = request.chunking(feeds)
     if conversion is None:
         with _converting():
