@@ -138,6 +138,23 @@ def test_truncated_real_ir_exits_2(tmp_path):
     assert_one_line_error(run_cli("validate", str(xml)), 2, "not well-formed XML")
 
 
+@pytest.mark.parametrize("name", ["model.onnx", "model.xml"])
+def test_an_onnx_model_given_to_validate_is_named_as_one(tmp_path, name):
+    """It said "not well-formed XML (Start tag expected ...)", sending the user to the XML."""
+    model = tmp_path / name
+    model.write_bytes((SAMPLES / "rnn_scan.onnx").read_bytes())
+    result = run_cli("validate", str(model))
+    assert_one_line_error(result, 2, f"{name}: an ONNX model")
+    assert "ov-loops convert converts it" in result.stderr
+    assert ("name it .onnx" in result.stderr) == name.endswith(".xml")
+
+
+def test_the_bin_of_an_ir_given_to_validate_names_its_xml(tmp_path):
+    xml = _copy_sample(tmp_path)
+    result = run_cli("validate", str(xml.with_suffix(".bin")))
+    assert_one_line_error(result, 2, f"the weights of the IR {xml}; give the .xml")
+
+
 def test_missing_xml_and_missing_bin_exit_2(tmp_path):
     assert_one_line_error(run_cli("validate", str(tmp_path / "nope.xml")), 2, "no such file")
     xml = _copy_sample(tmp_path)
