@@ -273,7 +273,8 @@ def _check_onnx(path: Path, given: dict, request: Request) -> CheckReport:
     if conversion is None:
         with _converting():
             conversion, signature = specialised_conversion(path, options, source.model, feeds)
-    expected, trace = _reference("ONNX reference", run_onnx, Trace(), source.model, feeds, settings)
+    reference = ("ONNX reference", run_onnx, Trace(), source.model, feeds, settings, generated)
+    expected, trace = _reference(*reference)
     outcome = Outcome(path, "ONNX reference (numpy)", names, expected)
     with tempfile.TemporaryDirectory(prefix="ov-loops-check-") as scratch:
         xml = Path(scratch) / "model.xml"
@@ -325,14 +326,21 @@ def _locating(report: CheckReport, chunking: Chunking | None) -> bool:
     return not all(row.ok for row in report.rows)
 
 
-def _reference(name: str, run, trace, model, feeds: dict, settings: Settings) -> tuple:
-    """(outputs, trace) of reference `run` on `model`; its bounds reached are bad input."""
+def _reference(
+    name: str, run, trace, model, feeds: dict, settings: Settings, generated: list[str]
+) -> tuple:
+    """(outputs, trace) of reference `run` on `model`; its failures (bounds reached, a kernel
+    refusing the inputs) are bad input, said to be on generated inputs where some were."""
     try:
         with timed(f"{name} ran"):
             outputs = run(model, feeds, max_iterations=settings.max_iterations, trace=trace)
     except OvLoopsError as exc:
-        raise InputError(str(exc)) from None
+        hint = f" (on generated inputs {', '.join(generated)}{GIVE_INPUTS})" if generated else ""
+        raise InputError(f"{exc}{hint}") from None
     return outputs, trace
+
+
+GIVE_INPUTS = ": give them with --inputs, or bound them with --shape and --val-range"
 
 
 def _check_ir(path: Path, given: dict, request: Request) -> CheckReport:
@@ -346,9 +354,10 @@ def _check_ir(path: Path, given: dict, request: Request) -> CheckReport:
     if request.chunks is not None and not _is_stateful(model):
         raise InputError(NOT_STATEFUL)
     specs = ir_input_specs(model)
-    feeds, _ = request.feeds(specs, by_position(given, [spec.name for spec in specs], "inputs"))
+    given = by_position(given, [spec.name for spec in specs], "inputs")
+    feeds, generated = request.feeds(specs, given)
     chunking = request.chunking(feeds)
-    computed, trace = _reference("IR reference", run_ir, Trace(), path, feeds, settings)
+    computed, trace = _reference("IR reference", run_ir, Trace(), path, feeds, settings, generated)
     expected = _ir_expected(model, computed)
     outcome = Outcome(path, "IR reference (numpy)", names, expected, ir_reference=True)
     outcome.f16_weights = outcome.rounded_weights = f16_weights(model)  # originals unknown
