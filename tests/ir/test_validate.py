@@ -4,6 +4,7 @@ input exits 2 in one line; --show and --format json."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -617,3 +618,19 @@ def test_an_input_entry_minus_1_without_purpose_stays_pm003_openvino_feeds_it_ze
     valid = SAMPLES / "valid" / "loop_all_ports.xml"
     outcomes = _run_in_openvino([valid, xml])
     assert outcomes[str(xml)].startswith("ran ") and outcomes[str(xml)] != outcomes[str(valid)]
+
+
+@pytest.mark.parametrize("attribute", ["part_size", "start", "end", "stride"])
+def test_slicing_attributes_are_judged_only_on_entries_with_an_axis(tmp_path, attribute):
+    """OpenVINO reads start, end, stride and part_size only on a port_map entry with an axis:
+    on one without (a merged input) part_size="" runs and matches the IR reference (a false
+    alarm of the issue-20 fuzz run), on a sliced entry it makes the IR unreadable."""
+    xml = _copy_sample(tmp_path)
+    text = xml.read_text()
+    merged = '<input external_port_id="2" internal_layer_id="1" />'
+    xml.write_text(text.replace(merged, merged.replace(" />", f' {attribute}="" />')))
+    assert ov_loops.validate(xml).findings == []
+    sliced = re.search(r'<input axis="0" external_port_id="4"[^>]*>', text).group(0)
+    broken = re.sub(f'{attribute}="[^"]*"', f'{attribute}=""', sliced)
+    xml.write_text(text.replace(sliced, broken))
+    assert [finding.code for finding in ov_loops.validate(xml).findings] == ["AX007"]
