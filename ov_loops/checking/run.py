@@ -25,7 +25,13 @@ import openvino as ov
 
 from ov_loops.api import save, translate
 from ov_loops.checking.caveats import loops_never_run
-from ov_loops.checking.chunks import NOT_STATEFUL, Chunking, ChunkSpec, parse_chunks
+from ov_loops.checking.chunks import (
+    NOT_STATEFUL,
+    Chunking,
+    ChunkSpec,
+    parse_chunks,
+    require_fit,
+)
 from ov_loops.checking.device import start_device_worker
 from ov_loops.checking.divergence import locate, locate_ir
 from ov_loops.checking.inputs import (
@@ -270,6 +276,8 @@ def _check_onnx(path: Path, given: dict, request: Request) -> CheckReport:
     request = dataclasses.replace(request, settings=dataclasses.replace(settings, shapes=shapes))
     feeds, generated = request.feeds(fed_as(onnx_input_specs(source.model), retyped), given)
     chunking = request.chunking(feeds)
+    if conversion is not None:
+        require_fit(chunking, conversion.model)
     if conversion is None:
         with _converting():
             conversion, signature = specialised_conversion(path, options, source.model, feeds)

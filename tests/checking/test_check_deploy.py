@@ -189,6 +189,17 @@ def test_chunks_convert_stateful_given_or_not(capsys, tmp_path):
         assert report["chunks"]["lengths"] == [5, 7]
 
 
+def test_chunks_an_input_made_static_cannot_take_are_refused_in_one_line(capsys, tmp_path):
+    """--input X[12,1,16] with --chunks X=5,7: each chunk failed at the device ("inference
+    failed: Can't set the input tensor ... are incompatible"); now refused before it runs."""
+    np.savez(tmp_path / "in.npz", **RNN_FEEDS)
+    given = ["--inputs", str(tmp_path / "in.npz"), "--chunks", "X=5,7"]
+    result = run_main(capsys, "check", RNN_SCAN, *given, "--input", "X[12,1,16],h0[1,16]")
+    assert_one_line_error(result, 2, "--chunks: the model's input 'X' takes dim 12 on axis 0")
+    bounded = run_main(capsys, "check", RNN_SCAN, *given, "--input", "X[1..12,1,16],h0[1,16]")
+    assert bounded.returncode == 0, bounded.stderr
+
+
 # -- weights stored as f16 -----------------------------------------------------------------------
 def test_f16_weights_against_onnxruntime_match_at_their_tolerance_and_say_so(rnn, capsys):
     """convert's IR (f16 weights) against onnxruntime's outputs (f32 weights): 5.6e-4 apart,
