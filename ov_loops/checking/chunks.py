@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import openvino as ov
 
 from ov_loops.errors import InputError
 
@@ -95,6 +96,26 @@ def resolve(spec: ChunkSpec, feeds: dict) -> Chunking:
             f"along axis {axis}"
         )
     return Chunking(name, axis, lengths)
+
+
+def require_fit(chunking: Chunking | None, model: ov.Model) -> None:
+    """InputError when a chunk's length lies outside the dim the model's input takes on the
+    chunks' axis (`--input` made it static or bounded): the device would refuse the chunk."""
+    if chunking is None:
+        return
+    for port in model.inputs:
+        names = port.get_names() or {port.get_node().get_friendly_name()}
+        shape = port.get_partial_shape()
+        if chunking.name not in names or shape.rank.is_dynamic:
+            continue
+        dim = shape[chunking.axis]
+        low, high = dim.get_min_length(), dim.get_max_length()  # high -1: unbounded
+        if any(length < low or 0 <= high < length for length in chunking.lengths):
+            raise InputError(
+                f"--chunks: the model's input '{chunking.name}' takes dim {dim} on axis "
+                f"{chunking.axis}, not chunks of {list(chunking.lengths)}: give it a dynamic dim "
+                "there (--input)"
+            )
 
 
 def _name_and_axis(spec: ChunkSpec, feeds: dict) -> tuple[str, int]:

@@ -66,11 +66,14 @@ def inference_precision(compiled: ov.CompiledModel) -> str | None:
         return None
 
 
-def to_tensor(array: np.ndarray) -> ov.Tensor:
-    """An ov.Tensor of `array`; bfloat16 goes by its bits (OpenVINO's numpy view of bf16 is f16);
-    0-d arrays stay 0-d."""
+def to_tensor(array: np.ndarray, element: ov.Type | None = None) -> ov.Tensor:
+    """An ov.Tensor of `array`, converted to `element` (the input port's type, when it differs:
+    an input `--input` retyped, whose values the check rounded through that type already);
+    bfloat16 goes by its bits (OpenVINO's numpy view of bf16 is f16); 0-d arrays stay 0-d."""
     array = np.asarray(array)
     shape = ov.Shape(list(array.shape))
+    if _converts(array, element):
+        array = array.astype(element.to_dtype())
     if array.dtype.name == "bfloat16":
         tensor = ov.Tensor(ov.Type.bf16, shape)
         tensor.data.view(np.uint16)[...] = array.view(np.uint16)
@@ -78,6 +81,14 @@ def to_tensor(array: np.ndarray) -> ov.Tensor:
         tensor = ov.Tensor(ov.Type(array.dtype), shape)
         tensor.data[...] = array
     return tensor
+
+
+def _converts(array: np.ndarray, element: ov.Type | None) -> bool:
+    """Whether `array` (bool or a number) is to be converted to the number type `element`."""
+    if element is None or element == ov.Type.bf16 or array.dtype.kind not in "biuf":
+        return False
+    numeric = element.is_real() or element.is_integral_number()
+    return numeric and np.dtype(element.to_dtype()) != array.dtype
 
 
 def run(compiled: ov.CompiledModel, inputs: dict | list) -> list[np.ndarray]:
@@ -88,9 +99,11 @@ def run(compiled: ov.CompiledModel, inputs: dict | list) -> list[np.ndarray]:
 def infer(request: ov.InferRequest, inputs: dict | list) -> list[np.ndarray]:
     """One inference on `request` (its state, if the model has one, goes on); outputs as in
     `run`."""
+    ports = request.model_inputs
     if isinstance(inputs, dict):
-        inputs = _in_input_order(request.model_inputs, inputs)
-    request.infer([to_tensor(value) for value in inputs])
+        inputs = _in_input_order(ports, inputs)
+    types = [port.get_element_type() for port in ports]
+    request.infer([to_tensor(value, element) for value, element in zip(inputs, types)])
     outputs = []
     for index in range(len(request.model_outputs)):
         tensor = request.get_output_tensor(index)

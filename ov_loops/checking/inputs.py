@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass
 
@@ -17,11 +18,18 @@ DEFAULT_DYNAMIC_DIM = 2
 
 @dataclass(frozen=True)
 class InputSpec:
-    """A model input as declared: its name, numpy element type and dims (None: dynamic)."""
+    """A model input as declared: its name, numpy element type and dims (None: dynamic);
+    `fed_as`: the type the deployed IR takes it in, where `--input` gave another (its values
+    are made in that type, then converted to `dtype`, as the IR converts them)."""
 
     name: str
     dtype: np.dtype
     dims: tuple[int | None, ...] | None  # None: unknown rank
+    fed_as: np.dtype | None = None
+
+    def fed(self) -> InputSpec:
+        """The input as the deployed IR takes it."""
+        return self if self.fed_as is None else dataclasses.replace(self, dtype=self.fed_as)
 
 
 def parse_shapes(items: list[str] | None) -> dict[str, tuple[int, ...]]:
@@ -106,11 +114,14 @@ def generate_inputs(
     rng = np.random.default_rng(seed)
     inputs = {}
     for spec in specs:
+        fed = spec.fed()
         if spec.name in given:
-            inputs[spec.name] = _given_value(spec, given[spec.name])
+            value = _given_value(fed, given[spec.name])
         else:
-            bounds = ranges.get(spec.name, None if spec.dtype == np.bool_ else ranges.get(None))
-            inputs[spec.name] = _generated_value(spec, plan[spec.name], rng, bounds)
+            bounds = ranges.get(spec.name, None if fed.dtype == np.bool_ else ranges.get(None))
+            value = _generated_value(fed, plan[spec.name], rng, bounds)
+        with np.errstate(all="ignore"):
+            inputs[spec.name] = value.astype(spec.dtype, copy=False)
     return inputs
 
 
@@ -273,6 +284,16 @@ def onnx_input_specs(model: onnx.ModelProto) -> list[InputSpec]:
             InputSpec(value.name, onnx.helper.tensor_dtype_to_np_dtype(tensor.elem_type), dims)
         )
     return specs
+
+
+def fed_as(specs: list[InputSpec], types: dict[str, ov.Type]) -> list[InputSpec]:
+    """`specs`, those `types` names (inputs `--input` retyped) taken in that type."""
+    return [
+        dataclasses.replace(spec, fed_as=_ir_dtype(types[spec.name]))
+        if spec.name in types
+        else spec
+        for spec in specs
+    ]
 
 
 def ir_input_specs(model: ov.Model) -> list[InputSpec]:

@@ -25,11 +25,18 @@ import openvino as ov
 
 from ov_loops.api import save, translate
 from ov_loops.checking.caveats import loops_never_run
-from ov_loops.checking.chunks import NOT_STATEFUL, Chunking, ChunkSpec, parse_chunks
+from ov_loops.checking.chunks import (
+    NOT_STATEFUL,
+    Chunking,
+    ChunkSpec,
+    parse_chunks,
+    require_fit,
+)
 from ov_loops.checking.device import start_device_worker
 from ov_loops.checking.divergence import locate, locate_ir
 from ov_loops.checking.inputs import (
     by_position,
+    fed_as,
     ir_input_specs,
     load_inputs,
     onnx_input_specs,
@@ -222,12 +229,13 @@ def _converting() -> Iterator[None]:
 
 def _with_input(
     loaded: PreparedModel, options: ConvertOptions, settings: Settings, given: dict
-) -> tuple[PreparedModel, Settings]:
+) -> tuple[PreparedModel, Settings, dict[str, ov.Type]]:
     """The model the reference runs: `loaded` with `--input`'s shapes and types set as
     `translate` sets them (its rewrites' record stays: they have no more to do); the settings
-    with the shapes to generate of inputs it bounds."""
+    with the shapes to generate of inputs it bounds; the inputs it gives another type, which
+    the IR takes in that type (and converts to the model's)."""
     if options.input is None:
-        return loaded, settings
+        return loaded, settings, {}
     edits = InputOutputEdits(input_shapes(options.input), [])
     source = PreparedModel(load_model(loaded.model, edits.apply).model, loaded.sequences)
     bounded = {
@@ -235,7 +243,11 @@ def _with_input(
         for name, dims in shapes_to_generate(edits.shapes).items()
         if name not in given and name not in settings.shapes
     }
-    return source, dataclasses.replace(settings, shapes={**settings.shapes, **bounded})
+    return (
+        source,
+        dataclasses.replace(settings, shapes={**settings.shapes, **bounded}),
+        edits.retyped,
+    )
 
 
 CHUNKS_NOT_LOCATED = (
@@ -259,15 +271,18 @@ def _check_onnx(path: Path, given: dict, request: Request) -> CheckReport:
     conversion = signature = None
     if not request.specialise:
         conversion = _translate(path, options)
-    source, settings = _with_input(loaded, options, settings, given)
+    source, settings, retyped = _with_input(loaded, options, settings, given)
     given, shapes = with_sequence_inputs(path, source, given, request.val_ranges, settings)
     request = dataclasses.replace(request, settings=dataclasses.replace(settings, shapes=shapes))
-    feeds, generated = request.feeds(onnx_input_specs(source.model), given)
+    feeds, generated = request.feeds(fed_as(onnx_input_specs(source.model), retyped), given)
     chunking = request.chunking(feeds)
+    if conversion is not None:
+        require_fit(chunking, conversion.model)
     if conversion is None:
         with _converting():
             conversion, signature = specialised_conversion(path, options, source.model, feeds)
-    expected, trace = _reference("ONNX reference", run_onnx, Trace(), source.model, feeds, settings)
+    reference = ("ONNX reference", run_onnx, Trace(), source.model, feeds, settings, generated)
+    expected, trace = _reference(*reference)
     outcome = Outcome(path, "ONNX reference (numpy)", names, expected)
     with tempfile.TemporaryDirectory(prefix="ov-loops-check-") as scratch:
         xml = Path(scratch) / "model.xml"
@@ -319,14 +334,21 @@ def _locating(report: CheckReport, chunking: Chunking | None) -> bool:
     return not all(row.ok for row in report.rows)
 
 
-def _reference(name: str, run, trace, model, feeds: dict, settings: Settings) -> tuple:
-    """(outputs, trace) of reference `run` on `model`; its bounds reached are bad input."""
+def _reference(
+    name: str, run, trace, model, feeds: dict, settings: Settings, generated: list[str]
+) -> tuple:
+    """(outputs, trace) of reference `run` on `model`; its failures (bounds reached, a kernel
+    refusing the inputs) are bad input, said to be on generated inputs where some were."""
     try:
         with timed(f"{name} ran"):
             outputs = run(model, feeds, max_iterations=settings.max_iterations, trace=trace)
     except OvLoopsError as exc:
-        raise InputError(str(exc)) from None
+        hint = f" (on generated inputs {', '.join(generated)}{GIVE_INPUTS})" if generated else ""
+        raise InputError(f"{exc}{hint}") from None
     return outputs, trace
+
+
+GIVE_INPUTS = ": give them with --inputs, or bound them with --shape and --val-range"
 
 
 def _check_ir(path: Path, given: dict, request: Request) -> CheckReport:
@@ -340,9 +362,10 @@ def _check_ir(path: Path, given: dict, request: Request) -> CheckReport:
     if request.chunks is not None and not _is_stateful(model):
         raise InputError(NOT_STATEFUL)
     specs = ir_input_specs(model)
-    feeds, _ = request.feeds(specs, by_position(given, [spec.name for spec in specs], "inputs"))
+    given = by_position(given, [spec.name for spec in specs], "inputs")
+    feeds, generated = request.feeds(specs, given)
     chunking = request.chunking(feeds)
-    computed, trace = _reference("IR reference", run_ir, Trace(), path, feeds, settings)
+    computed, trace = _reference("IR reference", run_ir, Trace(), path, feeds, settings, generated)
     expected = _ir_expected(model, computed)
     outcome = Outcome(path, "IR reference (numpy)", names, expected, ir_reference=True)
     outcome.f16_weights = outcome.rounded_weights = f16_weights(model)  # originals unknown

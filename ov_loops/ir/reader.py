@@ -232,7 +232,36 @@ def _well_formed(path: Path):
     try:
         yield
     except etree.XMLSyntaxError as exc:
-        raise InputError(f"{path}: not well-formed XML ({exc})") from None
+        raise InputError(_other_kind(path) or f"{path}: not well-formed XML ({exc})") from None
+
+
+def _other_kind(path: Path) -> str | None:
+    """What `path`, which is not XML, is when a user may take it for an IR: the .bin of an IR
+    beside it, or an ONNX model (a protobuf with a graph); None otherwise."""
+    xml = path.with_suffix(".xml")
+    if path.suffix == ".bin" and xml.is_file():
+        return f"{path}: the weights of the IR {xml}; give the .xml"
+    try:
+        with path.open("rb") as handle:
+            onnx_like = handle.read(1) == b"\x08"  # field 1 (ir_version): how ONNX files begin
+    except OSError:
+        return None
+    if not onnx_like:
+        return None
+    import onnx
+    from google.protobuf.message import DecodeError
+
+    try:
+        model = onnx.load(str(path), load_external_data=False)
+    except (DecodeError, OSError, ValueError):
+        return None
+    if not model.HasField("graph"):
+        return None
+    renamed = " (named .xml: name it .onnx)" if path.suffix == ".xml" else ""
+    return (
+        f"{path}: an ONNX model{renamed}, not an OpenVINO IR: ov-loops convert converts it, "
+        "ov-loops check runs it"
+    )
 
 
 def _require_bin(document: IRDocument, layers) -> None:

@@ -349,5 +349,18 @@ def run_onnx(
     except OvLoopsError:
         raise
     except Exception as exc:  # onnx.reference's kernels raise anything on bad inputs
+        where = _failed_node(exc)
         detail = message_line(exc)
-        raise ConversionError(f"ONNX reference: {type(exc).__name__}: {detail}") from None
+        raise ConversionError(f"ONNX reference: {where}{type(exc).__name__}: {detail}") from None
+
+
+def _failed_node(exc: Exception) -> str:
+    """ "OP 'NAME' failed: " for the innermost ONNX node whose kernel was running when `exc`
+    was raised (onnx.reference's message does not name it), else ""."""
+    frame, node = exc.__traceback__, None
+    while frame is not None:
+        kernel = frame.tb_frame.f_locals.get("self")
+        if isinstance(kernel, OpRun) and isinstance(kernel.onnx_node, onnx.NodeProto):
+            node = kernel.onnx_node
+        frame = frame.tb_next
+    return "" if node is None else f"{_label(node)} failed: "

@@ -481,3 +481,31 @@ def test_ir_openvino_cannot_read_is_one_line_with_openvino_s_reason(capsys):
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, lines
     assert lines[0].split("OpenVINO cannot read it:")[1].strip(), lines[0]
+
+
+def _gathering_rows(path: Path) -> None:
+    """for i < M: y_i = X[i] (Gather 'row'), stacked: M past X's length fails in the reference."""
+    body = loop_body(
+        [
+            node("Gather", ["X", "i"], ["y"], axis=0, name="row"),
+            node("Identity", ["cond_in"], ["go"]),
+        ],
+        [],
+        [typed("go", T.BOOL, []), typed("y", T.FLOAT, [3])],
+    )
+    main = graph(
+        [node("Loop", ["M", ""], ["ys"], body=body)],
+        [typed("X", T.FLOAT, ["T", 3]), typed("M", T.INT64, [])],
+        [typed("ys", T.FLOAT, [None, 3])],
+    )
+    onnx.save(model(main), path)
+
+
+def test_a_reference_failing_names_the_node_and_the_generated_inputs(tmp_path, capsys):
+    """It said "ONNX reference: IndexError: index 2 is out of bounds ...": no node, and
+    nothing said that check had made up the inputs that broke it."""
+    path = tmp_path / "rows.onnx"
+    _gathering_rows(path)
+    result = run_main(capsys, "check", str(path), "--val-range", "M=3,3")
+    assert_one_line_error(result, 2, "ONNX reference: Gather 'row' failed: IndexError: index 2")
+    assert "(on generated inputs X, M: give them with --inputs" in result.stderr

@@ -161,6 +161,25 @@ def test_input_shapes_the_conversion_and_the_generated_inputs(capsys):
     assert static["outputs"][1]["shape"] == [5, 1, 16] and static["verdict"] == "MATCH"
 
 
+@pytest.mark.parametrize("given", [False, True])
+def test_an_input_retyped_by_input_is_fed_in_its_type(capsys, tmp_path, given):
+    """--input X[...]{f16}: the IR takes X as f16 (converted to f32 where it enters). check
+    feeds it f16 values, and the references the same values in f32; before, every such check
+    failed ("Failed to set tensor for input with precision: f32 ... is: f16"), given or
+    generated inputs alike."""
+    args = ["--input", "X[5,1,16]{f16}", "--compress_to_fp16=False", "--format", "json"]
+    if given:
+        feeds = {"h0": RNN_FEEDS["h0"], "X": np.random.default_rng(7).random((5, 1, 16))}
+        np.savez(tmp_path / "in.npz", **feeds)  # X in f64, not a value f16 holds exactly
+        args += ["--inputs", str(tmp_path / "in.npz"), "--save-inputs", str(tmp_path / "fed.npz")]
+    report = _json(run_main(capsys, "check", RNN_SCAN, *args))
+    assert report["verdict"] == "MATCH", report
+    assert report["outputs"][1]["max_abs_error"] < 1e-5  # the same inputs on both sides
+    if given:
+        fed = np.load(tmp_path / "fed.npz")["X"]
+        assert fed.dtype == np.float32 and np.array_equal(fed, feeds["X"].astype(np.float16))
+
+
 def test_chunks_convert_stateful_given_or_not(capsys, tmp_path):
     np.savez(tmp_path / "in.npz", **RNN_FEEDS)
     for extra in ([], ["--stateful"]):
@@ -168,6 +187,17 @@ def test_chunks_convert_stateful_given_or_not(capsys, tmp_path):
         report = _json(run_main(capsys, "check", RNN_SCAN, *args, *extra))
         assert report["verdict"] == "MATCH" and report["conversion"]["stateful"] is True
         assert report["chunks"]["lengths"] == [5, 7]
+
+
+def test_chunks_an_input_made_static_cannot_take_are_refused_in_one_line(capsys, tmp_path):
+    """--input X[12,1,16] with --chunks X=5,7: each chunk failed at the device ("inference
+    failed: Can't set the input tensor ... are incompatible"); now refused before it runs."""
+    np.savez(tmp_path / "in.npz", **RNN_FEEDS)
+    given = ["--inputs", str(tmp_path / "in.npz"), "--chunks", "X=5,7"]
+    result = run_main(capsys, "check", RNN_SCAN, *given, "--input", "X[12,1,16],h0[1,16]")
+    assert_one_line_error(result, 2, "--chunks: the model's input 'X' takes dim 12 on axis 0")
+    bounded = run_main(capsys, "check", RNN_SCAN, *given, "--input", "X[1..12,1,16],h0[1,16]")
+    assert bounded.returncode == 0, bounded.stderr
 
 
 # -- weights stored as f16 -----------------------------------------------------------------------

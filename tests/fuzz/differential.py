@@ -237,17 +237,14 @@ class _Worker:
             process.stdin.flush()
         except BrokenPipeError:  # it died already: its stdout ends below
             pass
-        deadline, stage = time.monotonic() + timeout, ""
-        with selectors.DefaultSelector() as selector:
-            selector.register(process.stdout, selectors.EVENT_READ)
-            while selector.select(max(0.0, deadline - time.monotonic())):
-                line = process.stdout.readline()
-                if not line:  # the worker died
-                    return self._died(seed, mode, stage)
-                if STAGE in line:
-                    stage = line[line.index(STAGE) + len(STAGE) :].strip()
-                elif ANSWER in line:  # native code may have left a line unfinished before it
-                    return json.loads(line[line.index(ANSWER) + len(ANSWER) :])
+        stage = ""
+        for line in _lines(process, time.monotonic() + timeout):
+            if line is None:  # the worker died
+                return self._died(seed, mode, stage)
+            if STAGE in line:
+                stage = line[line.index(STAGE) + len(STAGE) :].strip()
+            elif ANSWER in line:  # native code may have left a line unfinished before it
+                return json.loads(line[line.index(ANSWER) + len(ANSWER) :])
         self._stop()
         detail = f"no answer in {timeout:.0f} s"
         return {"seed": seed, "mode": mode, "outcome": "hang", "detail": detail}
@@ -260,6 +257,22 @@ class _Worker:
         where = f" in {stage}" if stage else ""
         detail = f"worker exit {code}{where}"
         return {"seed": seed, "mode": mode, "outcome": outcome, "detail": detail}
+
+
+def _lines(process: subprocess.Popen, deadline: float):
+    """The lines `process` writes until `deadline`, then None if its stdout ends. Read from the
+    pipe itself: readline() on the buffered file read the answer together with a stage line
+    written just before it, and then waited for more on an empty pipe (a false hang)."""
+    pending = b""
+    with selectors.DefaultSelector() as selector:
+        selector.register(process.stdout, selectors.EVENT_READ)
+        while selector.select(max(0.0, deadline - time.monotonic())):
+            data = os.read(process.stdout.fileno(), 1 << 16)
+            if not data:
+                yield None
+                return
+            *lines, pending = (pending + data).split(b"\n")
+            yield from (line.decode("utf-8", "replace") for line in lines)
 
 
 def _serve() -> None:

@@ -118,7 +118,8 @@ def _graph(seed: int, streamed: bool) -> tuple[onnx.GraphProto, str]:
     wanted = [name for name in main.floats if name not in before]
     if not streamed:
         generator.fill(main, rng.randint(0, 2))
-        extra = [name for name in main.local if name in main.floats and name not in wanted]
+        # in the order of main.floats (a dict): a set's order changes with the hash seed
+        extra = [name for name in main.floats if name in main.local and name not in wanted]
         wanted += sorted(rng.sample(extra, min(len(extra), rng.randint(0, 2))))
     inputs = [typed(name, TensorProto.FLOAT, shape) for name, shape in FLOAT_INPUTS.items()]
     inputs += [

@@ -5,12 +5,22 @@ only: no conversion (test_differential.py runs the campaign)."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 
 import numpy as np
 import onnx
 import pytest
 
-from tests.fuzz.differential import _compare_levels, _empty_counts, _refused_above
+from tests.child_process import run_python
+from tests.fuzz.differential import (
+    ANSWER,
+    STAGE,
+    _compare_levels,
+    _empty_counts,
+    _refused_above,
+    _Worker,
+)
 from tests.fuzz.random_models import FLAG, LENGTHS, SEQUENCE, TRIPS, random_model, write_model
 
 SEEDS = range(300)
@@ -149,3 +159,59 @@ def test_a_level_refusing_what_a_lower_one_converts_is_counted():
     _refused_above(counts, answers)
     assert counts["refused_above"] == 2
     assert counts["examples"][0]["detail"] == "[default, none converts] main/Loop_0: no"
+
+
+_DIGESTS = """
+import hashlib
+from tests.fuzz.mutate_onnx import make_mutant
+from tests.fuzz.random_models import random_model
+for seed in range(100):
+    print(seed, hashlib.sha256(random_model(seed).model.SerializeToString()).hexdigest())
+for seed in range(30):
+    name, mutant, _ = make_mutant(seed)
+    made = hashlib.sha256(mutant.model.SerializeToString()).hexdigest()
+    print(seed, name, made, mutant.steps)
+"""
+
+
+def test_a_seed_gives_the_same_input_in_every_process(monkeypatch, tmp_path):
+    """The campaigns rebuild a seed's input in other processes (a worker restarted after a
+    hang, --replay): the generators must not depend on the hash seed. The order of a set did
+    (the main graph's extra outputs): a level disagreement compared two different models, and
+    --replay gave a third."""
+    printed = []
+    for hash_seed in ("1", "2"):
+        monkeypatch.setenv("PYTHONHASHSEED", hash_seed)
+        result = run_python(["-c", _DIGESTS], tmp_path)
+        assert result.returncode == 0, result.stderr[-2000:]
+        printed.append(result.stdout.splitlines())
+    assert len(printed[0]) == 130 and printed[0] == printed[1]
+
+
+class _ScriptedWorker(_Worker):
+    """A worker writing a stage line and its answer in one write (then, with `dies`, dying)."""
+
+    def __init__(self, dies: bool = False) -> None:
+        super().__init__()
+        self.code = (
+            "import sys\n"
+            "for line in sys.stdin:\n"
+            f"    sys.stdout.write('{STAGE}convert\\n' + ('' if {dies} else "
+            f"'{ANSWER}' + '{{\"outcome\": \"ok\"}}\\n'))\n"
+            "    sys.stdout.flush()\n"
+            f"    if {dies}: sys.exit(3)\n"
+        )
+
+    def _start(self) -> subprocess.Popen:
+        command = [sys.executable, "-c", self.code]
+        return subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+
+def test_an_answer_written_with_a_stage_line_is_read_at_once():
+    """readline() on the buffered pipe took both lines and then waited on the empty pipe: a
+    hang was counted (and the worker restarted) for a model that had its answer."""
+    with _ScriptedWorker() as worker:
+        assert [worker.check(seed, "none", 20)["outcome"] for seed in (1, 2)] == ["ok", "ok"]
+    with _ScriptedWorker(dies=True) as worker:
+        answer = worker.check(1, "none", 20)
+    assert answer["outcome"] == "crash" and answer["detail"] == "worker exit 3 in convert"

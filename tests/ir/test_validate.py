@@ -4,6 +4,7 @@ input exits 2 in one line; --show and --format json."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -136,6 +137,23 @@ def test_truncated_real_ir_exits_2(tmp_path):
     data = xml.read_bytes()
     xml.write_bytes(data[: len(data) // 2])
     assert_one_line_error(run_cli("validate", str(xml)), 2, "not well-formed XML")
+
+
+@pytest.mark.parametrize("name", ["model.onnx", "model.xml"])
+def test_an_onnx_model_given_to_validate_is_named_as_one(tmp_path, name):
+    """It said "not well-formed XML (Start tag expected ...)", sending the user to the XML."""
+    model = tmp_path / name
+    model.write_bytes((SAMPLES / "rnn_scan.onnx").read_bytes())
+    result = run_cli("validate", str(model))
+    assert_one_line_error(result, 2, f"{name}: an ONNX model")
+    assert "ov-loops convert converts it" in result.stderr
+    assert ("name it .onnx" in result.stderr) == name.endswith(".xml")
+
+
+def test_the_bin_of_an_ir_given_to_validate_names_its_xml(tmp_path):
+    xml = _copy_sample(tmp_path)
+    result = run_cli("validate", str(xml.with_suffix(".bin")))
+    assert_one_line_error(result, 2, f"the weights of the IR {xml}; give the .xml")
 
 
 def test_missing_xml_and_missing_bin_exit_2(tmp_path):
@@ -600,3 +618,19 @@ def test_an_input_entry_minus_1_without_purpose_stays_pm003_openvino_feeds_it_ze
     valid = SAMPLES / "valid" / "loop_all_ports.xml"
     outcomes = _run_in_openvino([valid, xml])
     assert outcomes[str(xml)].startswith("ran ") and outcomes[str(xml)] != outcomes[str(valid)]
+
+
+@pytest.mark.parametrize("attribute", ["part_size", "start", "end", "stride"])
+def test_slicing_attributes_are_judged_only_on_entries_with_an_axis(tmp_path, attribute):
+    """OpenVINO reads start, end, stride and part_size only on a port_map entry with an axis:
+    on one without (a merged input) part_size="" runs and matches the IR reference (a false
+    alarm of the issue-20 fuzz run), on a sliced entry it makes the IR unreadable."""
+    xml = _copy_sample(tmp_path)
+    text = xml.read_text()
+    merged = '<input external_port_id="2" internal_layer_id="1" />'
+    xml.write_text(text.replace(merged, merged.replace(" />", f' {attribute}="" />')))
+    assert ov_loops.validate(xml).findings == []
+    sliced = re.search(r'<input axis="0" external_port_id="4"[^>]*>', text).group(0)
+    broken = re.sub(f'{attribute}="[^"]*"', f'{attribute}=""', sliced)
+    xml.write_text(text.replace(sliced, broken))
+    assert [finding.code for finding in ov_loops.validate(xml).findings] == ["AX007"]

@@ -59,23 +59,32 @@ def check_arriving(layout: OnnxLoopLayout, values: PlaceholderValues) -> None:
 def check_body_outputs(
     layout: OnnxLoopLayout, carried_elem_types: list[int], body: ov.Model
 ) -> None:
-    """The converted body's condition output is bool, and each loop-carried output has the
-    element type its value enters with (0: unknown)."""
+    """The body's condition output is bool, and each loop-carried output has the element type
+    its value enters with (0: unknown), as converted and as the body declares it (onnxruntime
+    refuses a declaration its node contradicts, a declared float condition computed bool)."""
     results, names = body.get_results(), [value.name for value in layout.body.output]
     condition = layout.condition_output
     if condition is not None:
-        found = onnx_elem_type(results[condition].get_element_type())
-        if found not in (0, T.BOOL):
-            port = f"body output {condition} '{names[condition]}'"
-            raise ill_typed(layout, port, f"is {type_name(found)}", "condition_output")
+        for found, how in _output_types(layout, results, condition):
+            if found not in (0, T.BOOL):
+                port = f"body output {condition} '{names[condition]}'"
+                raise ill_typed(layout, port, f"is {how}{type_name(found)}", "condition_output")
     for entering, out, name in zip(
         carried_elem_types, layout.carried_outputs, layout.carried_inputs
     ):
-        found = onnx_elem_type(results[out].get_element_type())
-        if entering and found and found != entering:
-            port = f"body output {out} '{names[out]}'"
-            text = f"is {type_name(found)} but its value '{name}' enters as {type_name(entering)}"
-            raise ill_typed(layout, port, text, "carried")
+        for found, how in _output_types(layout, results, out):
+            if entering and found and found != entering:
+                port = f"body output {out} '{names[out]}'"
+                text = f"is {how}{type_name(found)} but its value '{name}' enters as "
+                raise ill_typed(layout, port, text + type_name(entering), "carried")
+
+
+def _output_types(layout: OnnxLoopLayout, results: list, index: int) -> list[tuple[int, str]]:
+    """Body output `index`'s element type as converted, then as declared (0: unknown), each
+    with the words that say which."""
+    declared = layout.body.output[index].type
+    declared_type = declared.tensor_type.elem_type if declared.HasField("tensor_type") else 0
+    return [(onnx_elem_type(results[index].get_element_type()), ""), (declared_type, "declared ")]
 
 
 def check_flag(

@@ -21,10 +21,12 @@ NUMPY |= {T.DOUBLE: np.float64, T.STRING: np.str_}
 
 def _loop(M=(T.INT64, []), C=(T.BOOL, []), i=(T.INT64, []), c_in=(T.BOOL, []), **carried):
     """v <- v + float(i) three times, stacking v; cond_out = Cast(cond_in, c_out). Each port's
-    (element type, shape) can be changed: M, C (outer), i, c_in, c_out (body), v0, v_in, v_out."""
+    (element type, shape) can be changed: M, C (outer), i, c_in, c_out (body), v0, v_in, v_out;
+    c_declared and v_declared declare cond_out and v_out otherwise than their Casts compute."""
     c_out = carried.get("c_out", (T.BOOL, []))
     v0, v_in = carried.get("v0", (T.FLOAT, [2])), carried.get("v_in", (T.FLOAT, [2]))
     v_out = carried.get("v_out", v_in)
+    c_declared, v_declared = carried.get("c_declared", c_out), carried.get("v_declared", v_out)
     body = graph(
         [
             node("Cast", ["i"], ["i_f"], to=v_in[0]),
@@ -34,7 +36,7 @@ def _loop(M=(T.INT64, []), C=(T.BOOL, []), i=(T.INT64, []), c_in=(T.BOOL, []), *
             node("Cast", ["cond_in"], ["cond_out"], to=c_out[0]),
         ],
         [typed("i", *i), typed("cond_in", *c_in), typed("v_in", *v_in)],
-        [typed("cond_out", *c_out), typed("v_out", *v_out), typed("scan", v_in[0], None)],
+        [typed("cond_out", *c_declared), typed("v_out", *v_declared), typed("scan", v_in[0], None)],
         name="body",
     )
     main = graph(
@@ -81,6 +83,17 @@ ILL_TYPED = {
         _loop(c_out=(T.FLOAT, [])),
         "main/loop: body output 0 'cond_out' is tensor(float); ONNX Loop: the body's first "
         "output is the condition, a bool scalar",
+    ),
+    # declared otherwise than computed: converted from the computed bool (issue 20's fuzz run)
+    "body_condition_output_declared_float": (
+        _loop(c_declared=(T.FLOAT, [])),
+        "main/loop: body output 0 'cond_out' is declared tensor(float); ONNX Loop: the body's "
+        "first output is the condition, a bool scalar",
+    ),
+    "carried_body_output_declared_double": (
+        _loop(v_declared=(T.DOUBLE, [2])),
+        "main/loop: body output 1 'v_out' is declared tensor(double) but its value 'v_in' enters "
+        "as tensor(float); ONNX Loop: a loop-carried value has one element type",
     ),
     "condition_float": (
         _loop(C=(T.FLOAT, [])),
