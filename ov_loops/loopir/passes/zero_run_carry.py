@@ -7,6 +7,7 @@ import openvino as ov
 
 from ov_loops.loopir.loop import LoopIR
 from ov_loops.loopir.passes.base import LoopPass
+from ov_loops.ovgraph import dimensions
 
 
 class BranchZeroRunsOfReshapedCarries(LoopPass):
@@ -63,7 +64,7 @@ def _tighter(produced: ov.PartialShape, declared: ov.PartialShape) -> bool:
         return True
     return any(
         theirs.is_dynamic and mine.get_max_length() not in (-1, theirs.get_max_length())
-        for mine, theirs in zip(produced, declared)
+        for mine, theirs in zip(dimensions(produced), dimensions(declared))
     )
 
 

@@ -20,6 +20,7 @@ import onnx
 import openvino as ov
 import openvino.opset15 as ops
 
+from ov_loops import ovgraph
 from ov_loops.contract.ports import UNNUMBERED, number_ports
 from ov_loops.contract.spec import (
     ConcatenatedOutput,
@@ -155,7 +156,9 @@ def _one_flag(result: ov.Node, what: str) -> ov.Node:
     shape = value.get_partial_shape()
     if shape.is_static and shape.to_shape() in (ov.Shape([]), ov.Shape([1])):
         return result
-    if shape.rank.is_static and any(dim.is_static and dim.get_length() != 1 for dim in shape):
+    if shape.rank.is_static and any(
+        dim.is_static and dim.get_length() != 1 for dim in ovgraph.dimensions(shape)
+    ):
         log.warning(
             "%s (the condition) has shape %s, not one element: its first element decides "
             "whether the loop goes on, as onnxruntime reads it",
