@@ -63,12 +63,12 @@ def _fold_node(value: ov.Output, node: ov.Node, depth: int, known: dict) -> np.n
     shape = value.get_partial_shape()
     if depth == 0 or node.get_type_name() in NOT_FOLDED or shape.is_dynamic:
         return None
-    if np.prod(shape.to_shape(), dtype=np.int64) > MAX_FOLDED_ELEMENTS:
+    if np.prod(lengths(shape), dtype=np.int64) > MAX_FOLDED_ELEMENTS:
         return None
     if node.get_type_name() == "ShapeOf":
         source = node.get_input_partial_shape(0)
         dtype = value.get_element_type().to_dtype()
-        return np.array(source.to_shape(), dtype) if source.is_static else None
+        return np.array(lengths(source), dtype) if source.is_static else None
     arguments = [_fold(argument, depth - 1, known) for argument in node.input_values()]
     if any(argument is None for argument in arguments):
         return None

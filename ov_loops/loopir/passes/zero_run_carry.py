@@ -81,7 +81,7 @@ def _shorter(entering: ov.PartialShape, produced: ov.PartialShape) -> bool:
         return False
     return any(
         theirs.get_max_length() > 0 and max(theirs.get_min_length(), 1) < mine.get_min_length()
-        for theirs, mine in zip(entering, produced)
+        for theirs, mine in zip(dimensions(entering), dimensions(produced))
     )
 
 
