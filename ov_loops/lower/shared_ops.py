@@ -67,13 +67,30 @@ def _graphs_with_bodies(model: ov.Model) -> Iterator[list[ov.Node]]:
 
 def _share_in(ops: list[ov.Node]) -> int:
     first: dict[tuple, ov.Node] = {}
+    # A pure op is keyed only once a second one reads the same sources: until then it is kept
+    # here unkeyed (most read a value of their own; a key costs ~30 us of OpenVINO's Python API)
+    alone: dict[tuple, ov.Node | None] = {}
     dropped = 0
     for node in ops:
         kind = node.get_type_name()
         if kind == "Constant":
             key = _constant_key(node) if node.get_byte_size() <= SMALL else None
+        elif kind in PURE:
+            sources = tuple(
+                (value.get_node().get_instance_id(), value.get_index())
+                for value in node.input_values()
+            )
+            earlier = alone.setdefault((kind, sources), node)
+            if earlier is node:
+                continue
+            if earlier is not None:  # its key, as it would have been keyed when first met
+                alone[kind, sources] = None
+                earlier_key = _op_key(earlier, kind, sources)
+                if earlier_key is not None:
+                    first.setdefault(earlier_key, earlier)
+            key = _op_key(node, kind, sources)
         else:
-            key = _op_key(node, kind) if kind in PURE else None
+            continue
         if key is None:
             continue
         kept = first.setdefault(key, node)
@@ -95,11 +112,8 @@ def _constant_key(node: ov.Node) -> tuple | None:
     return "Constant", kind, data.shape, data.tobytes()
 
 
-def _op_key(node: ov.Node, kind: str) -> tuple | None:
+def _op_key(node: ov.Node, kind: str, sources: tuple) -> tuple | None:
     """(type, version, sources, attributes) of a pure op that may be shared, else None."""
-    sources = tuple(
-        (value.get_node().get_instance_id(), value.get_index()) for value in node.input_values()
-    )
     if len(set(sources)) < len(sources) or not _shareable(node):
         return None
     if kind == "Convert" and node.get_input_element_type(0) == node.get_output_element_type(0):
