@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 
 import numpy as np
 import openvino as ov
@@ -240,10 +241,42 @@ def all_ops(model: ov.Model) -> Iterator[ov.Node]:
 def ops_by_type(model: ov.Model) -> dict[str, list[ov.Node]]:
     """The ops of `model` and of the bodies in it (as `all_ops`, in its order) by type name:
     one walk for the whole-model steps that each look for a few types."""
-    found: dict[str, list[ov.Node]] = {}
-    for op in all_ops(model):
-        found.setdefault(op.get_type_name(), []).append(op)
-    return found
+    return walk(model).by_type
+
+
+@dataclass(frozen=True)
+class Walk:
+    """One walk of a model and of the bodies in it: the ops by type name (as `all_ops`, in its
+    order), and the ordered ops of each graph holding a body (outer graphs first)."""
+
+    by_type: dict[str, list[ov.Node]]
+    holders: list[list[ov.Node]]
+
+
+def walk(model: ov.Model) -> Walk:
+    """`model` and the bodies in it walked once (`Walk`)."""
+    by_type: dict[str, list[ov.Node]] = {}
+    graphs: list[tuple[list[ov.Node], bool]] = []
+
+    def visit(graph: ov.Model) -> None:
+        ops = graph.get_ordered_ops()
+        at = len(graphs)
+        graphs.append((ops, False))
+        for op in ops:
+            kind = op.get_type_name()
+            by_type.setdefault(kind, []).append(op)
+            if kind in ("Loop", "TensorIterator"):
+                bodies = (op.get_function(),)
+            elif kind == "If":
+                bodies = (op.get_then_body(), op.get_else_body())
+            else:
+                continue
+            graphs[at] = (ops, True)
+            for body in bodies:
+                visit(body)
+
+    visit(model)
+    return Walk(by_type, [ops for ops, holds in graphs if holds])
 
 
 SUBGRAPH_OPS = frozenset({"Loop", "TensorIterator", "If"})
