@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 
 import numpy as np
 import openvino as ov
@@ -63,12 +64,12 @@ def _fold_node(value: ov.Output, node: ov.Node, depth: int, known: dict) -> np.n
     shape = value.get_partial_shape()
     if depth == 0 or node.get_type_name() in NOT_FOLDED or shape.is_dynamic:
         return None
-    if np.prod(shape.to_shape(), dtype=np.int64) > MAX_FOLDED_ELEMENTS:
+    if np.prod(lengths(shape), dtype=np.int64) > MAX_FOLDED_ELEMENTS:
         return None
     if node.get_type_name() == "ShapeOf":
         source = node.get_input_partial_shape(0)
         dtype = value.get_element_type().to_dtype()
-        return np.array(source.to_shape(), dtype) if source.is_static else None
+        return np.array(lengths(source), dtype) if source.is_static else None
     arguments = [_fold(argument, depth - 1, known) for argument in node.input_values()]
     if any(argument is None for argument in arguments):
         return None
@@ -97,6 +98,24 @@ def upstream(
             pending.extend(value.get_node() for value in node.input_values())
 
 
+def dimensions(shape: ov.PartialShape | ov.Shape) -> list:
+    """The dims of a shape of static rank, read by index: iterating an `ov.PartialShape` or
+    `ov.Shape` costs about 25 us a dim (openvino 2026.4.1), indexing 1-2 us."""
+    return [shape[index] for index in range(len(shape))]
+
+
+def lengths(shape: ov.PartialShape, unknown: int | None = None) -> list[int | None]:
+    """The lengths of a shape of static rank; `unknown` for a dim that is not static."""
+    return [dim.get_length() if dim.is_static else unknown for dim in dimensions(shape)]
+
+
+def runtime_keys(rt_info) -> list[str]:
+    """The keys of a runtime-info map (`Node.get_rt_info()`), read without running its
+    iterator to its end: the StopIteration, a C++ exception, costs about 200 us."""
+    keys = iter(rt_info)
+    return [next(keys) for _ in range(len(rt_info))]
+
+
 def length(value: ov.Output, axis: int) -> ov.Node:
     """value.shape[axis] as an i64 scalar."""
     index = ops.constant(np.array([axis], np.int64))
@@ -115,7 +134,7 @@ def empty_dims(value: ov.Output, axis: int, stacked: bool = True) -> list[int] |
     shape = value.get_partial_shape()
     if shape.rank.is_dynamic:
         return None
-    dims = [d.get_length() if d.is_static else 0 for d in shape]
+    dims = lengths(shape, 0)
     if stacked:
         dims[axis] = 0
     else:
@@ -202,7 +221,7 @@ def if_outputs(
 def dynamic_besides(value: ov.Output, axis: int) -> bool:
     shape = value.get_partial_shape()
     return shape.rank.is_dynamic or any(
-        dim.is_dynamic for index, dim in enumerate(shape) if index != axis
+        dim.is_dynamic for index, dim in enumerate(dimensions(shape)) if index != axis
     )
 
 
@@ -222,10 +241,42 @@ def all_ops(model: ov.Model) -> Iterator[ov.Node]:
 def ops_by_type(model: ov.Model) -> dict[str, list[ov.Node]]:
     """The ops of `model` and of the bodies in it (as `all_ops`, in its order) by type name:
     one walk for the whole-model steps that each look for a few types."""
-    found: dict[str, list[ov.Node]] = {}
-    for op in all_ops(model):
-        found.setdefault(op.get_type_name(), []).append(op)
-    return found
+    return walk(model).by_type
+
+
+@dataclass(frozen=True)
+class Walk:
+    """One walk of a model and of the bodies in it: the ops by type name (as `all_ops`, in its
+    order), and the ordered ops of each graph holding a body (outer graphs first)."""
+
+    by_type: dict[str, list[ov.Node]]
+    holders: list[list[ov.Node]]
+
+
+def walk(model: ov.Model) -> Walk:
+    """`model` and the bodies in it walked once (`Walk`)."""
+    by_type: dict[str, list[ov.Node]] = {}
+    graphs: list[tuple[list[ov.Node], bool]] = []
+
+    def visit(graph: ov.Model) -> None:
+        ops = graph.get_ordered_ops()
+        at = len(graphs)
+        graphs.append((ops, False))
+        for op in ops:
+            kind = op.get_type_name()
+            by_type.setdefault(kind, []).append(op)
+            if kind in ("Loop", "TensorIterator"):
+                bodies = (op.get_function(),)
+            elif kind == "If":
+                bodies = (op.get_then_body(), op.get_else_body())
+            else:
+                continue
+            graphs[at] = (ops, True)
+            for body in bodies:
+                visit(body)
+
+    visit(model)
+    return Walk(by_type, [ops for ops, holds in graphs if holds])
 
 
 SUBGRAPH_OPS = frozenset({"Loop", "TensorIterator", "If"})
@@ -233,7 +284,7 @@ SUBGRAPH_OPS = frozenset({"Loop", "TensorIterator", "If"})
 
 def structure_digest(model: ov.Model) -> bytes | None:
     """A digest of what `model` computes and how, without its names: per op in order, its type
-    and version, attributes, runtime info, input sources (by op position and output index),
+    and version, attributes, runtime info's keys, input sources (by op position and output index),
     output types and shapes, and a Constant's bytes; the Parameters' and Results' order. Two
     models of equal digests differ at most in their names. None for a model with an op holding
     a body (Loop, TensorIterator, If), whose bodies are not looked into. (One repr of all, then
@@ -254,8 +305,8 @@ def structure_digest(model: ov.Model) -> bytes | None:
             (out.get_element_type().get_type_name(), str(out.get_partial_shape()))
             for out in node.outputs()
         ]
-        rt_info = node.get_rt_info()  # iterating even an empty one costs 80 us: ask its size
-        runtime = sorted((key, str(value)) for key, value in rt_info.items()) if rt_info else ()
+        rt_info = node.get_rt_info()  # its keys: str() of every value is "<OVAny class>"
+        runtime = sorted(runtime_keys(rt_info)) if len(rt_info) else ()
         attributes = sorted(node.get_attributes().items())
         described.append((info.name, info.version_id, attributes, runtime, sources, outputs))
         if info.name == "Constant":

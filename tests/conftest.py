@@ -8,7 +8,13 @@ import openvino as ov
 import pytest
 from hypothesis import settings
 
+from ov_loops.loopir.passes import base as passes_base
 from tests import harness
+
+# The passes' invariant checks (loopir/passes/base.py: a debug switch, off in conversions) are
+# on in every test, and in the processes tests start.
+passes_base.CHECKS = True
+os.environ["OV_LOOPS_CHECKS"] = "1"
 
 # CI draws the same examples on every run (a failure there reproduces here); set
 # OV_LOOPS_HYPOTHESIS=explore for fresh random examples on each run.

@@ -36,12 +36,8 @@ def number_ports(
     """The LoopSpec whose port_map inputs are `inputs` numbered 2, 3, ... and whose outputs are
     `outputs` numbered 0, 1, ..., in the order given (their `external_port`s are ignored).
     `trip_count` is kept only for a constant source."""
-    numbered_inputs = [
-        dataclasses.replace(entry, external_port=port) for port, entry in enumerate(inputs, 2)
-    ]
-    numbered_outputs = [
-        dataclasses.replace(entry, external_port=port) for port, entry in enumerate(outputs)
-    ]
+    numbered_inputs = [_at_port(entry, port) for port, entry in enumerate(inputs, 2)]
+    numbered_outputs = [_at_port(entry, port) for port, entry in enumerate(outputs)]
     return LoopSpec(
         trip_count_source=trip_count_source,
         trip_count=trip_count if trip_count_source == TRIP_COUNT_CONSTANT else None,
@@ -53,6 +49,16 @@ def number_ports(
         current_iteration=current_iteration,
         execution_condition=execution_condition,
     )
+
+
+def _at_port(entry, port: int):
+    """`entry` with `external_port` = `port`: dataclasses.replace's copy without its field scan
+    and __init__ (entries have no __post_init__; this runs for every port of every loop)."""
+    if entry.external_port == port:
+        return entry  # frozen: shared as it is
+    moved = object.__new__(type(entry))
+    moved.__dict__.update(entry.__dict__, external_port=port)
+    return moved
 
 
 def _of_kind(entries: Iterable, kind: type) -> tuple:

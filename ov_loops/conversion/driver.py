@@ -55,7 +55,7 @@ from ov_loops.loopir.passes.pipeline import DEFAULT_LOWERING, LoweringOptions
 from ov_loops.lower.select import lower
 from ov_loops.lower.shared_ops import share_ops
 from ov_loops.lower.stateful_ops import stream_recurrent_ops
-from ov_loops.ovgraph import ops_by_type
+from ov_loops.ovgraph import ops_by_type, walk
 
 MAIN = -1  # the key of the main graph among loops' parents
 
@@ -116,12 +116,15 @@ class Converter:
         # input passed through to an output into a Parameter read by its Result, losing the
         # input's name (test_check's loop_body_passthrough_outputs); bodies get it (simplify.py).
         self._frontend.normalize(model)
-        share_ops(model)  # before the workarounds: a copy they make must stay its own
+        walked = walk(model)  # one walk of every body for share_ops and the steps below
+        share_ops(model, walked)  # before the workarounds: a copy they make must stay its own
         stateful = self._options.target.stateful
         # ONNX RNN/GRU/LSTM ops, before the workarounds: a guard of their final states on a
         # chunk of no time step then falls back to the state read, and the Assign stores that
         assigns, streamed = stream_recurrent_ops(model) if stateful else ((), ())
-        present = ops_by_type(model)  # one walk of every body for the steps below
+        # the types present (the ops share_ops dropped were of types it kept one of), the
+        # Loops; walked again after streaming added ops
+        present = ops_by_type(model) if streamed else walked.by_type
         if self._options.optimize != "none":  # MOC on a body may prune its nested Loops' ports
             loops = rederived(loops, present.get("Loop", ()))
         self._options.target.apply_model_workarounds(model, present.keys())

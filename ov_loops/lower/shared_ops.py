@@ -5,27 +5,28 @@ ops per loop). The IR keeps one of each per graph, as the MOC pass of `openvino.
 (its SharedOpOptimization) does:
 
     for graph in model and every body in it that holds a Loop, TensorIterator or If,
-    in topological order:
+    in topological order (a pure op is keyed once a second op reads its sources):
         c = a Constant of at most SMALL bytes, unnamed, without runtime info but the
             weightless cache's record, that no Result, Loop or If reads
           -> its readers read the first such Constant of c's type, shape and bytes
         n = an unnamed op of PURE reading no value twice, that no Result reads
           -> its readers read the first such op of n's type, attributes and sources
 
-A body without loops or Ifs holds no post-loop ops and is not walked (at seq1000 that is 1,000
-bodies). A value a Result reads stays its own: the CPU plugin lets a body Result alias its
-source (a back edge from a Constant returns a stale value on a run of no iteration,
-zero_run_guards.py); a Constant feeding a Loop and another op crashes the plugin
-(tests/test_plugin_crashes.py). An op reading one value twice may be a computed copy the CPU
-plugin needs (`ovgraph.copy`: Maximum(x, x), LogicalOr(x, x)), and a Convert to its input's
-type a node of its own for a name (`ovgraph.passthrough`): neither is merged.
+A body without loops or Ifs holds no post-loop ops and is left alone (at seq1000 that is 1,000
+bodies); the graphs come from the driver's one walk of the model (`ovgraph.walk`). A value a
+Result reads stays its own: the CPU plugin lets a body Result alias its source (a back edge
+from a Constant returns a stale value on a run of no iteration, zero_run_guards.py); a Constant
+feeding a Loop and another op crashes the plugin (tests/test_plugin_crashes.py). An op reading
+one value twice may be a computed copy the CPU plugin needs (`ovgraph.copy`: Maximum(x, x),
+LogicalOr(x, x)), and a Convert to its input's type a node of its own for a name
+(`ovgraph.passthrough`): neither is merged.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import openvino as ov
+
+from ov_loops.ovgraph import Walk, walk
 
 SMALL = 64  # bytes: what the steps and guards make; weights are left alone
 PURE = frozenset(
@@ -35,45 +36,45 @@ PURE = frozenset(
     }
 )  # fmt: skip
 _CACHE_RECORD = "WeightlessCacheAttribute_0"
-_BODIES = {
-    "Loop": ("get_function",),
-    "TensorIterator": ("get_function",),
-    "If": ("get_then_body", "get_else_body"),
-}
 # A Constant feeding a Loop and another op crashes the CPU plugin (tests/test_plugin_crashes.py
 # item 1): a Constant a Loop, TensorIterator or If reads stays its own.
-_CONSTANT_KEPT_APART_FROM = frozenset({"Result", *_BODIES})
+_CONSTANT_KEPT_APART_FROM = frozenset({"Result", "Loop", "TensorIterator", "If"})
 _SUB_BYTE_OR_STRING = frozenset({"u1", "u2", "u3", "u4", "u6", "i4", "nf4", "f4e2m1", "string"})
 
 
-def share_ops(model: ov.Model) -> int:
+def share_ops(model: ov.Model, walked: Walk | None = None) -> int:
     """Make the readers of equal small Constants and of equal pure ops of `model` (and of each
     body in it that holds a body of its own, per graph) read one of them; the number of ops no
-    longer read."""
-    return sum(_share_in(ops) for ops in _graphs_with_bodies(model))
-
-
-def _graphs_with_bodies(model: ov.Model) -> Iterator[list[ov.Node]]:
-    """The ordered ops of `model` and of each body in it, for those holding a body."""
-    ops = model.get_ordered_ops()
-    holders = [node for node in ops if node.get_type_name() in _BODIES]
-    if not holders:
-        return
-    yield ops
-    for node in holders:
-        for getter in _BODIES[node.get_type_name()]:
-            yield from _graphs_with_bodies(getattr(node, getter)())
+    longer read. `walked`: `model` walked already (`ovgraph.walk`), for its graphs' ops."""
+    return sum(_share_in(ops) for ops in (walked or walk(model)).holders)
 
 
 def _share_in(ops: list[ov.Node]) -> int:
     first: dict[tuple, ov.Node] = {}
+    # A pure op is keyed only once a second one reads the same sources: until then it is kept
+    # here unkeyed (most read a value of their own; a key costs ~30 us of OpenVINO's Python API)
+    alone: dict[tuple, ov.Node | None] = {}
     dropped = 0
     for node in ops:
         kind = node.get_type_name()
         if kind == "Constant":
             key = _constant_key(node) if node.get_byte_size() <= SMALL else None
+        elif kind in PURE:
+            sources = tuple(
+                (value.get_node().get_instance_id(), value.get_index())
+                for value in node.input_values()
+            )
+            earlier = alone.setdefault((kind, sources), node)
+            if earlier is node:
+                continue
+            if earlier is not None:  # its key, as it would have been keyed when first met
+                alone[kind, sources] = None
+                earlier_key = _op_key(earlier, kind, sources)
+                if earlier_key is not None:
+                    first.setdefault(earlier_key, earlier)
+            key = _op_key(node, kind, sources)
         else:
-            key = _op_key(node, kind) if kind in PURE else None
+            continue
         if key is None:
             continue
         kept = first.setdefault(key, node)
@@ -95,11 +96,8 @@ def _constant_key(node: ov.Node) -> tuple | None:
     return "Constant", kind, data.shape, data.tobytes()
 
 
-def _op_key(node: ov.Node, kind: str) -> tuple | None:
+def _op_key(node: ov.Node, kind: str, sources: tuple) -> tuple | None:
     """(type, version, sources, attributes) of a pure op that may be shared, else None."""
-    sources = tuple(
-        (value.get_node().get_instance_id(), value.get_index()) for value in node.input_values()
-    )
     if len(set(sources)) < len(sources) or not _shareable(node):
         return None
     if kind == "Convert" and node.get_input_element_type(0) == node.get_output_element_type(0):

@@ -106,7 +106,7 @@ def _zero_iteration_branch(
 
 def _zeros_like(value: ov.Output) -> ov.Output:
     shape = value.get_partial_shape()
-    dims = [0] if shape.rank.is_dynamic else [d.get_length() if d.is_static else 0 for d in shape]
+    dims = [0] if shape.rank.is_dynamic else ovgraph.lengths(shape, 0)
     return ops.constant(np.zeros(dims, np.uint8), value.get_element_type()).output(0)
 
 

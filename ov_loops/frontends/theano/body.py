@@ -70,7 +70,9 @@ def make_body(seqs: list[SequenceInfo], offsets, outs, invariants, steps: ov.Out
     body = Body()
     for sequence, offset in zip(seqs, offsets):
         shape = sequence.value.get_partial_shape()
-        part = ov.PartialShape([1, *list(shape)[1:]]) if shape.rank.is_static else shape
+        part = (
+            ov.PartialShape([1, *ovgraph.dimensions(shape)[1:]]) if shape.rank.is_static else shape
+        )
         for tap in sequence.taps:  # sequence[offset + tap : offset + tap + steps]
             start = ops.constant(np.array([offset + tap], np.int64))
             stop = ops.add(start, ops.unsqueeze(steps, i64(0)))

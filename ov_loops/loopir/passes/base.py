@@ -3,10 +3,13 @@
     after = pass_(before)  ==  requires(before); after = run(before); ensures(before, after)
 
 `requires` states what the pass needs (by default a LoopIR whose invariants hold), `ensures`
-what it promises (by default the invariants again, `LoopIR.check`). In a pipeline the default
-ones are asked once per LoopIR: a pass returning its loop unchanged promises what it required,
-and the next pass requires what the one before ensured (`checked`); the pipeline checks its
-result once more at the end (a body whose ports a pass changed in place without a new LoopIR).
+what it promises (by default the invariants again, `LoopIR.check`). The default ones are a
+debug switch (`CHECKS`: on in the tests, tests/conftest.py, and with OV_LOOPS_CHECKS=1; off
+they cost about 3% of a conversion of many small loops): the lowering checks each loop once
+(lower/loop5.py). When on, they are asked once per LoopIR in a pipeline: a pass returning its
+loop unchanged promises what it required, and the next pass requires what the one before
+ensured (`checked`); the pipeline checks its result once more at the end (a body whose ports a
+pass changed in place without a new LoopIR).
 A pass must not change what the loop computes: its tests run the loop through the IR
 reference before and after it.
 
@@ -18,11 +21,15 @@ The errors a pass raises on purpose (its refusals) pass unchanged.
 
 from __future__ import annotations
 
+import os
 from typing import ClassVar
 
 from ov_loops.contract.spec import SpecError
 from ov_loops.errors import ConversionError, OvLoopsError, message_line
 from ov_loops.loopir.loop import LoopIR
+
+# Whether passes check the default `requires` / `ensures` (the invariants): tests turn it on.
+CHECKS = os.environ.get("OV_LOOPS_CHECKS") == "1"
 
 
 class LoopPass:
@@ -48,12 +55,15 @@ class LoopPass:
     def __call__(self, loop: LoopIR, *, checked: bool = False) -> LoopIR:
         """`run` between `requires` and `ensures`. Of the default ones (the invariants) only
         what is new is asked: not `requires` of a loop already `checked` (a pipeline's loop, which
-        the pass before ensured), not `ensures` of the loop itself returned unchanged."""
-        if not (checked and type(self).requires is LoopPass.requires):
+        the pass before ensured), not `ensures` of the loop itself returned unchanged; none
+        of the default ones unless `CHECKS`."""
+        own_requires = type(self).requires is not LoopPass.requires
+        if own_requires or (CHECKS and not checked):
             self.requires(loop)
         try:
             after = self.run(loop)
-            if after is not loop or type(self).ensures is not LoopPass.ensures:
+            own_ensures = type(self).ensures is not LoopPass.ensures
+            if own_ensures or (CHECKS and after is not loop):
                 self.ensures(loop, after)
         except SpecError as exc:
             raise SpecError(f"after pass {self.name}: {exc}") from exc

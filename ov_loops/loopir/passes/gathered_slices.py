@@ -53,7 +53,9 @@ class SliceGatheredRows(LoopPass):
         entries, sliced = list(loop.spec.inputs()), []
         first = 2 + len(entries)
         for gather, parameter_index, axis in gathers:
-            part_shape = ov.PartialShape(list(gather.input_value(0).get_partial_shape()))
+            part_shape = ov.PartialShape(
+                ovgraph.dimensions(gather.input_value(0).get_partial_shape())
+            )
             part_shape[axis] = ov.Dimension(1)
             part = ops.parameter(part_shape, gather.get_output_element_type(0))
             part.set_friendly_name(f"{loop.path}/row{len(sliced)}")

@@ -47,6 +47,7 @@ from ov_loops.contract.ports import UNNUMBERED
 from ov_loops.contract.spec import SlicedInput
 from ov_loops.loopir.loop import LoopIR
 from ov_loops.loopir.passes.base import LoopPass
+from ov_loops.ovgraph import dimensions
 
 Build = Callable[[list[ov.Output]], ov.Output]
 
@@ -167,9 +168,9 @@ def _few_rows(node: ov.Node) -> bool:
     """Whether an op's per-iteration output has at most MAX_ROWS_PER_PART rows (all its dims but
     the last, static)."""
     shape = node.get_output_partial_shape(0)
-    if shape.rank.is_dynamic or not all(dim.is_static for dim in list(shape)[:-1]):
+    if shape.rank.is_dynamic or not all(dim.is_static for dim in dimensions(shape)[:-1]):
         return False
-    return math.prod(dim.get_length() for dim in list(shape)[:-1]) <= MAX_ROWS_PER_PART
+    return math.prod(dim.get_length() for dim in dimensions(shape)[:-1]) <= MAX_ROWS_PER_PART
 
 
 @batching_rule("MatMul", heavy=_few_rows)
@@ -428,7 +429,7 @@ def _with_sliced_parts(loop: LoopIR, hoisted, region, outer) -> LoopIR:
     added, values = [], []
     for node in hoisted:
         value, output = region[node.get_instance_id()], node.output(0)
-        dims = list(output.get_partial_shape())
+        dims = dimensions(output.get_partial_shape())
         dims.insert(value.axis, ov.Dimension(1))
         part = ops.parameter(ov.PartialShape(dims), output.get_element_type())
         output.replace(ops.squeeze(part, _i64(value.axis)).output(0))

@@ -28,6 +28,7 @@ from ov_loops.contract.spec import LastValueOutput, MergedInput
 from ov_loops.loopir.loop import LoopIR, LoopResult
 from ov_loops.loopir.passes.base import LoopPass
 from ov_loops.loopir.steps import AfterLoop
+from ov_loops.ovgraph import dimensions, lengths
 
 MAX_PACKED = 4096  # elements of a packed value of static shape
 MAX_PACKED_WIDTH = 256  # its last dim when its other dims are dynamic
@@ -85,7 +86,7 @@ def _shape_key(loop: LoopIR, index: int) -> tuple | None:
         return None
     if returned.get_element_type() != parameter.get_element_type():
         return None
-    dims = tuple(str(dim) for dim in list(shape)[:-1])
+    dims = tuple(str(dim) for dim in dimensions(shape)[:-1])
     return parameter.get_element_type().get_type_name(), dims
 
 
@@ -124,7 +125,7 @@ def _small(loop: LoopIR, members: list[int]) -> bool:
     width = sum(shape[-1].get_length() for shape in shapes)
     if shapes[0].is_dynamic:
         return width <= MAX_PACKED_WIDTH
-    return math.prod(shapes[0].to_shape()[:-1]) * width <= MAX_PACKED
+    return math.prod(lengths(shapes[0])[:-1]) * width <= MAX_PACKED
 
 
 def _with_symbols(values: list[ov.Output]) -> list[ov.PartialShape] | None:
@@ -168,7 +169,7 @@ def _same_dims(first: ov.PartialShape, second: ov.PartialShape) -> bool:
     equal, or dynamic with one symbol."""
     if first.rank.is_dynamic or second.rank.is_dynamic or first.rank != second.rank:
         return False
-    for one, other in zip(list(first)[:-1], list(second)[:-1]):
+    for one, other in zip(dimensions(first)[:-1], dimensions(second)[:-1]):
         if one.is_static or other.is_static:
             if not (one.is_static and other.is_static and one.get_length() == other.get_length()):
                 return False
@@ -195,7 +196,7 @@ def _proven(loop: LoopIR, group: list[int], starts: dict[int, ov.PartialShape]) 
         parameter = parameters[entry.body_parameter]
         shape = parameter.get_partial_shape()
         if entry.body_parameter in members:
-            shape = ov.PartialShape([*list(first)[:-1], shape[-1]])
+            shape = ov.PartialShape([*dimensions(first)[:-1], shape[-1]])
         elif not isinstance(entry, MergedInput):
             shape = _outer_dims(shape, starts[entry.external_port], getattr(entry, "axis", None))
         parameter.set_partial_shape(_symbolic(shape))

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import openvino as ov
 
 from ov_loops.loopir.loop import LoopIR
+from ov_loops.loopir.passes import base
 from ov_loops.loopir.passes.abs_concats import CopyConcatsBeforeAbs, copy_concats_before_abs
 from ov_loops.loopir.passes.accumulators import StackAccumulators
 from ov_loops.loopir.passes.back_edges import CopyBackEdges
@@ -166,7 +167,8 @@ class TargetProfile:
             if self.runs(kind, optimize):
                 loop = made(kind)(loop, checked=checked)
                 checked = True
-        loop.check()
+        if base.CHECKS:  # a debug switch (base.py); the lowering checks each loop once
+            loop.check()
         return loop
 
 

@@ -40,7 +40,7 @@ import openvino.opset15 as ops
 from ov_loops.contract.spec import MergedInput
 from ov_loops.loopir.loop import LoopIR
 from ov_loops.loopir.passes.base import LoopPass
-from ov_loops.ovgraph import length, upstream
+from ov_loops.ovgraph import dimensions, length, upstream
 
 
 class UnboundedCarryLengths(LoopPass):
@@ -79,7 +79,7 @@ def _bounded_but_changing(loop: LoopIR, entry: MergedInput) -> list[int]:
     same_rank = produced.rank.is_static and produced.rank == entering.rank
     return [
         axis
-        for axis, dim in enumerate(entering)
+        for axis, dim in enumerate(dimensions(entering))
         if dim.get_max_length() not in (-1, 0)
         and not (same_rank and dim.is_static and produced[axis] == dim)
     ]

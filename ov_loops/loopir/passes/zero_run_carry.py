@@ -7,6 +7,7 @@ import openvino as ov
 
 from ov_loops.loopir.loop import LoopIR
 from ov_loops.loopir.passes.base import LoopPass
+from ov_loops.ovgraph import dimensions
 
 
 class BranchZeroRunsOfReshapedCarries(LoopPass):
@@ -63,7 +64,7 @@ def _tighter(produced: ov.PartialShape, declared: ov.PartialShape) -> bool:
         return True
     return any(
         theirs.is_dynamic and mine.get_max_length() not in (-1, theirs.get_max_length())
-        for mine, theirs in zip(produced, declared)
+        for mine, theirs in zip(dimensions(produced), dimensions(declared))
     )
 
 
@@ -80,7 +81,7 @@ def _shorter(entering: ov.PartialShape, produced: ov.PartialShape) -> bool:
         return False
     return any(
         theirs.get_max_length() > 0 and max(theirs.get_min_length(), 1) < mine.get_min_length()
-        for theirs, mine in zip(entering, produced)
+        for theirs, mine in zip(dimensions(entering), dimensions(produced))
     )
 
 

@@ -18,7 +18,7 @@ from ov_loops.loopir.passes.base import LoopPass
 from ov_loops.loopir.steps import AfterLoop
 from ov_loops.loopir.unrolling import Unchunk
 from ov_loops.opfactory import constant, op
-from ov_loops.ovgraph import dynamic_besides
+from ov_loops.ovgraph import dimensions, dynamic_besides
 
 
 class GuardZeroIterationRuns(LoopPass):
@@ -195,7 +195,7 @@ def _keep_static_dims(
         return value
     common = [
         mine.get_length() if mine.is_static and mine == theirs else 0
-        for mine, theirs in zip(first, second)
+        for mine, theirs in zip(dimensions(first), dimensions(second))
     ]
     if not any(common):
         return value

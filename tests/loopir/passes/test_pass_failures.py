@@ -8,8 +8,10 @@ from ov_loops.cli.main import main
 from ov_loops.contract.spec import SpecError
 from ov_loops.errors import ConversionError
 from ov_loops.loopir.loop import LoopIR
+from ov_loops.loopir.passes import base
 from ov_loops.loopir.passes.base import LoopPass
 from ov_loops.lower import select
+from ov_loops.lower.loop5 import lower_to_loop5
 from tests.harness import write
 from tests.loop_scenarios import loop_captures_main_graph_and_initializer
 from tests.loopir_scenarios import runtime_counter_two_carried
@@ -50,6 +52,15 @@ def test_a_loop_broken_by_a_pass_names_the_pass():
     loop = runtime_counter_two_carried()[0]
     with pytest.raises(SpecError, match=r"^after pass breaks-the-loop: runtime_counter: LoopIR:"):
         BreaksTheLoop()(loop)
+
+
+def test_without_the_debug_checks_the_lowering_still_refuses_a_broken_loop(monkeypatch):
+    """base.CHECKS off (a conversion's default; the tests turn it on): a pass's result is not
+    checked, and the lowering checks the loop it gets once."""
+    monkeypatch.setattr(base, "CHECKS", False)
+    broken = BreaksTheLoop()(runtime_counter_two_carried()[0])  # not checked
+    with pytest.raises(SpecError, match=r"^runtime_counter: LoopIR: outer values for ports"):
+        lower_to_loop5(broken)
 
 
 def test_convert_reports_a_failing_pass_in_one_line_and_writes_nothing(

@@ -30,6 +30,7 @@ import openvino as ov
 from ov_loops.errors import InputError
 from ov_loops.frontends.onnx.ops.layout import OnnxLoopLayout, PlaceholderValues
 from ov_loops.frontends.onnx.proto.types import onnx_elem_type
+from ov_loops.ovgraph import lengths
 
 T = onnx.TensorProto
 
@@ -98,8 +99,8 @@ def check_flag(
     if found not in (0, elem_type):
         raise ill_typed(layout, port, f"is {type_name(found)}", rule)
     shape = value.get_partial_shape()
-    if scalar and shape.is_static and math.prod(shape.to_shape()) != 1:
-        raise ill_typed(layout, port, f"has shape {list(shape.to_shape())}", rule)
+    if scalar and shape.is_static and math.prod(lengths(shape)) != 1:
+        raise ill_typed(layout, port, f"has shape {lengths(shape)}", rule)
 
 
 def _check_alike(layout: OnnxLoopLayout, value: ov.Output, body_input: str, port: str, rule: str):

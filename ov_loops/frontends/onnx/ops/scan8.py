@@ -135,7 +135,7 @@ class _BatchEntries:
         """A Parameter for one entry of `value` (a Loop-5 part: [1, *entry]); returns the entry."""
         shape = value.get_partial_shape()
         if shape.rank.is_static:
-            shape = ov.PartialShape([1, *list(shape)[1:]])
+            shape = ov.PartialShape([1, *ovgraph.dimensions(shape)[1:]])
         part = ops.parameter(shape, value.get_element_type())
         part.output(0).set_names({f"{self.path}/{role}"})
         self.outer.append(value)

@@ -20,6 +20,7 @@ import onnx
 import openvino as ov
 import openvino.opset15 as ops
 
+from ov_loops import ovgraph
 from ov_loops.contract.ports import UNNUMBERED, number_ports
 from ov_loops.contract.spec import (
     ConcatenatedOutput,
@@ -133,9 +134,9 @@ def _declared_empty_shape(
         return None
     dims = [
         have.get_length() if have.is_static else max(said.dim_value, 0)
-        for have, said in zip(shape, tensor.shape.dim)
+        for have, said in zip(ovgraph.dimensions(shape), tensor.shape.dim)
     ]
-    if not any(have.is_dynamic and dim for have, dim in zip(shape, dims)):
+    if not any(have.is_dynamic and dim for have, dim in zip(ovgraph.dimensions(shape), dims)):
         return None
     dims.insert(axis, 0)
     return _i64(*dims)
@@ -155,7 +156,9 @@ def _one_flag(result: ov.Node, what: str) -> ov.Node:
     shape = value.get_partial_shape()
     if shape.is_static and shape.to_shape() in (ov.Shape([]), ov.Shape([1])):
         return result
-    if shape.rank.is_static and any(dim.is_static and dim.get_length() != 1 for dim in shape):
+    if shape.rank.is_static and any(
+        dim.is_static and dim.get_length() != 1 for dim in ovgraph.dimensions(shape)
+    ):
         log.warning(
             "%s (the condition) has shape %s, not one element: its first element decides "
             "whether the loop goes on, as onnxruntime reads it",
@@ -184,7 +187,7 @@ def _with_part_axis(parameters, part_axes: dict[str, int]) -> list:
         axis = part_axes[next(iter(names))]
         shape = parameter.get_partial_shape()
         if shape.rank.is_static:
-            dims = list(shape)
+            dims = ovgraph.dimensions(shape)
             shape = ov.PartialShape([*dims[:axis], 1, *dims[axis:]])
         part = ops.parameter(shape, parameter.get_element_type())
         part.output(0).set_names(parameter.output(0).get_names())

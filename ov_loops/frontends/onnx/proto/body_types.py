@@ -10,6 +10,7 @@ import openvino.opset15 as ops
 
 from ov_loops.errors import ConversionError
 from ov_loops.frontends.onnx.proto.types import TensorType, onnx_elem_type, ov_element_type
+from ov_loops.ovgraph import lengths
 
 
 def tensor_type(value: ov.Output, declared: onnx.ValueInfoProto | None) -> TensorType:
@@ -25,7 +26,7 @@ def shape_of(value: ov.Output) -> tuple[int | None, ...] | None:
     shape = value.get_partial_shape()
     if shape.rank.is_dynamic:
         return None
-    return tuple(d.get_length() if d.is_static else None for d in shape)
+    return tuple(lengths(shape))
 
 
 def relax(entering: TensorType, leaving: ov.Output) -> TensorType:
