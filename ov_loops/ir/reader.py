@@ -40,7 +40,11 @@ def integer(text: str | None) -> int | None:
     The one accessor for integer attributes: OpenVINO's IR reader parses them with stoll (or as
     unsigned 64-bit), so anything else makes the IR unreadable; callers turn None into a finding.
     """
-    if text is None or not DECIMAL.fullmatch(text):
+    if text is None:
+        return None
+    if len(text) < 19 and text.isascii() and text.isdigit():  # the common case: < 10**18
+        return int(text)
+    if not DECIMAL.fullmatch(text):
         return None
     value = int(text)
     return value if INT64_MIN <= value <= INT64_MAX else None
@@ -159,6 +163,7 @@ class IRDocument:
     graph: Graph
     bin_path: Path
     bin_size: int | None
+    held: list[etree._Element] | None = field(default=None, repr=False)  # read_ir's `hold`
 
     def read_bin(self, offset: int, size: int) -> bytes | None:
         if self.bin_size is None or offset < 0 or size < 0 or offset + size > self.bin_size:
@@ -172,7 +177,10 @@ PROLOG_BYTES = 1 << 16
 
 
 def read_ir(
-    path: str | Path, stream: bool = True, kept: tuple[str, ...] | None = None
+    path: str | Path,
+    stream: bool = True,
+    kept: tuple[str, ...] | None = None,
+    hold: bool = False,
 ) -> IRDocument:
     """Parse `path` (.xml) and find its .bin; raise InputError when either is unreadable.
 
@@ -181,7 +189,9 @@ def read_ir(
     once, without its subgraphs; a kept layer keeps its XML and subgraphs, so memory grows with
     the size of those layers, not of the whole IR (`kept=()`: with the size of the attributes;
     `subgraph_layers` then reads the kept ones one at a time). Without, every layer keeps its
-    XML (to execute the graph).
+    XML (to execute the graph). With `hold` (and `kept=()`), the XML of the layers with subgraphs
+    is held for `subgraph_layers`, which then reads them without parsing the file again: memory
+    grows with the size of those layers, the time of one parse is saved.
     """
     path = Path(path)
     with reading(path, "an IR file"), path.open("rb") as handle:
@@ -193,17 +203,21 @@ def read_ir(
     layers: dict[str, Layer] = {}
     edges: list[Edge] = []
     keeps = lambda element: not stream or element.get("type") in kept  # noqa: E731
+    held = [] if hold else None
+    holds = lambda element: held is not None and element.get("type") in KEPT_TYPES  # noqa: E731
     with _well_formed(path):
-        for element in _main_graph_elements(path, keeps):
+        for element in _main_graph_elements(path, lambda item: keeps(item) or holds(item)):
             if element.tag == "edge":
                 edges.append(_read_edge(element, path))
-            else:
-                layer = _read_layer(element, path, keeps(element))
-                layers[layer.id] = layer
+                continue
+            layer = _read_layer(element, path, keeps(element))
+            layers[layer.id] = layer
+            if holds(element):
+                held.append(element)
     graph = Graph(layers, edges)
     bin_path = path.with_suffix(".bin")
     bin_size = bin_path.stat().st_size if bin_path.is_file() else None
-    document = IRDocument(path, graph, bin_path, bin_size)
+    document = IRDocument(path, graph, bin_path, bin_size, held)
     _require_bin(document, walk_layers(graph))
     return document
 
@@ -212,19 +226,34 @@ def subgraph_layers(document: IRDocument):
     """The main-graph layers with subgraphs (KEPT_TYPES) of a document read with `kept=()`, in
     document order, each read again with its XML and subgraphs and put in `document.graph` in
     place of its attributes while the caller holds it; put back and freed when the next one is
-    asked for. Memory grows with the largest such layer, not with all of them."""
+    asked for. Memory grows with the largest such layer, not with all of them (read with
+    `hold`: their XML is held, and the file is not parsed again)."""
     graph, path = document.graph, document.path
+    held, document.held = document.held, None
+    elements = _each_freed(held) if held is not None else _subgraph_elements(path)
+    for element in elements:
+        full = _read_layer(element, path, keep=True)
+        _require_bin(document, walk_layer(full))
+        attributes, graph.layers[full.id] = graph.layers[full.id], full
+        try:
+            yield full
+        finally:
+            graph.layers[full.id] = attributes
+
+
+def _each_freed(items: list):
+    """The items in order, each let go of by the list once the next is asked for."""
+    items.reverse()
+    while items:
+        yield items.pop()
+
+
+def _subgraph_elements(path: Path):
+    """The main graph's layers with subgraphs, each parsed again from the file at `path`."""
     with _well_formed(path):
         for element in _main_graph_elements(path, lambda _: False):
-            if element.tag != "layer" or element.get("type") not in KEPT_TYPES:
-                continue
-            full = _read_layer(element, path, keep=True)
-            _require_bin(document, walk_layer(full))
-            attributes, graph.layers[full.id] = graph.layers[full.id], full
-            try:
-                yield full
-            finally:
-                graph.layers[full.id] = attributes
+            if element.tag == "layer" and element.get("type") in KEPT_TYPES:
+                yield element
 
 
 @contextmanager
@@ -362,11 +391,9 @@ def _read_layer(node: etree._Element, path: Path, keep: bool) -> Layer:
 
 def _ports(element: etree._Element | None, path: Path | None) -> dict[int, Port]:
     ports = {}
-    for port in element if element is not None else []:
-        if port.tag != "port":
-            continue
+    for port in element.iterchildren("port") if element is not None else ():
         port_id = integer(port.get("id"))
-        dims = tuple(integer(dim.text) for dim in port.findall("dim"))
+        dims = tuple([integer(dim.text) for dim in port.iterchildren("dim")])
         if port_id is None or None in dims:
             raise InputError(
                 f"{path}:{port.sourceline}: malformed <port> (its id and dims must be integers)"

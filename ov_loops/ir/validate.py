@@ -29,6 +29,7 @@ VALIDATE_JSON_KEYS = (
 
 BIN_CODE = "BIN001"
 STRUCTURE_CODE = "ST001"
+ONE_PASS_BYTES = 16 << 20
 
 
 @dataclass(frozen=True)
@@ -103,7 +104,16 @@ def validate(path: str | Path, target: str | None = None) -> Report:
     missing .bin).
     """
     with _cyclic_gc_paused():
-        return _validate(read_ir(path, kept=()), target)
+        return _validate(read_ir(path, kept=(), hold=_small(Path(path))), target)
+
+
+def _small(path: Path) -> bool:
+    """Whether the XML at `path` is small enough (`ONE_PASS_BYTES`) to be parsed once, its loop
+    layers' XML held until they are checked, rather than twice in bounded memory."""
+    try:
+        return path.stat().st_size <= ONE_PASS_BYTES
+    except OSError:
+        return False  # read_ir says why
 
 
 @contextmanager
