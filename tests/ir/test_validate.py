@@ -634,3 +634,19 @@ def test_slicing_attributes_are_judged_only_on_entries_with_an_axis(tmp_path, at
     broken = re.sub(f'{attribute}="[^"]*"', f'{attribute}=""', sliced)
     xml.write_text(text.replace(sliced, broken))
     assert [finding.code for finding in ov_loops.validate(xml).findings] == ["AX007"]
+
+
+@pytest.mark.parametrize(
+    "sample", [f"invalid/{code}" for code in INVALID] + [f"valid/{n}" for n in VALID]
+)
+def test_parsing_once_finds_what_parsing_twice_finds(sample, monkeypatch):
+    """An IR of up to ONE_PASS_BYTES is parsed once (its loop layers' XML held); a larger one
+    twice (bounded memory): the same findings, in the same order, either way."""
+    from ov_loops.ir import validate as validating
+
+    path = SAMPLES / f"{sample}.xml"
+    once = ov_loops.validate(path, "GPU")
+    monkeypatch.setattr(validating, "ONE_PASS_BYTES", 0)
+    twice = ov_loops.validate(path, "GPU")
+    assert (once.loops, once.findings) == (twice.loops, twice.findings)
+    assert once.loops > 0 or sample.startswith("invalid/")
