@@ -130,9 +130,10 @@ def _cyclic_gc_paused():
 
 
 def _validate(document: IRDocument, target: str | None = None) -> Report:
-    """Two passes: `document` holds the main graph's attributes and edges (read with
-    `kept=()`); each layer with subgraphs is then read again, checked and freed before the
-    next (`subgraph_layers`), so memory grows with the largest loop, not with the IR. The
+    """Two steps: `document` holds the main graph's attributes and edges (read with
+    `kept=()`); each layer with subgraphs is then read, checked and freed before the next
+    (`subgraph_layers`), so memory grows with the largest loop, not with the IR; an IR of at
+    most `ONE_PASS_BYTES` is parsed once, its loop layers' XML held meanwhile (`hold`). The
     findings come in the order of one pass over the whole IR: BIN001 in layer order, then
     each loop's, outermost first."""
     report = Report(document.path, 0)
