@@ -29,7 +29,7 @@ VALIDATE_JSON_KEYS = (
 
 BIN_CODE = "BIN001"
 STRUCTURE_CODE = "ST001"
-ONE_PASS_BYTES = 16 << 20
+ONE_PASS_BYTES = 4 << 20  # holding a bigger tree raises convert's peak memory (issue 24)
 
 
 @dataclass(frozen=True)
