@@ -10,11 +10,6 @@ asserts the refusal.
 from __future__ import annotations
 
 # Defect classes (the reasons of KNOWN_FAILURES).
-SHAPES_LOSE_STATIC_DIMS = (
-    "issue 22 item 3: a list appended in a loop (TorchScript's list of tensors) is carried as "
-    "a sequence's flat buffer and shape list, so ConcatFromSequence's result is [?,?,?] where "
-    "openvino.convert_model keeps [?,?,6] (the element's static dim)"
-)
 F64_COMPUTED_AS_F32 = (
     "issue 22 item 8: OpenVINO's CPU plugin computes f64 in f32: GPcovstd, sqrt(k(x,x) - v.v), "
     "cancels and is 6e-4 (DotProduct) to 8e-3 (RBF) off sklearn's where onnxruntime is 1e-11 "
@@ -63,7 +58,6 @@ KNOWN_FAILURES: dict[tuple[str, str], str] = {
     ("skl_gaussian_process_f64", "static-max"): F64_COMPUTED_AS_F32,
     ("tf_while_tensor_array", "npu"): NPU_WHILE_COUNT_FROM_SHAPES,
     ("torch_ts_gru_by_hand_cat", "npu"): NPU_SEQUENCE_SHAPES_DYNAMIC,
-    ("torch_ts_gru_by_hand_cat", "shapes"): SHAPES_LOSE_STATIC_DIMS,
 }
 
 REFUSED: dict[tuple[str, str], str] = {

@@ -44,7 +44,10 @@ Shape = tuple[object, ...] | None  # per dim an int, a main-input symbol or None
 class CarriedShapes:
     """The tensor shape of every named value of a model, in every iteration of its loops."""
 
-    def __init__(self, model: onnx.ModelProto) -> None:
+    def __init__(self, model: onnx.ModelProto, data_prop: bool = False) -> None:
+        """`data_prop`: ONNX inference also propagates shape values (Shape -> Gather -> ...
+        -> Slice), which proves more dims and costs more."""
+        self.data_prop = data_prop
         self.symbols = {
             dim.dim_param
             for value in model.graph.input
@@ -103,7 +106,7 @@ class CarriedShapes:
     def _infer(self, model: onnx.ModelProto) -> bool:
         """Infer the shapes of `model` into self.shapes; False when inference fails."""
         try:
-            inferred = onnx.shape_inference.infer_shapes(model)
+            inferred = onnx.shape_inference.infer_shapes(model, data_prop=self.data_prop)
         except Exception:  # inference fails on some valid models: then nothing is known
             self.shapes, self.elem_types = {}, {}
             return False

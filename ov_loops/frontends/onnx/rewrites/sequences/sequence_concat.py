@@ -61,10 +61,38 @@ def concat_from_sequence(e: Emit, seq: Sequence, axis: int, new_axis: int) -> st
         shape_starts = e.op("CumSum", [seq.ranks, e.const(0)], exclusive=1)
         lengths = e.op("Gather", [seq.shapes, e.op("Add", [shape_starts, at])], axis=0)
     result_shape = e.concat([pre, e.vector(e.total(lengths)), post])
-    if known == 0:
-        return e.reshape(seq.buffer, result_shape)
-    index = concat_index(e, lengths, pre, post, e.starts(seq.sizes))
-    return e.reshape(e.op("Gather", [seq.buffer, index], axis=0), result_shape)
+    values = seq.buffer
+    if known != 0:
+        index = concat_index(e, lengths, pre, post, e.starts(seq.sizes))
+        values = e.op("Gather", [seq.buffer, index], axis=0)
+    return _reshaped(e, values, result_shape, _result_dims(seq.dims, known, new_axis))
+
+
+def _result_dims(dims, axis: int, new_axis: int) -> list | None:
+    """The dims known of the result of concatenating elements of `dims` along `axis`: theirs,
+    but for the axis (its length the total)."""
+    if not isinstance(dims, tuple):
+        return None
+    return [*dims[:axis], None, *dims[axis + 1 - new_axis :]]
+
+
+def _reshaped(e: Emit, values: str, shape: str, dims: list | None) -> str:
+    """`values` reshaped to `shape` (1-D), whose entries `dims` knows before run time:
+
+        target = [dims[i] if known else shape[i] for i]    # the same values (every element
+        result = reshape(values, target)                    # has those dims; none at zero runs)
+        return broadcast(result, [dims[i] if known else 1 for i])   # a no-op copy
+
+    OpenVINO cannot bound `shape` (read from a loop's output), so the Reshape's dims are all
+    dynamic; the Broadcast to a constant makes the known ones static."""
+    if dims is None or all(dim is None for dim in dims):
+        return e.reshape(values, shape)
+    target = e.concat([
+        e.const([dim]) if dim is not None else e.slice(shape, e.const([i]), e.const([i + 1]))
+        for i, dim in enumerate(dims)
+    ])  # fmt: skip
+    ones = [1 if dim is None else dim for dim in dims]
+    return e.op("Expand", [e.reshape(values, target), e.const(ones)])
 
 
 def _split_lengths(e: Emit, length: str, split: str | None, split_rank: int | None) -> str:

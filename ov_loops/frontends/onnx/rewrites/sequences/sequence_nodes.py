@@ -12,7 +12,12 @@ import onnx
 
 from ov_loops.frontends.onnx.rewrites.sequences import sequence_concat, sequence_ops
 from ov_loops.frontends.onnx.rewrites.sequences.sequence_emit import Emit
-from ov_loops.frontends.onnx.rewrites.sequences.sequence_ops import EMPTY, Sequence, join_ranks
+from ov_loops.frontends.onnx.rewrites.sequences.sequence_ops import (
+    EMPTY,
+    Sequence,
+    join_dims,
+    join_ranks,
+)
 from ov_loops.frontends.onnx.rewrites.sequences.sequence_types import (
     OPTIONAL,
     OPTIONAL_SEQUENCE,
@@ -23,9 +28,21 @@ from ov_loops.frontends.onnx.rewrites.sequences.sequence_types import (
 )
 
 Scope = dict[str, Sequence]
-# name -> (element type, rank: an int, None when unknown, EMPTY for an element read from a
-# sequence that is never filled)
-TensorInfo = dict[str, tuple[int, object]]
+
+
+class TensorInfo(dict):
+    """name -> (element type, rank: an int, None when unknown, EMPTY for an element read from a
+    sequence that is never filled); `dims`: name -> the dims proven of a tensor, an int (the
+    same in every iteration of every run) or None per dim."""
+
+    def __init__(self, ranks=(), dims: dict[str, tuple] | None = None) -> None:
+        super().__init__(ranks)
+        self.dims = dict(dims or {})
+
+    def copy(self) -> TensorInfo:
+        return TensorInfo(self, self.dims)
+
+
 Handler = Callable[[onnx.NodeProto, Scope, Emit, TensorInfo], "str | None"]
 HANDLERS: dict[str, Handler] = {}
 UNKNOWN_RANK = (
@@ -113,7 +130,8 @@ def _insert(node, seq, scope, e, info):
     tensor = node.input[1]
     if not seq.elem_type:
         seq = replace(seq, elem_type=info.get(tensor, (0, None))[0])
-    made = sequence_ops.insert(e, seq, tensor, _optional_input(node, 2), _rank(info, tensor))
+    known = (_rank(info, tensor), info.dims.get(tensor))
+    made = sequence_ops.insert(e, seq, tensor, _optional_input(node, 2), known)
     bind(scope, e, node.output[0], made)
 
 
@@ -173,8 +191,7 @@ def _optional(node, scope, e, info):
         else:
             made = Sequence(*made.names(), elem_type, EMPTY, optional=True)
     elif given in scope:
-        made = Sequence(*scope[given].names()[:4], scope[given].elem_type, scope[given].rank,
-                        present=e.const(True, np.bool_))  # fmt: skip
+        made = replace(scope[given].as_sequence(), present=e.const(True, np.bool_))
     else:
         elem_type, rank = info.get(given, (0, None))
         made = sequence_ops.construct(e, [given], elem_type, rank)
@@ -220,25 +237,24 @@ def _identity(node, scope, e, info):
         bind(scope, e, node.output[0], value)
 
 
-def widen(first: Sequence | None, second: Sequence | None) -> tuple[str, object, int] | None:
-    """(kind, rank, element type) of a value that is either of two sequences: an Optional of a
-    sequence if either is one; None when either is not a sequence."""
+def widen(first: Sequence | None, second: Sequence | None) -> tuple | None:
+    """(kind, rank, element type, dims) of a value that is either of two sequences: an Optional
+    of a sequence if either is one; None when either is not a sequence."""
     if first is None or second is None:
         return None
     kinds = {first.kind, second.kind}
     kind = OPTIONAL_SEQUENCE if OPTIONAL_SEQUENCE in kinds else first.kind
-    return kind, join_ranks(first.rank, second.rank), first.elem_type or second.elem_type
+    elem_type = first.elem_type or second.elem_type
+    return kind, join_ranks(first.rank, second.rank), elem_type, join_dims(first.dims, second.dims)
 
 
 def as_kind(e: Emit, value: Sequence, kind: str) -> Sequence:
     """`value` as a value of `kind`: a sequence gets a true `present` as an Optional of a
     sequence, an Optional of a sequence holds its sequence as a sequence."""
     if kind == OPTIONAL_SEQUENCE and value.present is None:
-        return Sequence(
-            *value.names(), value.elem_type, value.rank, present=e.const(True, np.bool_)
-        )
+        return replace(value, present=e.const(True, np.bool_))
     if kind != OPTIONAL_SEQUENCE:
-        return Sequence(*value.names()[:4], value.elem_type, value.rank, optional=kind == OPTIONAL)
+        return replace(value.as_sequence(), optional=kind == OPTIONAL)
     return value
 
 

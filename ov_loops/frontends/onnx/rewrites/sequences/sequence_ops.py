@@ -28,6 +28,9 @@ from ov_loops.frontends.onnx.rewrites.sequences.sequence_emit import Emit
 # holds an element, so any rank fits), an int (every element has it), or None (unknown/varies).
 EMPTY = "empty"
 Rank = int | str | None
+# What is known of the elements' dims: EMPTY, a tuple of an int (every element has that dim,
+# in every run) or None per dim, or None (unknown).
+Dims = tuple[int | None, ...] | str | None
 
 
 def join_ranks(first: Rank, second: Rank) -> Rank:
@@ -37,6 +40,17 @@ def join_ranks(first: Rank, second: Rank) -> Rank:
     if second == EMPTY or first == second:
         return first
     return None
+
+
+def join_dims(first: Dims, second: Dims) -> Dims:
+    """The dims known of a value that is either of two values of dims `first` and `second`."""
+    if first == EMPTY:
+        return second
+    if second == EMPTY:
+        return first
+    if first is None or second is None or len(first) != len(second):
+        return None
+    return tuple(a if a == b else None for a, b in zip(first, second))
 
 
 @dataclass(frozen=True)
@@ -55,6 +69,7 @@ class Sequence:
     rank: Rank = None
     present: str | None = None
     optional: bool = False
+    dims: Dims = None
 
     @property
     def kind(self) -> SequenceKind:
@@ -79,7 +94,8 @@ class Sequence:
 def empty(e: Emit, elem_type: int) -> Sequence:
     """SequenceEmpty(dtype): `seq = []`"""
     ints = [e.empty(onnx.TensorProto.INT64) for _ in range(3)]
-    return Sequence(e.empty(elem_type), *ints, elem_type=elem_type, rank=EMPTY)
+    return Sequence(e.empty(elem_type), *ints, elem_type=elem_type, rank=EMPTY,
+                    dims=EMPTY)  # fmt: skip
 
 
 def construct(e: Emit, tensors: list[str], elem_type: int, rank: Rank) -> Sequence:
@@ -127,18 +143,19 @@ def _splice(e: Emit, seq: Sequence, p: str, drop: int, new: tuple[str, ...] | No
 
 
 def insert(
-    e: Emit, seq: Sequence, tensor: str, at: str | None, tensor_rank: int | None
+    e: Emit, seq: Sequence, tensor: str, at: str | None, known: tuple[int | None, Dims]
 ) -> Sequence:
     """SequenceInsert(seq, tensor, position=None):
     `seq.insert(position, tensor) if position is not None else seq.append(tensor)`
-    (position in [-n, n], negative counts from the back)."""
+    (position in [-n, n], negative counts from the back). `known`: the tensor's rank and
+    dims as far as known."""
     piece = (e.flat(tensor), e.size(tensor), e.rank(tensor), e.op("Shape", [tensor]))
-    rank = join_ranks(seq.rank, tensor_rank)
+    known_now = {"rank": join_ranks(seq.rank, known[0]), "dims": join_dims(seq.dims, known[1])}
     if at is None:
         parts = [e.concat([old, new]) for old, new in zip(seq.names()[:4], piece)]
         return replace(seq, buffer=parts[0], sizes=parts[1], ranks=parts[2], shapes=parts[3],
-                       rank=rank)  # fmt: skip
-    return replace(_splice(e, seq, position(e, seq, at, 0), 0, piece), rank=rank)
+                       **known_now)  # fmt: skip
+    return replace(_splice(e, seq, position(e, seq, at, 0), 0, piece), **known_now)
 
 
 def erase(e: Emit, seq: Sequence, at: str | None) -> Sequence:

@@ -45,6 +45,7 @@ from ov_loops.frontends.onnx.rewrites.sequences.sequence_emit import Emit
 from ov_loops.frontends.onnx.rewrites.sequences.sequence_nodes import (
     HANDLERS,
     Scope,
+    TensorInfo,
     as_kind,
     propagate_rank,
     widen,
@@ -64,7 +65,8 @@ from ov_loops.frontends.onnx.rewrites.sequences.sequence_types import (
 )
 
 STANDARD = ("", "ai.onnx")
-Plan = list  # per carried value: (kind, rank, element type), or None for a tensor
+Plan = list  # per carried value: (kind, rank, element type, dims), or None for a tensor
+_WIDENINGS = 8  # a plan widens at most rank + 2 times: empty -> a rank and dims -> fewer dims
 
 
 def lower_sequences(model: onnx.ModelProto, record: SequenceParts | None = None) -> onnx.ModelProto:
@@ -95,9 +97,10 @@ def _name_nodes(model: onnx.ModelProto) -> None:
                 used.add(node.name)
 
 
-def _tensor_info(model: onnx.ModelProto) -> dict[str, tuple[int, int | None]]:
+def _tensor_info(model: onnx.ModelProto) -> TensorInfo:
     """(element type, rank or None) of each tensor ONNX shape inference types, trusting no
-    declared sequence element shape (producers declare wrong ones)."""
+    declared sequence element shape (producers declare wrong ones); the dims proven of those
+    a ConcatFromSequence may read (_proven_dims)."""
     stripped = onnx.ModelProto()
     stripped.CopyFrom(model)
     for graph, _ in all_graphs(stripped.graph, "main"):
@@ -115,23 +118,43 @@ def _tensor_info(model: onnx.ModelProto) -> dict[str, tuple[int, int | None]]:
             if kind_of(info.type) == TENSOR:
                 tensor = info.type.tensor_type
                 found[info.name] = (tensor.elem_type, declared_rank(info.type))
-    return found | _proven_ranks(model, found)
+    concats = any(
+        node.op_type == "ConcatFromSequence"
+        for graph, _ in all_graphs(model.graph, "main")
+        for node in graph.node
+    )
+    proven = _proven(model, concats or any(rank is None for _, rank in found.values()), concats)
+    return TensorInfo(found | _proven_ranks(proven, found), _proven_dims(proven))
 
 
-def _proven_ranks(model: onnx.ModelProto, found: dict) -> dict[str, tuple[int, int]]:
+def _proven(model: onnx.ModelProto, wanted: bool, data_prop: bool) -> CarriedShapes | None:
+    """The shapes proven by induction (CarriedShapes), when `wanted` and found."""
+    if not wanted:
+        return None
+    try:
+        return CarriedShapes(model, data_prop=data_prop)
+    except Exception:  # a help, like inference
+        return None
+
+
+def _proven_ranks(proven: CarriedShapes | None, found: dict) -> dict[str, tuple[int, int]]:
     """Ranks of tensors in loop bodies that shape inference left open (carried values declared
     without a shape, and what the body computes from them), proven by induction."""
-    if all(rank is not None for _, rank in found.values()):
-        return {}
-    try:
-        proven = CarriedShapes(model)
-    except Exception:  # a help, like inference
-        return {}
     ranks = {}
-    for name, shape in proven.shapes.items():
+    for name, shape in proven.shapes.items() if proven else ():
         if shape is not None and found.get(name, (0, None))[1] is None:
             ranks[name] = (found.get(name, (proven.elem_type(name), None))[0], len(shape))
     return ranks
+
+
+def _proven_dims(proven: CarriedShapes | None) -> dict[str, tuple[int | None, ...]]:
+    """The dims proven of each tensor: an int where it is the same number in every iteration
+    of every run, else None (a main input's symbol varies between runs)."""
+    return {
+        name: tuple(dim if isinstance(dim, int) else None for dim in shape)
+        for name, shape in (proven.shapes.items() if proven else ())
+        if shape is not None
+    }
 
 
 class SequenceLowering:
@@ -149,7 +172,7 @@ class SequenceLowering:
     def _scratch(self) -> SequenceLowering:
         """A lowering for a trial run: its own names, ranks, refusals and record."""
         trial = copy.copy(self)
-        trial.taken, trial.info, trial.items = set(self.taken), dict(self.info), []
+        trial.taken, trial.info, trial.items = set(self.taken), self.info.copy(), []
         trial.record = SequenceParts()
         return trial
 
@@ -245,7 +268,7 @@ class SequenceLowering:
         body = next(attr.g for attr in node.attribute if attr.name == "body")
         carried = list(node.input[2:])
         plan = [_plan_of(scope.get(name)) for name in carried]
-        for _ in range(4):  # the ranks only widen: empty -> one rank -> unknown
+        for _ in range(_WIDENINGS):  # ranks and dims only widen: empty -> known -> unknown
             trial = onnx.GraphProto()
             trial.CopyFrom(body)
             outputs = self._scratch()._body(trial, scope, plan, path)
@@ -253,6 +276,8 @@ class SequenceLowering:
             if widened == plan:
                 break
             plan = widened
+        else:  # no fixed point of the dims: claim none
+            plan = [entry and (*entry[:3], None) for entry in plan]
         self._body(body, scope, plan, path)
         e = self._emit(nodes, node.name or "loop")
         inputs = list(node.input[:2])
@@ -280,11 +305,10 @@ class SequenceLowering:
             if entry is None:
                 inputs.append(value)
                 continue
-            kind, rank, elem_type = entry
-            elem_type = elem_type or element_type(value.type).tensor_type.elem_type
-            made = _sequence_of(kind, part_names(value.name, kind, self.taken), elem_type, rank)
+            elem_type = entry[2] or element_type(value.type).tensor_type.elem_type
+            made = _sequence_of(part_names(value.name, entry[0], self.taken), entry, elem_type)
             inner[value.name] = made
-            self.record.carried[made.names()] = kind
+            self.record.carried[made.names()] = entry[0]
             inputs.extend(part_infos(made))
         del body.input[:]
         body.input.extend(inputs)
@@ -329,8 +353,7 @@ class SequenceLowering:
 
     def _outer(self, scope: Scope, name: str, entry) -> tuple[str, ...]:
         """The parts of the sequence output `name` of a Loop or If, as its plan `entry` says."""
-        kind, rank, elem_type = entry
-        made = _sequence_of(kind, part_names(name, kind, self.taken), elem_type, rank)
+        made = _sequence_of(part_names(name, entry[0], self.taken), entry, entry[2])
         scope[name] = made
         return made.names()
 
@@ -371,17 +394,20 @@ def _unbounded(e: Emit, value: Sequence, previous: Sequence) -> Sequence:
     return value.renamed((*parts, *value.names()[4:]))
 
 
-def _sequence_of(kind: str, names: tuple[str, ...], elem_type: int, rank) -> Sequence:
+def _sequence_of(names: tuple[str, ...], entry: tuple, elem_type: int) -> Sequence:
+    """The sequence of parts `names` a plan entry (kind, rank, _, dims) describes."""
+    kind, rank, _, dims = entry
     present = names[4] if kind == OPTIONAL_SEQUENCE else None
-    return Sequence(*names[:4], elem_type, rank, present=present, optional=kind == OPTIONAL)
+    return Sequence(*names[:4], elem_type, rank, present=present, optional=kind == OPTIONAL,
+                    dims=dims)  # fmt: skip
 
 
 def _plan_of(value: Sequence | None):
-    return None if value is None else (value.kind, value.rank, value.elem_type)
+    return None if value is None else (value.kind, value.rank, value.elem_type, value.dims)
 
 
 def _widen_plan(entry, value: Sequence | None):
     """The plan entry for a value that is either as `entry` says or `value`."""
     if entry is None:
         return None
-    return widen(_sequence_of(entry[0], ("",) * 5, entry[2], entry[1]), value)
+    return widen(_sequence_of(("",) * 5, entry, entry[2]), value)
