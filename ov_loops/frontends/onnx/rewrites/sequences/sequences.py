@@ -201,7 +201,13 @@ class SequenceLowering:
                 continue
             names = part_names(value.name, kind, self.taken)
             elem_type = element_type(value.type).tensor_type.elem_type
-            made = _sequence_of(kind, names, elem_type, declared_rank(value.type))
+            entry = (
+                kind,
+                declared_rank(value.type),
+                elem_type,
+                None,
+            )  # no dims declared are trusted
+            made = _sequence_of(names, entry, elem_type)
             scope[value.name] = made
             self.record.inputs.append((kind, made.names()))
             inputs.extend(part_infos(made))
