@@ -272,25 +272,54 @@ def _other_kind(path: Path) -> str | None:
         return f"{path}: the weights of the IR {xml}; give the .xml"
     try:
         with path.open("rb") as handle:
-            onnx_like = handle.read(1) == b"\x08"  # field 1 (ir_version): how ONNX files begin
+            onnx_like = _has_graph_field(handle)
     except OSError:
         return None
     if not onnx_like:
-        return None
-    import onnx
-    from google.protobuf.message import DecodeError
-
-    try:
-        model = onnx.load(str(path), load_external_data=False)
-    except (DecodeError, OSError, ValueError):
-        return None
-    if not model.HasField("graph"):
         return None
     renamed = " (named .xml: name it .onnx)" if path.suffix == ".xml" else ""
     return (
         f"{path}: an ONNX model{renamed}, not an OpenVINO IR: ov-loops convert converts it, "
         "ov-loops check runs it"
     )
+
+
+def _has_graph_field(handle) -> bool:
+    """Whether the stream is a protobuf message starting with field 1 (ONNX's ir_version) and
+    holding field 7 (its graph) at top level: walked in the wire format, fields skipped, so
+    the reader stays free of the onnx package.
+
+        for (field, wire_type) in message: skip its value; graph if field 7 and length-delimited
+    """
+    first = True
+    while True:
+        key = _varint(handle)
+        if key is None or (first and key != 0x08):
+            return False
+        first, field_number, wire_type = False, key >> 3, key & 7
+        if wire_type == 2 and field_number == 7:
+            return True
+        if wire_type == 0:
+            if _varint(handle) is None:
+                return False
+            continue
+        size = _varint(handle) if wire_type == 2 else {1: 8, 5: 4}.get(wire_type)
+        if size is None:
+            return False
+        handle.seek(size, 1)
+
+
+def _varint(handle) -> int | None:
+    """A protobuf varint read from the stream; None at its end or past 10 bytes."""
+    value = 0
+    for shift in range(0, 70, 7):
+        byte = handle.read(1)
+        if not byte:
+            return None
+        value |= (byte[0] & 0x7F) << shift
+        if byte[0] < 0x80:
+            return value
+    return None
 
 
 def _require_bin(document: IRDocument, layers) -> None:
