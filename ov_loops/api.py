@@ -10,7 +10,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import onnx
 import openvino as ov
 
 from ov_loops.conversion.caveats import sequence_lengths_warning
@@ -24,10 +23,11 @@ from ov_loops.frontends.onnx.load.caveats import nodes_with_sequence_lengths
 from ov_loops.frontends.onnx.load.input_specs import input_shapes, output_names
 from ov_loops.frontends.onnx.load.io_edits import InputOutputEdits
 from ov_loops.frontends.onnx.load.load import load_model
+from ov_loops.frontends.onnx.proto import schema
 from ov_loops.loopir.passes.levels import OptimizeLevel
 
 log = logging.getLogger(__name__)
-ModelSource = str | os.PathLike | bytes | io.IOBase | onnx.ModelProto
+ModelSource = str | os.PathLike | bytes | io.IOBase | schema.ModelProto
 
 
 def translate(

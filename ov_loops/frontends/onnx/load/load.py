@@ -9,23 +9,21 @@ from __future__ import annotations
 
 import io
 import os
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 
-import onnx
 from google.protobuf.message import DecodeError, Message
-from onnx.external_data_helper import load_external_data_for_tensor, uses_external_data
 
 from ov_loops.errors import InputError, reading
 from ov_loops.frontends.onnx.load import weights
 from ov_loops.frontends.onnx.load.not_onnx import not_onnx_error
 from ov_loops.frontends.onnx.load.prepare import PreparedModel, prepare
+from ov_loops.frontends.onnx.proto import schema
 
 
 def load_model(
-    source: str | os.PathLike[str] | bytes | io.IOBase | onnx.ModelProto,
-    edit: Callable[[onnx.ModelProto], None] | None = None,
+    source: str | os.PathLike[str] | bytes | io.IOBase | schema.ModelProto,
+    edit: Callable[[schema.ModelProto], None] | None = None,
     weights_in_files: bool = False,
 ) -> PreparedModel:
     """Return the model read, checked and prepared for conversion (a ModelProto given is left
@@ -55,11 +53,11 @@ def load_model(
     return prepared
 
 
-def _read(source, weights_in_files: bool = False) -> tuple[onnx.ModelProto, str, Path | None]:
+def _read(source, weights_in_files: bool = False) -> tuple[schema.ModelProto, str, Path | None]:
     """(model, how to name it in errors, the directory its external data is in); a path read
     `weights_in_files` gives a model without its big tensors' data."""
-    if isinstance(source, onnx.ModelProto):
-        model = onnx.ModelProto()
+    if isinstance(source, schema.ModelProto):
+        model = schema.ModelProto()
         model.CopyFrom(source)
         return model, "the model", None
     if isinstance(source, (bytes, bytearray, memoryview)):
@@ -85,10 +83,10 @@ def _read_stream(stream) -> bytes:
     return bytes(data)
 
 
-def _parse(data: bytes, what: str, path: Path | None = None) -> onnx.ModelProto:
+def _parse(data: bytes, what: str, path: Path | None = None) -> schema.ModelProto:
     if not data:
         raise InputError(f"{what}: empty file, not an ONNX model")
-    model = onnx.ModelProto()
+    model = schema.ModelProto()
     try:
         model.ParseFromString(data)
     except (DecodeError, RuntimeWarning, ValueError):
@@ -113,26 +111,20 @@ def _require_utf8(message: Message, what: str, where: str = "model") -> None:
                 _require_utf8(item, what, f"{where}.{field.name}{suffix}")
 
 
-def _load_external_data(model: onnx.ModelProto, directory: Path | None, what: str) -> None:
+def _load_external_data(model: schema.ModelProto, directory: Path | None, what: str) -> None:
     """Read every tensor kept in an external file, wherever it is in the model, relative to the
     model's directory (files outside it are refused, as onnx does)."""
-    for tensor in weights.all_tensors(model):
-        if not uses_external_data(tensor):
-            continue
-        if directory is None:
-            raise InputError(
-                f"{what}: tensor '{tensor.name}' keeps its data in an external file, which "
-                "cannot be found without the model's path: convert the file itself"
-            )
+    external = list(weights.external_tensors(model))
+    if not external:
+        return
+    if directory is None:
+        raise InputError(
+            f"{what}: tensor '{external[0].name}' keeps its data in an external file, which "
+            "cannot be found without the model's path: convert the file itself"
+        )
+    weights.check_external_sizes(model, directory, what)
+    for tensor in external:
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # unknown keys: onnx ignores them
-                load_external_data_for_tensor(tensor, str(directory))
-        except (OSError, ValueError, onnx.checker.ValidationError) as exc:
+            weights.read_external_data(tensor, directory)
+        except OSError as exc:
             raise InputError(f"{what}: cannot read external data: {exc}") from None
-        expected = weights.byte_size(tensor)
-        if expected is not None and expected != len(tensor.raw_data):
-            raise InputError(
-                f"{what}: external data of tensor '{tensor.name}' has {len(tensor.raw_data)} "
-                f"bytes, its type and shape need {expected}"
-            )

@@ -12,11 +12,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 
-import onnx
-
 from ov_loops.frontends.onnx.load.checker import check_model
 from ov_loops.frontends.onnx.load.inline import inline_local_functions
 from ov_loops.frontends.onnx.load.order import sort_topologically
+from ov_loops.frontends.onnx.proto import schema
 from ov_loops.frontends.onnx.proto.sequence_parts import SequenceParts
 from ov_loops.frontends.onnx.rewrites.array_feature_extractor import (
     array_feature_extractor_as_gather,
@@ -34,14 +33,14 @@ from ov_loops.frontends.onnx.rewrites.shapeless_inputs import (
     shapeless_inputs_take_declared_shapes,
 )
 
-Rewrite = Callable[[onnx.ModelProto], onnx.ModelProto]
+Rewrite = Callable[[schema.ModelProto], schema.ModelProto]
 
 
 @dataclass
 class PreparedModel:
     """A model ready for conversion, and what its rewrites made that the model cannot say."""
 
-    model: onnx.ModelProto
+    model: schema.ModelProto
     sequences: SequenceParts = field(default_factory=SequenceParts)
 
 
@@ -63,7 +62,7 @@ def rewrites(sequences: SequenceParts) -> tuple[Rewrite, ...]:
     )
 
 
-def prepare(model: onnx.ModelProto) -> PreparedModel:
+def prepare(model: schema.ModelProto) -> PreparedModel:
     """Apply the rewrites in order."""
     sequences = SequenceParts()
     for rewrite in rewrites(sequences):
