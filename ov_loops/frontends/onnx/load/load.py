@@ -9,22 +9,28 @@ from __future__ import annotations
 
 import io
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from google.protobuf.message import DecodeError, Message
 
 from ov_loops.errors import InputError, reading
 from ov_loops.frontends.onnx.load import weights
+from ov_loops.frontends.onnx.load.checker import check_model
 from ov_loops.frontends.onnx.load.not_onnx import not_onnx_error
+from ov_loops.frontends.onnx.load.order import sort_topologically
 from ov_loops.frontends.onnx.load.prepare import PreparedModel, prepare
 from ov_loops.frontends.onnx.proto import schema
 
+ModelSource = str | os.PathLike[str] | bytes | io.IOBase | schema.ModelProto
+
 
 def load_model(
-    source: str | os.PathLike[str] | bytes | io.IOBase | schema.ModelProto,
+    source: ModelSource,
     edit: Callable[[schema.ModelProto], None] | None = None,
     weights_in_files: bool = False,
+    check: bool = True,
 ) -> PreparedModel:
     """Return the model read, checked and prepared for conversion (a ModelProto given is left
     as it is; a stream, such as `io.BytesIO`, is read from its position to its end); raise
@@ -34,7 +40,8 @@ def load_model(
     `weights_in_files`: a model read from a path keeps its big tensors' data in its files,
     referenced by absolute path (frontends.onnx.load.weights); the model is then for
     conversion only (OpenVINO's frontend reads such references, onnx and onnxruntime need them
-    loaded)."""
+    loaded). Without `check` the ONNX checker does not run: `checked_on_failure` runs it when
+    what follows fails."""
     in_files = weights_in_files and isinstance(source, (str, os.PathLike))
     model, what, directory = _read(source, in_files)
     _require_utf8(model, what)
@@ -45,12 +52,45 @@ def load_model(
     try:
         if edit is not None:
             edit(model)
-        prepared = prepare(model)
+        prepared = prepare(model, check)
     except InputError as exc:
         raise InputError(f"{what}: {exc}") from None
     if in_files:
         weights.with_absolute_locations(prepared.model, directory)
     return prepared
+
+
+@contextmanager
+def checked_on_failure(source: ModelSource) -> Iterator[None]:
+    """Run the body, which reads and converts `source` without the ONNX checker; when it fails
+    (an error or a bug), read `source` again and raise the checker's one-line refusal instead if
+    the checker (or the topological sort before it) refuses the model: what loading it with the
+    checker would have said. The checker imports onnx and fills its op-schema registry (16 MiB,
+    proto/schema.py); a model that converts never pays for it."""
+    position = source.tell() if isinstance(source, io.IOBase) and source.seekable() else None
+    try:
+        yield
+    except Exception:
+        refusal = _checker_refusal(source, position)
+        if refusal is None:
+            raise
+        raise refusal from None
+
+
+def _checker_refusal(source: ModelSource, position: int | None) -> InputError | None:
+    """The checker's refusal of `source` read again (None when it accepts it, or `source` cannot
+    be read again)."""
+    try:
+        if position is not None:
+            source.seek(position)
+        model, what, _ = _read(source, weights_in_files=True)
+    except (InputError, OSError, ValueError):
+        return None
+    try:
+        check_model(sort_topologically(model))
+    except InputError as exc:
+        return InputError(f"{what}: {exc}")
+    return None
 
 
 def _read(source, weights_in_files: bool = False) -> tuple[schema.ModelProto, str, Path | None]:

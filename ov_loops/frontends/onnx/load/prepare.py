@@ -44,11 +44,13 @@ class PreparedModel:
     sequences: SequenceParts = field(default_factory=SequenceParts)
 
 
-def rewrites(sequences: SequenceParts) -> tuple[Rewrite, ...]:
-    """The rewrites, in order; the sequence rewrite records its parts in `sequences`."""
+def rewrites(sequences: SequenceParts, check: bool = True) -> tuple[Rewrite, ...]:
+    """The rewrites, in order; the sequence rewrite records its parts in `sequences`. Without
+    `check`, the ONNX checker does not run (load.checked_on_failure: it words a failure)."""
     return (
         sort_topologically,
-        check_model,  # not a rewrite: the ONNX checker, on the model as the user wrote it
+        *([check_model] if check else []),  # not a rewrite: the ONNX checker, on the model as
+        # the user wrote it
         inline_local_functions,
         refuse_placeholder_domain,  # after inlining: functions may hold such nodes too
         array_feature_extractor_as_gather,  # ai.onnx.ml ops OpenVINO cannot convert; after
@@ -62,9 +64,9 @@ def rewrites(sequences: SequenceParts) -> tuple[Rewrite, ...]:
     )
 
 
-def prepare(model: schema.ModelProto) -> PreparedModel:
-    """Apply the rewrites in order."""
+def prepare(model: schema.ModelProto, check: bool = True) -> PreparedModel:
+    """Apply the rewrites in order (the ONNX checker among them when `check`)."""
     sequences = SequenceParts()
-    for rewrite in rewrites(sequences):
+    for rewrite in rewrites(sequences, check):
         model = rewrite(model)
     return PreparedModel(model, sequences)
