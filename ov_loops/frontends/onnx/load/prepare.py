@@ -15,6 +15,7 @@ from functools import partial
 from ov_loops.frontends.onnx.load.checker import check_model
 from ov_loops.frontends.onnx.load.inline import inline_local_functions
 from ov_loops.frontends.onnx.load.order import sort_topologically
+from ov_loops.frontends.onnx.load.structure import check_structure
 from ov_loops.frontends.onnx.proto import schema
 from ov_loops.frontends.onnx.proto.sequence_parts import SequenceParts
 from ov_loops.frontends.onnx.rewrites.array_feature_extractor import (
@@ -46,11 +47,12 @@ class PreparedModel:
 
 def rewrites(sequences: SequenceParts, check: bool = True) -> tuple[Rewrite, ...]:
     """The rewrites, in order; the sequence rewrite records its parts in `sequences`. Without
-    `check`, the ONNX checker does not run (load.checked_on_failure: it words a failure)."""
+    `check`, structural checks stand in for the ONNX checker (load/structure.py), which then
+    words a failure only (load.checked_on_failure)."""
     return (
         sort_topologically,
-        *([check_model] if check else []),  # not a rewrite: the ONNX checker, on the model as
-        # the user wrote it
+        check_model if check else check_structure,  # not rewrites: the ONNX checker, or
+        # the structural checks that stand in for it, on the model as the user wrote it
         inline_local_functions,
         refuse_placeholder_domain,  # after inlining: functions may hold such nodes too
         array_feature_extractor_as_gather,  # ai.onnx.ml ops OpenVINO cannot convert; after

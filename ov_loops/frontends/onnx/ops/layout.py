@@ -116,6 +116,8 @@ class OnnxLoopLayout:
     # breaks (None: sliced inputs are the op's own reads, not ports of the node).
     type_rules: ClassVar[dict[str, str]] = {}
     sliced_rule: ClassVar[str | None] = None
+    # The attributes the op defines (load/structure.py refuses others).
+    attributes: ClassVar[frozenset[str]] = frozenset({"body"})
 
     # -- layout ------------------------------------------------------------------------------
     @property

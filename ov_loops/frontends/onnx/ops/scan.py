@@ -56,6 +56,10 @@ class OnnxScan(OnnxLoopLayout):
         "sequence_lens": "sequence_lens is an int64 tensor",
     }
     sliced_rule = "scan_input"
+    attributes = frozenset(
+        {"body", "num_scan_inputs", "scan_input_axes", "scan_input_directions"}
+        | {"scan_output_axes", "scan_output_directions"}
+    )
     input_offset = 0  # where the states start among the node's inputs (Scan-8: sequence_lens)
     loop_ir = translated_loop_ir  # its body becomes the LoopIR (body.py)
 

@@ -45,6 +45,7 @@ class OnnxScan8(OnnxScan):
     """One ONNX Scan-8 node, read as the scan of one batch entry."""
 
     input_offset = 1
+    attributes = frozenset({"body", "num_scan_inputs", "directions"})
 
     @classmethod
     def declared_feeds(

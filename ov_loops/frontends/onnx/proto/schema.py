@@ -73,3 +73,4 @@ TensorProto = _pb2.TensorProto
 TensorShapeProto = _pb2.TensorShapeProto
 TypeProto = _pb2.TypeProto
 ValueInfoProto = _pb2.ValueInfoProto
+IR_VERSION = _pb2.IR_VERSION  # the newest IR version this onnx knows
