@@ -9,8 +9,8 @@ in them (docs/reliability.md), each as the ONNX IR spec states it:
     1 <= ir_version <= the newest this onnx knows; before IR 3 there is no opset_import
     ir_version < 4: every initializer of the main graph is also a graph input
     a tensor's raw_data holds at least the bytes its element type and dims need
-    a graph defines each name once (SSA): node outputs differ from each other and from the
-        graph's inputs and initializers
+    a graph defines each name once (SSA): its inputs differ, and node outputs differ from each
+        other and from the graph's inputs and initializers
     a Loop or Scan node has no attribute its op does not define (registry: layout.attributes)
 
 What still needs the op schemas (an op its opset does not have yet, a required attribute of
@@ -67,7 +67,11 @@ def _tensor_fault(model: schema.ModelProto) -> str | None:
 
 def _graph_fault(model: schema.ModelProto) -> str | None:
     for graph, path in all_graphs(model.graph, "main"):
-        defined = {value.name for value in graph.input}
+        defined: set[str] = set()
+        for value in graph.input:
+            if value.name in defined:
+                return f"{path}: input '{value.name}' is declared twice (not SSA)"
+            defined.add(value.name)
         defined.update(tensor.name for tensor in graph.initializer)
         for index, node in enumerate(graph.node):
             label = f"{path}/{node_label(node, index)}"

@@ -7,6 +7,7 @@ element type than NumPy's own ones is left to onnx's functions (imported then)."
 from __future__ import annotations
 
 import numbers
+import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -43,6 +44,7 @@ _NUMPY = {
     T.COMPLEX128: (np.complex128, "double_data"),
 }
 _ELEM_TYPE = {np.dtype(dtype): elem_type for elem_type, (dtype, _) in _NUMPY.items()}
+_LITTLE = sys.byteorder == "little"
 
 # (Python type of every item, the attribute type of a list of them, its field), the first
 # that fits; and the field of each attribute type.
@@ -180,9 +182,10 @@ def tensor_dtype_to_string(elem_type: int) -> str:
 
 
 def from_array(array: np.ndarray, name: str | None = None) -> TensorProto:
-    """A tensor of `array`'s values in raw (little-endian) bytes."""
+    """A tensor of `array`'s values in raw bytes (little-endian: NumPy's order on the machines
+    OpenVINO runs on; onnx's function takes any other)."""
     array = np.asarray(array)
-    elem_type = _ELEM_TYPE.get(array.dtype.newbyteorder("="))
+    elem_type = _ELEM_TYPE.get(array.dtype) if array.dtype.isnative and _LITTLE else None
     if elem_type is None:
         import onnx.numpy_helper
 
@@ -190,19 +193,19 @@ def from_array(array: np.ndarray, name: str | None = None) -> TensorProto:
     tensor = TensorProto(data_type=elem_type, dims=array.shape)
     if name:
         tensor.name = name
-    tensor.raw_data = array.astype(array.dtype.newbyteorder("<"), copy=False).tobytes()
+    tensor.raw_data = array.tobytes()
     return tensor
 
 
 def to_array(tensor: TensorProto) -> np.ndarray:
     """The values of a tensor held in the model (not in a file) of a NumPy element type."""
-    if tensor.data_type not in _NUMPY or tensor.data_location == T.EXTERNAL:
+    if tensor.data_type not in _NUMPY or tensor.data_location == T.EXTERNAL or not _LITTLE:
         import onnx.numpy_helper
 
         return onnx.numpy_helper.to_array(tensor)
     dtype, field = _NUMPY[tensor.data_type]
     if tensor.HasField("raw_data"):
-        flat = np.frombuffer(tensor.raw_data, np.dtype(dtype).newbyteorder("<"))
+        flat = np.frombuffer(tensor.raw_data, dtype)
     elif tensor.data_type == T.FLOAT16:
         flat = np.asarray(tensor.int32_data, np.uint16).view(np.float16)
     elif tensor.data_type in (T.COMPLEX64, T.COMPLEX128):
