@@ -35,7 +35,7 @@ def check_model(model: schema.ModelProto) -> schema.ModelProto:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else "invalid"
         raise InputError(f"invalid ONNX model: {first}") from None
     except ValueError as exc:  # protobuf too large for the in-memory checker
-        raise InputError(f"cannot check model: {exc}") from None
+        raise Unchecked(f"cannot check model: {exc}") from None
     finally:
         for value, field in reversed(patched):
             if field == "type":
@@ -43,6 +43,10 @@ def check_model(model: schema.ModelProto) -> schema.ModelProto:
             else:
                 value.type.tensor_type.ClearField("shape")
     return model
+
+
+class Unchecked(InputError):
+    """The checker could not check the model (not a refusal of it)."""
 
 
 @contextmanager

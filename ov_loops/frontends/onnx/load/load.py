@@ -17,7 +17,7 @@ from google.protobuf.message import DecodeError, Message
 
 from ov_loops.errors import InputError, reading
 from ov_loops.frontends.onnx.load import weights
-from ov_loops.frontends.onnx.load.checker import check_model
+from ov_loops.frontends.onnx.load.checker import Unchecked, check_model
 from ov_loops.frontends.onnx.load.not_onnx import not_onnx_error
 from ov_loops.frontends.onnx.load.order import sort_topologically
 from ov_loops.frontends.onnx.load.prepare import PreparedModel, prepare
@@ -43,12 +43,7 @@ def load_model(
     loaded). Without `check` the ONNX checker does not run: `checked_on_failure` runs it when
     what follows fails."""
     in_files = weights_in_files and isinstance(source, (str, os.PathLike))
-    model, what, directory = _read(source, in_files)
-    _require_utf8(model, what)
-    if in_files:
-        weights.check_external_sizes(model, directory, what)
-    else:
-        _load_external_data(model, directory, what)
+    model, what, directory = _read_whole(source, in_files)
     try:
         if edit is not None:
             edit(model)
@@ -78,19 +73,34 @@ def checked_on_failure(source: ModelSource) -> Iterator[None]:
 
 
 def _checker_refusal(source: ModelSource, position: int | None) -> InputError | None:
-    """The checker's refusal of `source` read again (None when it accepts it, or `source` cannot
-    be read again)."""
+    """The checker's refusal of `source` read again; None when it accepts the model, cannot
+    check it, or reading finds a fault (which the failure names: reading found it before the
+    checker ran)."""
     try:
         if position is not None:
             source.seek(position)
-        model, what, _ = _read(source, weights_in_files=True)
+        model, what, _ = _read_whole(source, isinstance(source, (str, os.PathLike)))
     except (InputError, OSError, ValueError):
         return None
     try:
         check_model(sort_topologically(model))
+    except Unchecked:
+        return None
     except InputError as exc:
         return InputError(f"{what}: {exc}")
     return None
+
+
+def _read_whole(source: ModelSource, in_files: bool) -> tuple[schema.ModelProto, str, Path | None]:
+    """`_read`, then the checks of what was read: UTF-8 strings, and the external data (read,
+    or only its sizes checked `in_files`)."""
+    model, what, directory = _read(source, in_files)
+    _require_utf8(model, what)
+    if in_files:
+        weights.check_external_sizes(model, directory, what)
+    else:
+        _load_external_data(model, directory, what)
+    return model, what, directory
 
 
 def _read(source, weights_in_files: bool = False) -> tuple[schema.ModelProto, str, Path | None]:
