@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import logging
 import os
 import shutil
@@ -10,7 +9,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import onnx
 import openvino as ov
 
 from ov_loops.conversion.caveats import sequence_lengths_warning
@@ -23,11 +21,10 @@ from ov_loops.errors import ConversionError, InputError
 from ov_loops.frontends.onnx.load.caveats import nodes_with_sequence_lengths
 from ov_loops.frontends.onnx.load.input_specs import input_shapes, output_names
 from ov_loops.frontends.onnx.load.io_edits import InputOutputEdits
-from ov_loops.frontends.onnx.load.load import load_model
+from ov_loops.frontends.onnx.load.load import ModelSource, checked_on_failure, load_model
 from ov_loops.loopir.passes.levels import OptimizeLevel
 
 log = logging.getLogger(__name__)
-ModelSource = str | os.PathLike | bytes | io.IOBase | onnx.ModelProto
 
 
 def translate(
@@ -63,16 +60,17 @@ def translate(
     options = ConvertOptions(optimize, input, target, unroll, stateful, max_trip_count)
     edits = InputOutputEdits(input_shapes(options.input), output_names(output))
     started = time.perf_counter()
-    loaded = load_model(model, edits.apply, weights_in_files=True)
-    recurrent = nodes_with_sequence_lengths(loaded.model)
-    log.info("read and prepared the ONNX model in %s", _since(started))
-    started = time.perf_counter()
-    try:
-        conversion = convert_model(loaded, options.lowering(), input_shapes=edits.shapes)
-    except ConversionError:
-        if edits.conflict is None:
-            raise
-        raise InputError(f"{edits.conflict}: the model declares them one length") from None
+    with checked_on_failure(model):
+        loaded = load_model(model, edits.apply, weights_in_files=True, check=False)
+        recurrent = nodes_with_sequence_lengths(loaded.model)
+        log.info("read and prepared the ONNX model in %s", _since(started))
+        started = time.perf_counter()
+        try:
+            conversion = convert_model(loaded, options.lowering(), input_shapes=edits.shapes)
+        except ConversionError:
+            if edits.conflict is None:
+                raise
+            raise InputError(f"{edits.conflict}: the model declares them one length") from None
     edits.retype(conversion.model)
     record_conversion(conversion.model, model, options, output)
     log.info("converted %d loop(s) in %s", len(conversion.loops), _since(started))

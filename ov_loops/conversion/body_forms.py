@@ -25,15 +25,15 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import onnx
 import openvino as ov
 
 from ov_loops.conversion.unsupported import unconverted
 from ov_loops.frontends.onnx.ops.placeholders import PLACEHOLDER_DOMAIN
+from ov_loops.frontends.onnx.proto import schema
 from ov_loops.ovgraph import SUBGRAPH_OPS
 
 _SINK = re.compile(r"(.*)(/sink_port_\d+)")
-_EXTERNAL = onnx.TensorProto.EXTERNAL
+_EXTERNAL = schema.TensorProto.EXTERNAL
 _AUTO = -1  # an op named by its type and number (Node.get_name)
 
 
@@ -44,7 +44,7 @@ class BodyForms:
         self._forms: dict[str, _Renaming | None] = {}
 
     def converted(
-        self, body: onnx.ModelProto, convert: Callable[[], ov.Model]
+        self, body: schema.ModelProto, convert: Callable[[], ov.Model]
     ) -> tuple[ov.Model, bool]:
         """`body` converted, and whether it is a renamed clone: `convert()` for a form not seen
         before (or one that cannot be renamed), else the clone of the earlier conversion named
@@ -62,7 +62,7 @@ class BodyForms:
         return (convert(), False) if renamed is None else (renamed, True)
 
 
-def body_form(body: onnx.ModelProto) -> tuple[str, list[str]] | None:
+def body_form(body: schema.ModelProto) -> tuple[str, list[str]] | None:
     """The form of `body` and its names in order of first use (None: a subgraph, a placeholder
     or a tensor kept outside the message). Equal forms differ in their names only."""
     graph = body.graph
@@ -77,7 +77,7 @@ def body_form(body: onnx.ModelProto) -> tuple[str, list[str]] | None:
     for tensor in graph.initializer:
         if tensor.data_location == _EXTERNAL:
             return None
-        unnamed = onnx.TensorProto()
+        unnamed = schema.TensorProto()
         unnamed.CopyFrom(tensor)
         unnamed.name = ""
         parts.append((at(tensor.name), unnamed.SerializeToString()))
@@ -95,7 +95,7 @@ def body_form(body: onnx.ModelProto) -> tuple[str, list[str]] | None:
     return repr(parts), list(index)
 
 
-def _attributes(node: onnx.NodeProto) -> list[bytes] | None:
+def _attributes(node: schema.NodeProto) -> list[bytes] | None:
     """The node's attributes as bytes (None: a placeholder, a subgraph or an external tensor)."""
     if node.domain == PLACEHOLDER_DOMAIN:
         return None

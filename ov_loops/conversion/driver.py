@@ -20,7 +20,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
-import onnx
 import openvino as ov
 
 from ov_loops.conversion.allocator import without_fast_bins
@@ -46,6 +45,7 @@ from ov_loops.frontends.onnx.ops.placeholders import (
     replace_loops,
     with_placeholder_opset,
 )
+from ov_loops.frontends.onnx.proto import schema
 from ov_loops.frontends.onnx.proto.body_types import with_declared_inputs
 from ov_loops.frontends.onnx.proto.opsets import opset_version
 from ov_loops.frontends.onnx.proto.types import known_types, only_tensors
@@ -78,7 +78,7 @@ class Converter:
         # outer types only matter when a value may be other than a tensor (unsupported_types)
         self._outer_types = {} if only_tensors(model) else known_types(model)
         self._loops: dict[int, OnnxLoopLayout] = {}
-        self._templates: dict[int, onnx.GraphProto] = {}
+        self._templates: dict[int, schema.GraphProto] = {}
         self._parents: dict[int, int] = {}
         self._expanded: dict[int, list[Outcome]] = {}  # per graph being converted
         self._unsupported: list[UnsupportedItem] = []
@@ -101,7 +101,7 @@ class Converter:
         self._options = dataclasses.replace(self._options, loops=len(self._loops))
         if self._unsupported:  # before the frontend sees the model: some of these crash it
             raise UnsupportedError(self._unsupported)
-        main = onnx.ModelProto()
+        main = schema.ModelProto()
         main.CopyFrom(self._model)
         main.graph.CopyFrom(graph)
         model, loops, error = self._convert_graph(with_placeholder_opset(main), graph, "main", MAIN)
@@ -139,7 +139,7 @@ class Converter:
         """Registers a loop node whose graph is the body of loop `parent` (MAIN: the main graph
         or an If branch in it; `in_main_graph`: the main graph itself)."""
 
-        def register(node: onnx.NodeProto, path: str) -> tuple[int, list[str]]:
+        def register(node: schema.NodeProto, path: str) -> tuple[int, list[str]]:
             opset = opset_version(self._model, node.domain)
             loop = registry.lookup(node, opset).read(node, path, opset, self._sequences)
             loop.in_main_graph = in_main_graph
@@ -159,7 +159,7 @@ class Converter:
             self._template(key)
             key += 1
 
-    def _template(self, key: int) -> onnx.GraphProto:
+    def _template(self, key: int) -> schema.GraphProto:
         """The loop's body with its own nested loops replaced by placeholders (made once)."""
         if key not in self._templates:
             loop = self._loops[key]
@@ -169,7 +169,7 @@ class Converter:
 
     # -- frontend ----------------------------------------------------------------------------
     def _convert_graph(
-        self, model: onnx.ModelProto, graph: onnx.GraphProto, path: str, parent: int
+        self, model: schema.ModelProto, graph: schema.GraphProto, path: str, parent: int
     ) -> tuple[ov.Model, list[ConvertedLoop], OvLoopsError | None]:
         """Convert `model`, whose loops are the children of `parent`; `graph` is the graph as
         the user wrote it, for node paths. Returns the model, the reports of its loops (in the
@@ -223,7 +223,7 @@ class Converter:
         )
 
     def _convert_body(
-        self, key: int, body: onnx.ModelProto
+        self, key: int, body: schema.ModelProto
     ) -> tuple[ov.Model, list[ConvertedLoop]]:
         """The typed body of loop `key` converted, and its loops' reports; raise their error."""
         path = f"{self._loops[key].path}/body"
@@ -248,10 +248,10 @@ class Converter:
 class _LoopContext:
     """What the translation of one loop asks of its converter (ops.body.LoopContext)."""
 
-    template: onnx.GraphProto
-    model: onnx.ModelProto
+    template: schema.GraphProto
+    model: schema.ModelProto
     keeps_state: bool
-    convert: Callable[[onnx.ModelProto], tuple[ov.Model, list[ConvertedLoop]]]
+    convert: Callable[[schema.ModelProto], tuple[ov.Model, list[ConvertedLoop]]]
     lower: Callable[[LoopIR, list], tuple[list[ov.Output], list[ConvertedLoop]]]
     refuse: Callable[[list[UnsupportedItem]], None]
 

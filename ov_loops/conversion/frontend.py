@@ -8,12 +8,12 @@ import io
 import weakref
 from collections.abc import Callable
 
-import onnx
 import openvino as ov
 from openvino.frontend import FrontEndManager
 from openvino.frontend.onnx import ConversionExtension
 
 from ov_loops.errors import ConversionError, message_line
+from ov_loops.frontends.onnx.proto import schema
 
 
 class Frontend:
@@ -27,7 +27,7 @@ class Frontend:
             self._frontend.add_extension(ConversionExtension(op, domain, callback))
 
     def convert(
-        self, model: onnx.ModelProto, path: str, input_shapes: dict[str, ov.PartialShape]
+        self, model: schema.ModelProto, path: str, input_shapes: dict[str, ov.PartialShape]
     ) -> ov.Model:
         """`model` converted as far as the frontend can (the graph at `path`, for errors), its
         inputs given `input_shapes`; ConversionError when OpenVINO fails."""

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import onnx
 import openvino as ov
 
 from ov_loops.errors import UnsupportedItem
 from ov_loops.frontends.onnx.ops.placeholders import PLACEHOLDER_DOMAIN
+from ov_loops.frontends.onnx.proto import schema
 from ov_loops.frontends.onnx.proto.scopes import node_label, subgraphs
 from ov_loops.ovgraph import upstream
 
@@ -17,7 +17,7 @@ NOT_CONVERTED = "FrameworkNode"
 
 
 def unsupported_ops(
-    model: ov.Model, graph: onnx.GraphProto, path: str, opset_of
+    model: ov.Model, graph: schema.GraphProto, path: str, opset_of
 ) -> list[UnsupportedItem]:
     """An UnsupportedItem per op of `model` the frontend left unconverted, named by the node of
     `graph` (the graph as the user wrote it, at node path `path`) it came from; `opset_of(domain)`
@@ -49,7 +49,7 @@ def _after_any(op: ov.Node, failed: set[int]) -> bool:
     return any(node.get_instance_id() in failed for node in upstream(op.input_values()))
 
 
-def _nodes_by_output(graph: onnx.GraphProto, path: str):
+def _nodes_by_output(graph: schema.GraphProto, path: str):
     """(name, (node, node path)) for nodes of `graph` and its non-Loop subgraphs, by node name
     and by output name."""
     for index, node in enumerate(graph.node):

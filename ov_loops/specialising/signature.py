@@ -16,12 +16,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import onnx
 import openvino as ov
 
 from ov_loops.errors import InputError
 from ov_loops.frontends.onnx.load.input_specs import ELEMENT_TYPES
 from ov_loops.frontends.onnx.load.io_edits import model_inputs
+from ov_loops.frontends.onnx.proto import schema
 from ov_loops.frontends.onnx.proto.types import ov_element_type
 
 
@@ -63,7 +63,7 @@ class Signature:
         return {name: (list(shape), element) for name, shape, element in self.inputs}
 
 
-def onnx_slots(model: onnx.ModelProto) -> list[Slot]:
+def onnx_slots(model: schema.ModelProto) -> list[Slot]:
     """The inputs a user feeds to an ONNX model (initializers excepted)."""
     slots = []
     for value in model_inputs(model.graph):

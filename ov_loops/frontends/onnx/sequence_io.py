@@ -17,23 +17,23 @@ apply them to all of a model's inputs and outputs, from the ONNX types the model
 from __future__ import annotations
 
 import numpy as np
-import onnx
 
 from ov_loops.contract.kinds import TENSOR, CarriedKind
+from ov_loops.frontends.onnx.proto import helpers, schema
 from ov_loops.frontends.onnx.rewrites.sequences.sequence_types import element_type, kind_of
 
 
-def _dtype(value_type: onnx.TypeProto) -> np.dtype:
-    return onnx.helper.tensor_dtype_to_np_dtype(element_type(value_type).tensor_type.elem_type)
+def _dtype(value_type: schema.TypeProto) -> np.dtype:
+    return helpers.tensor_dtype_to_np_dtype(element_type(value_type).tensor_type.elem_type)
 
 
-def _kind(value: onnx.ValueInfoProto) -> CarriedKind:
+def _kind(value: schema.ValueInfoProto) -> CarriedKind:
     """The kind of a declared input or output (a tensor unless a sequence or an optional)."""
     kind = kind_of(value.type)
     return kind if isinstance(kind, CarriedKind) else TENSOR
 
 
-def to_ir_inputs(model: onnx.ModelProto, values: list) -> list[np.ndarray]:
+def to_ir_inputs(model: schema.ModelProto, values: list) -> list[np.ndarray]:
     """The converted model's inputs from the ONNX model's: a list of arrays for a sequence, an
     array or None for an Optional of a tensor, a list or None for an Optional of a sequence."""
     fed = []
@@ -43,7 +43,7 @@ def to_ir_inputs(model: onnx.ModelProto, values: list) -> list[np.ndarray]:
     return fed
 
 
-def from_ir_outputs(model: onnx.ModelProto, outputs: list) -> list:
+def from_ir_outputs(model: schema.ModelProto, outputs: list) -> list:
     """The ONNX model's outputs from the converted model's (the inverse of `to_ir_inputs`)."""
     outputs, values = list(outputs), []
     for declared in model.graph.output:
@@ -53,7 +53,7 @@ def from_ir_outputs(model: onnx.ModelProto, outputs: list) -> list:
     return values
 
 
-def has_sequence_io(model: onnx.ModelProto) -> bool:
+def has_sequence_io(model: schema.ModelProto) -> bool:
     """Whether any input or output of the model is a sequence or an optional."""
     values = [*model.graph.input, *model.graph.output]
     return any(_kind(value) != TENSOR for value in values)

@@ -3,15 +3,14 @@ graph; the driver's caller words the warning (docs/pitfalls.md)."""
 
 from __future__ import annotations
 
-import onnx
-
+from ov_loops.frontends.onnx.proto import schema
 from ov_loops.frontends.onnx.proto.scopes import all_graphs, node_label
 
 RECURRENT_OPS = frozenset({"LSTM", "GRU", "RNN"})
 SEQUENCE_LENS = 4  # the input index of `sequence_lens` in ONNX LSTM, GRU and RNN
 
 
-def nodes_with_sequence_lengths(model: onnx.ModelProto) -> list[str]:
+def nodes_with_sequence_lengths(model: schema.ModelProto) -> list[str]:
     """The paths of the LSTM, GRU and RNN nodes, in every graph, given `sequence_lens`."""
     return [
         f"{path}/{node_label(node, index)}"

@@ -5,13 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-import onnx
-
 from ov_loops.errors import InputError
 from ov_loops.frontends.onnx.load.weights import external_tensors
+from ov_loops.frontends.onnx.proto import schema
 
 
-def check_model(model: onnx.ModelProto) -> onnx.ModelProto:
+def check_model(model: schema.ModelProto) -> schema.ModelProto:
     """Run the ONNX checker, which (unlike onnxruntime) insists on typed, shaped graph I/O;
     return the model unchanged.
 
@@ -19,10 +18,12 @@ def check_model(model: onnx.ModelProto) -> onnx.ModelProto:
     duration of the check only; so are tensors kept in files an empty value (the checker finds
     files relative to the current directory; loading checked them: frontends.onnx.load.weights).
     """
+    import onnx.checker  # onnx's C++ extension and op-schema registry (proto/schema.py)
+
     patched = []
     for value in (*model.graph.input, *model.graph.output):
         if not value.type.WhichOneof("value"):
-            value.type.tensor_type.elem_type = onnx.TensorProto.FLOAT
+            value.type.tensor_type.elem_type = schema.TensorProto.FLOAT
             patched.append((value, "type"))
         if value.type.HasField("tensor_type") and not value.type.tensor_type.HasField("shape"):
             value.type.tensor_type.shape.SetInParent()
@@ -34,7 +35,7 @@ def check_model(model: onnx.ModelProto) -> onnx.ModelProto:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else "invalid"
         raise InputError(f"invalid ONNX model: {first}") from None
     except ValueError as exc:  # protobuf too large for the in-memory checker
-        raise InputError(f"cannot check model: {exc}") from None
+        raise Unchecked(f"cannot check model: {exc}") from None
     finally:
         for value, field in reversed(patched):
             if field == "type":
@@ -44,12 +45,16 @@ def check_model(model: onnx.ModelProto) -> onnx.ModelProto:
     return model
 
 
+class Unchecked(InputError):
+    """The checker could not check the model (not a refusal of it)."""
+
+
 @contextmanager
-def _external_tensors_empty(model: onnx.ModelProto) -> Iterator[None]:
+def _external_tensors_empty(model: schema.ModelProto) -> Iterator[None]:
     """Each tensor kept in a file made an empty tensor of its type ([0], no data) meanwhile."""
     saved = []
     for tensor in external_tensors(model):
-        kept = onnx.TensorProto()
+        kept = schema.TensorProto()
         kept.CopyFrom(tensor)
         saved.append((tensor, kept))
         tensor.ClearField("external_data")

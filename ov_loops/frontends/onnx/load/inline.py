@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import onnx
-import onnx.defs
-import onnx.inliner
-
 from ov_loops.errors import InputError, UnsupportedError, UnsupportedItem
+from ov_loops.frontends.onnx.proto import schema
 from ov_loops.frontends.onnx.proto.scopes import all_graphs, node_label
 
 _STANDARD = ("", "ai.onnx")
 
 
-def inline_local_functions(model: onnx.ModelProto) -> onnx.ModelProto:
+def inline_local_functions(model: schema.ModelProto) -> schema.ModelProto:
     """Return `model` with calls to its local functions replaced by their bodies.
 
     onnx's inliner leaves a function whose ai.onnx opset differs from the model's as a call
@@ -25,6 +22,8 @@ def inline_local_functions(model: onnx.ModelProto) -> onnx.ModelProto:
     """
     if not model.functions:
         return model
+    import onnx.inliner  # onnx's C++ extension: for models with local functions only
+
     left = _align_opsets(model)
     try:
         inlined = onnx.inliner.inline_local_functions(model)
@@ -41,7 +40,7 @@ def inline_local_functions(model: onnx.ModelProto) -> onnx.ModelProto:
     return inlined
 
 
-def _align_opsets(model: onnx.ModelProto) -> dict[tuple[str, str], str]:
+def _align_opsets(model: schema.ModelProto) -> dict[tuple[str, str], str]:
     """Give each function the model's ai.onnx opset where its ops mean the same at both; the
     others by (domain, name), with why they are not inlined."""
     wanted = next((o.version for o in model.opset_import if o.domain in _STANDARD), None)
@@ -64,6 +63,8 @@ def _align_opsets(model: onnx.ModelProto) -> dict[tuple[str, str], str]:
 
 def _same_schema(op_type: str, version: int, other: int) -> bool:
     """Whether `op_type` has the same schema at ai.onnx opsets `version` and `other`."""
+    import onnx.defs
+
     try:
         first = onnx.defs.get_schema(op_type, version).since_version
         return first == onnx.defs.get_schema(op_type, other).since_version
@@ -71,7 +72,7 @@ def _same_schema(op_type: str, version: int, other: int) -> bool:
         return False
 
 
-def _standard_ops(function: onnx.FunctionProto) -> set[str]:
+def _standard_ops(function: schema.FunctionProto) -> set[str]:
     """The ai.onnx op types `function` uses, in its nested graphs too."""
     found: set[str] = set()
     pending = list(function.node)

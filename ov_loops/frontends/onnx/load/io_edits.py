@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import logging
 
-import onnx
 import openvino as ov
 from openvino.preprocess import PrePostProcessor
 
 from ov_loops.errors import InputError
 from ov_loops.frontends.onnx.load.input_specs import InputShape
+from ov_loops.frontends.onnx.proto import schema
 from ov_loops.frontends.onnx.proto.scopes import (
     all_graphs,
     captured_names,
@@ -39,7 +39,7 @@ class InputOutputEdits:
         # how the shapes give one symbolic dim of the model two lengths, if they do
         self.conflict: str | None = None
 
-    def apply(self, model: onnx.ModelProto) -> None:
+    def apply(self, model: schema.ModelProto) -> None:
         """Edit `model` in place; InputError names the input or tensor that cannot be edited."""
         if self.inputs:
             self.conflict = symbol_conflict(model, self.inputs)
@@ -62,14 +62,14 @@ class InputOutputEdits:
         steps.build()
 
 
-def model_inputs(graph: onnx.GraphProto) -> list[onnx.ValueInfoProto]:
+def model_inputs(graph: schema.GraphProto) -> list[schema.ValueInfoProto]:
     """The graph's inputs a user feeds (those with an initializer are constants)."""
     initializers = {init.name for init in graph.initializer}
     return [value for value in graph.input if value.name not in initializers]
 
 
 def set_inputs(
-    model: onnx.ModelProto, given: list[InputShape]
+    model: schema.ModelProto, given: list[InputShape]
 ) -> tuple[dict[str, ov.PartialShape], dict[str, ov.Type]]:
     """Set the shapes and types `given` on the model's inputs; return the shapes by name, and
     the types given to inputs the model declares of another type (left as declared).
@@ -88,7 +88,7 @@ def set_inputs(
     return shapes, retyped
 
 
-def symbol_conflict(model: onnx.ModelProto, given: list[InputShape]) -> str | None:
+def symbol_conflict(model: schema.ModelProto, given: list[InputShape]) -> str | None:
     """How the shapes `given` make one symbolic dim of the model (an ONNX dim_param, which names
     one length wherever it appears) two lengths, e.g. "dim B is 3 in input 'x' and 2 in input
     'c0'" (the first such pair, in the model's input order); None when they do not. A model
@@ -131,7 +131,7 @@ def _resolve(given: list[InputShape], names: list[str]) -> dict[str, InputShape]
     return resolved
 
 
-def _set_input(value: onnx.ValueInfoProto, entry: InputShape) -> bool:
+def _set_input(value: schema.ValueInfoProto, entry: InputShape) -> bool:
     """Set `entry`'s shape on `value`, and its type (`_set_type`); False when the model keeps
     the type it declares."""
     if value.type.WhichOneof("value") not in (None, "tensor_type"):
@@ -153,13 +153,13 @@ def _set_input(value: onnx.ValueInfoProto, entry: InputShape) -> bool:
     return typed
 
 
-def _set_type(name: str, tensor: onnx.TypeProto.Tensor, element: ov.Type) -> bool:
+def _set_type(name: str, tensor: schema.TypeProto.Tensor, element: ov.Type) -> bool:
     """Set `element` on an input the model leaves untyped (or types alike, or in a type OpenVINO
     lacks); False, leaving it, when the model declares another type (converted at the input)."""
     elem_type, spelled = onnx_elem_type(element), element.get_type_name()
     if elem_type == 0:
         raise InputError(f"input '{name}': ONNX has no element type {spelled}")
-    if tensor.elem_type == onnx.TensorProto.STRING and elem_type != tensor.elem_type:
+    if tensor.elem_type == schema.TensorProto.STRING and elem_type != tensor.elem_type:
         raise InputError(f"input '{name}': the model declares strings, not {spelled}")
     if tensor.elem_type in (0, elem_type) or ov_element_type(tensor.elem_type) is None:
         tensor.elem_type = elem_type
@@ -186,13 +186,13 @@ def _check_shape(name: str, shape: ov.PartialShape, declared: list | None) -> No
             )
 
 
-def _dim_text(dim: onnx.TensorShapeProto.Dimension) -> str:
+def _dim_text(dim: schema.TensorShapeProto.Dimension) -> str:
     if dim.HasField("dim_value"):
         return str(dim.dim_value)
     return dim.dim_param or "?"
 
 
-def cut_outputs(model: onnx.ModelProto, names: list[str]) -> None:
+def cut_outputs(model: schema.ModelProto, names: list[str]) -> None:
     """Make `names` (main-graph tensors) the model's outputs, in that order, and drop the nodes
     they do not need; the model's inputs are all kept."""
     graph = model.graph
@@ -203,7 +203,7 @@ def cut_outputs(model: onnx.ModelProto, names: list[str]) -> None:
         if name not in known:
             raise InputError(_unknown_output(graph, name))
     declared = {value.name: value for value in (*graph.input, *graph.value_info, *graph.output)}
-    outputs = [declared.get(name) or onnx.ValueInfoProto(name=name) for name in names]
+    outputs = [declared.get(name) or schema.ValueInfoProto(name=name) for name in names]
     kept = _needed_nodes(graph, set(names))
     graph.ClearField("output")
     graph.output.extend(outputs)
@@ -212,14 +212,14 @@ def cut_outputs(model: onnx.ModelProto, names: list[str]) -> None:
     graph.node.extend(nodes)
 
 
-def _unknown_output(graph: onnx.GraphProto, name: str) -> str:
+def _unknown_output(graph: schema.GraphProto, name: str) -> str:
     for each, path in all_graphs(graph, "main"):
         if each is not graph and name in defined_names(each):
             return f"output '{name}' is inside {path}: only main-graph tensors can be outputs"
     return f"output '{name}': no such tensor in the main graph"
 
 
-def _needed_nodes(graph: onnx.GraphProto, names: set[str]) -> set[int]:
+def _needed_nodes(graph: schema.GraphProto, names: set[str]) -> set[int]:
     """Indices of the nodes the values `names` are computed from (in any node order)."""
     needed, kept = set(names), set()
     changed = True

@@ -9,24 +9,28 @@ from __future__ import annotations
 
 import io
 import os
-import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-import onnx
 from google.protobuf.message import DecodeError, Message
-from onnx.external_data_helper import load_external_data_for_tensor, uses_external_data
 
 from ov_loops.errors import InputError, reading
 from ov_loops.frontends.onnx.load import weights
+from ov_loops.frontends.onnx.load.checker import Unchecked, check_model
 from ov_loops.frontends.onnx.load.not_onnx import not_onnx_error
+from ov_loops.frontends.onnx.load.order import sort_topologically
 from ov_loops.frontends.onnx.load.prepare import PreparedModel, prepare
+from ov_loops.frontends.onnx.proto import schema
+
+ModelSource = str | os.PathLike[str] | bytes | io.IOBase | schema.ModelProto
 
 
 def load_model(
-    source: str | os.PathLike[str] | bytes | io.IOBase | onnx.ModelProto,
-    edit: Callable[[onnx.ModelProto], None] | None = None,
+    source: ModelSource,
+    edit: Callable[[schema.ModelProto], None] | None = None,
     weights_in_files: bool = False,
+    check: bool = True,
 ) -> PreparedModel:
     """Return the model read, checked and prepared for conversion (a ModelProto given is left
     as it is; a stream, such as `io.BytesIO`, is read from its position to its end); raise
@@ -36,18 +40,14 @@ def load_model(
     `weights_in_files`: a model read from a path keeps its big tensors' data in its files,
     referenced by absolute path (frontends.onnx.load.weights); the model is then for
     conversion only (OpenVINO's frontend reads such references, onnx and onnxruntime need them
-    loaded)."""
+    loaded). Without `check` the ONNX checker does not run: `checked_on_failure` runs it when
+    what follows fails."""
     in_files = weights_in_files and isinstance(source, (str, os.PathLike))
-    model, what, directory = _read(source, in_files)
-    _require_utf8(model, what)
-    if in_files:
-        weights.check_external_sizes(model, directory, what)
-    else:
-        _load_external_data(model, directory, what)
+    model, what, directory = _read_whole(source, in_files)
     try:
         if edit is not None:
             edit(model)
-        prepared = prepare(model)
+        prepared = prepare(model, check)
     except InputError as exc:
         raise InputError(f"{what}: {exc}") from None
     if in_files:
@@ -55,11 +55,59 @@ def load_model(
     return prepared
 
 
-def _read(source, weights_in_files: bool = False) -> tuple[onnx.ModelProto, str, Path | None]:
+@contextmanager
+def checked_on_failure(source: ModelSource) -> Iterator[None]:
+    """Run the body, which reads and converts `source` without the ONNX checker; when it fails
+    (an error or a bug), read `source` again and raise the checker's one-line refusal instead if
+    the checker (or the topological sort before it) refuses the model: what loading it with the
+    checker would have said. The checker imports onnx and fills its op-schema registry (16 MiB,
+    proto/schema.py); a model that converts never pays for it."""
+    position = source.tell() if isinstance(source, io.IOBase) and source.seekable() else None
+    try:
+        yield
+    except Exception:
+        refusal = _checker_refusal(source, position)
+        if refusal is None:
+            raise
+        raise refusal from None
+
+
+def _checker_refusal(source: ModelSource, position: int | None) -> InputError | None:
+    """The checker's refusal of `source` read again; None when it accepts the model, cannot
+    check it, or reading finds a fault (which the failure names: reading found it before the
+    checker ran)."""
+    try:
+        if position is not None:
+            source.seek(position)
+        model, what, _ = _read_whole(source, isinstance(source, (str, os.PathLike)))
+    except (InputError, OSError, ValueError):
+        return None
+    try:
+        check_model(sort_topologically(model))
+    except Unchecked:
+        return None
+    except InputError as exc:
+        return InputError(f"{what}: {exc}")
+    return None
+
+
+def _read_whole(source: ModelSource, in_files: bool) -> tuple[schema.ModelProto, str, Path | None]:
+    """`_read`, then the checks of what was read: UTF-8 strings, and the external data (read,
+    or only its sizes checked `in_files`)."""
+    model, what, directory = _read(source, in_files)
+    _require_utf8(model, what)
+    if in_files:
+        weights.check_external_sizes(model, directory, what)
+    else:
+        _load_external_data(model, directory, what)
+    return model, what, directory
+
+
+def _read(source, weights_in_files: bool = False) -> tuple[schema.ModelProto, str, Path | None]:
     """(model, how to name it in errors, the directory its external data is in); a path read
     `weights_in_files` gives a model without its big tensors' data."""
-    if isinstance(source, onnx.ModelProto):
-        model = onnx.ModelProto()
+    if isinstance(source, schema.ModelProto):
+        model = schema.ModelProto()
         model.CopyFrom(source)
         return model, "the model", None
     if isinstance(source, (bytes, bytearray, memoryview)):
@@ -85,10 +133,10 @@ def _read_stream(stream) -> bytes:
     return bytes(data)
 
 
-def _parse(data: bytes, what: str, path: Path | None = None) -> onnx.ModelProto:
+def _parse(data: bytes, what: str, path: Path | None = None) -> schema.ModelProto:
     if not data:
         raise InputError(f"{what}: empty file, not an ONNX model")
-    model = onnx.ModelProto()
+    model = schema.ModelProto()
     try:
         model.ParseFromString(data)
     except (DecodeError, RuntimeWarning, ValueError):
@@ -113,26 +161,20 @@ def _require_utf8(message: Message, what: str, where: str = "model") -> None:
                 _require_utf8(item, what, f"{where}.{field.name}{suffix}")
 
 
-def _load_external_data(model: onnx.ModelProto, directory: Path | None, what: str) -> None:
+def _load_external_data(model: schema.ModelProto, directory: Path | None, what: str) -> None:
     """Read every tensor kept in an external file, wherever it is in the model, relative to the
     model's directory (files outside it are refused, as onnx does)."""
-    for tensor in weights.all_tensors(model):
-        if not uses_external_data(tensor):
-            continue
-        if directory is None:
-            raise InputError(
-                f"{what}: tensor '{tensor.name}' keeps its data in an external file, which "
-                "cannot be found without the model's path: convert the file itself"
-            )
+    external = list(weights.external_tensors(model))
+    if not external:
+        return
+    if directory is None:
+        raise InputError(
+            f"{what}: tensor '{external[0].name}' keeps its data in an external file, which "
+            "cannot be found without the model's path: convert the file itself"
+        )
+    weights.check_external_sizes(model, directory, what)
+    for tensor in external:
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # unknown keys: onnx ignores them
-                load_external_data_for_tensor(tensor, str(directory))
-        except (OSError, ValueError, onnx.checker.ValidationError) as exc:
+            weights.read_external_data(tensor, directory)
+        except OSError as exc:
             raise InputError(f"{what}: cannot read external data: {exc}") from None
-        expected = weights.byte_size(tensor)
-        if expected is not None and expected != len(tensor.raw_data):
-            raise InputError(
-                f"{what}: external data of tensor '{tensor.name}' has {len(tensor.raw_data)} "
-                f"bytes, its type and shape need {expected}"
-            )

@@ -10,9 +10,8 @@ from __future__ import annotations
 import heapq
 from collections.abc import Sequence
 
-import onnx
-
 from ov_loops.errors import InputError
+from ov_loops.frontends.onnx.proto import schema
 from ov_loops.frontends.onnx.proto.scopes import captured_names, node_label, subgraphs
 
 
@@ -27,7 +26,7 @@ def sort_nodes(nodes, path: str) -> None:
             sort_nodes(body.node, f"{path}/{node_label(node, index)}/{attr_name}")
 
 
-def topological_order(nodes: Sequence[onnx.NodeProto], path: str) -> list[int]:
+def topological_order(nodes: Sequence[schema.NodeProto], path: str) -> list[int]:
     """Indices of `nodes` in a topological order that keeps the given order where it can:
     each step takes the earliest node whose inputs are all available."""
     producer: dict[str, int] = {}
@@ -59,7 +58,7 @@ def topological_order(nodes: Sequence[onnx.NodeProto], path: str) -> list[int]:
     return order
 
 
-def _producers(node: onnx.NodeProto, producer: dict[str, int]) -> set[int]:
+def _producers(node: schema.NodeProto, producer: dict[str, int]) -> set[int]:
     """The nodes that produce what `node` reads, its subgraphs' captures included."""
     names = [name for name in node.input if name]
     for _, body in subgraphs(node):
@@ -81,14 +80,14 @@ def _node_on_cycle(waits_for: list[set[int]], left: set[int]) -> int:
 def _reorder(nodes, order: list[int]) -> None:
     copies = []
     for index in order:
-        copy = onnx.NodeProto()
+        copy = schema.NodeProto()
         copy.CopyFrom(nodes[index])
         copies.append(copy)
     del nodes[:]
     nodes.extend(copies)
 
 
-def sort_topologically(model: onnx.ModelProto) -> onnx.ModelProto:
+def sort_topologically(model: schema.ModelProto) -> schema.ModelProto:
     """Put the nodes of every graph and function in topological order (stable).
 
     Why: onnxruntime and OpenVINO accept unsorted graphs (they sort them), the ONNX checker

@@ -12,11 +12,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 
-import onnx
-
 from ov_loops.frontends.onnx.load.checker import check_model
 from ov_loops.frontends.onnx.load.inline import inline_local_functions
 from ov_loops.frontends.onnx.load.order import sort_topologically
+from ov_loops.frontends.onnx.load.structure import check_structure
+from ov_loops.frontends.onnx.proto import schema
 from ov_loops.frontends.onnx.proto.sequence_parts import SequenceParts
 from ov_loops.frontends.onnx.rewrites.array_feature_extractor import (
     array_feature_extractor_as_gather,
@@ -34,22 +34,25 @@ from ov_loops.frontends.onnx.rewrites.shapeless_inputs import (
     shapeless_inputs_take_declared_shapes,
 )
 
-Rewrite = Callable[[onnx.ModelProto], onnx.ModelProto]
+Rewrite = Callable[[schema.ModelProto], schema.ModelProto]
 
 
 @dataclass
 class PreparedModel:
     """A model ready for conversion, and what its rewrites made that the model cannot say."""
 
-    model: onnx.ModelProto
+    model: schema.ModelProto
     sequences: SequenceParts = field(default_factory=SequenceParts)
 
 
-def rewrites(sequences: SequenceParts) -> tuple[Rewrite, ...]:
-    """The rewrites, in order; the sequence rewrite records its parts in `sequences`."""
+def rewrites(sequences: SequenceParts, check: bool = True) -> tuple[Rewrite, ...]:
+    """The rewrites, in order; the sequence rewrite records its parts in `sequences`. Without
+    `check`, structural checks stand in for the ONNX checker (load/structure.py), which then
+    words a failure only (load.checked_on_failure)."""
     return (
         sort_topologically,
-        check_model,  # not a rewrite: the ONNX checker, on the model as the user wrote it
+        check_model if check else check_structure,  # not rewrites: the ONNX checker, or
+        # the structural checks that stand in for it, on the model as the user wrote it
         inline_local_functions,
         refuse_placeholder_domain,  # after inlining: functions may hold such nodes too
         array_feature_extractor_as_gather,  # ai.onnx.ml ops OpenVINO cannot convert; after
@@ -63,9 +66,9 @@ def rewrites(sequences: SequenceParts) -> tuple[Rewrite, ...]:
     )
 
 
-def prepare(model: onnx.ModelProto) -> PreparedModel:
-    """Apply the rewrites in order."""
+def prepare(model: schema.ModelProto, check: bool = True) -> PreparedModel:
+    """Apply the rewrites in order (the ONNX checker among them when `check`)."""
     sequences = SequenceParts()
-    for rewrite in rewrites(sequences):
+    for rewrite in rewrites(sequences, check):
         model = rewrite(model)
     return PreparedModel(model, sequences)

@@ -30,12 +30,12 @@ from pathlib import Path
 from typing import BinaryIO
 
 import numpy as np
-import onnx
 
 from ov_loops.errors import InputError
+from ov_loops.frontends.onnx.proto import helpers, schema
 
 MIN_BYTES = 4096  # smaller tensors keep their data in the message
-T = onnx.TensorProto
+T = schema.TensorProto
 # Element types whose elements take less than a byte.
 _BITS = {T.INT4: 4, T.UINT4: 4, T.FLOAT4E2M1: 4, T.INT2: 2, T.UINT2: 2}
 
@@ -47,14 +47,14 @@ def _fields(message, **kinds: str) -> dict[int, str]:
 
 # The messages that may hold tensors, and in which fields (the walk descends only into these).
 _HOLDS = {
-    "model": _fields(onnx.ModelProto, graph="graph", functions="function"),
-    "function": _fields(onnx.FunctionProto, node="node"),
+    "model": _fields(schema.ModelProto, graph="graph", functions="function"),
+    "function": _fields(schema.FunctionProto, node="node"),
     "graph": _fields(
-        onnx.GraphProto, node="node", initializer="tensor", sparse_initializer="sparse"
+        schema.GraphProto, node="node", initializer="tensor", sparse_initializer="sparse"
     ),
-    "node": _fields(onnx.NodeProto, attribute="attribute"),
+    "node": _fields(schema.NodeProto, attribute="attribute"),
     "attribute": _fields(
-        onnx.AttributeProto,
+        schema.AttributeProto,
         t="tensor",
         tensors="tensor",
         g="graph",
@@ -62,10 +62,10 @@ _HOLDS = {
         sparse_tensor="sparse",
         sparse_tensors="sparse",
     ),
-    "sparse": _fields(onnx.SparseTensorProto, values="tensor", indices="tensor"),
+    "sparse": _fields(schema.SparseTensorProto, values="tensor", indices="tensor"),
 }
 _TENSOR = {field.name: field.number for field in T.DESCRIPTOR.fields}
-_ENTRY = {field.name: field.number for field in onnx.StringStringEntryProto.DESCRIPTOR.fields}
+_ENTRY = {field.name: field.number for field in schema.StringStringEntryProto.DESCRIPTOR.fields}
 _LENGTH_DELIMITED, _VARINT, _FIXED64, _FIXED32 = 2, 0, 1, 5
 
 
@@ -202,12 +202,12 @@ def _field_head(number: int, length: int) -> bytes:
 
 
 # -- tensors kept in files ------------------------------------------------------------------------
-def external_tensors(model: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
+def external_tensors(model: schema.ModelProto) -> Iterator[schema.TensorProto]:
     """Every tensor of the model whose data is kept in a file."""
     return (tensor for tensor in all_tensors(model) if tensor.data_location == T.EXTERNAL)
 
 
-def check_external_sizes(model: onnx.ModelProto, directory: Path, what: str) -> None:
+def check_external_sizes(model: schema.ModelProto, directory: Path, what: str) -> None:
     """Check, without reading them, that the files of the model's external tensors lie inside
     `directory` and hold the bytes each tensor's type and dims need where it says."""
     for tensor in external_tensors(model):
@@ -223,7 +223,7 @@ class _Short(Exception):
     """External data of another size than the tensor's type and dims need."""
 
 
-def _check_external(tensor: onnx.TensorProto, directory: Path) -> None:
+def _check_external(tensor: schema.TensorProto, directory: Path) -> None:
     entries = {entry.key: entry.value for entry in tensor.external_data}
     location, name = entries.get("location", ""), tensor.name
     path = (directory / location).resolve()
@@ -251,7 +251,19 @@ def _check_external(tensor: onnx.TensorProto, directory: Path) -> None:
         )
 
 
-def with_absolute_locations(model: onnx.ModelProto, directory: Path) -> None:
+def read_external_data(tensor: schema.TensorProto, directory: Path) -> None:
+    """Read the data of a tensor kept in a file beside the model (as check_external_sizes
+    found it) into the tensor, which then no longer refers to the file."""
+    entries = {entry.key: entry.value for entry in tensor.external_data}
+    with open(directory / entries["location"], "rb") as file:
+        file.seek(int(entries.get("offset") or 0))
+        length = entries.get("length")
+        tensor.raw_data = file.read(int(length)) if length else file.read()
+    tensor.data_location = T.DEFAULT
+    del tensor.external_data[:]
+
+
+def with_absolute_locations(model: schema.ModelProto, directory: Path) -> None:
     """Make each external tensor's location absolute: the frontend then finds the data
     whatever it is loaded from (the driver hands it bytes)."""
     for tensor in external_tensors(model):
@@ -271,7 +283,7 @@ class MappedFiles:
     def __init__(self) -> None:
         self._maps: dict[str, tuple[BinaryIO, mmap.mmap, int]] = {}
 
-    def refer_to_memory(self, model: onnx.ModelProto) -> None:
+    def refer_to_memory(self, model: schema.ModelProto) -> None:
         """Make each tensor of `model` kept in a file refer to its bytes in memory instead."""
         for tensor in external_tensors(model):
             entries = {entry.key: entry.value for entry in tensor.external_data}
@@ -309,12 +321,12 @@ class MappedFiles:
         self.close()
 
 
-def byte_size(tensor: onnx.TensorProto) -> int | None:
+def byte_size(tensor: schema.TensorProto) -> int | None:
     """How many raw bytes the tensor's type and dims need (None when not fixed)."""
     bits = _BITS.get(tensor.data_type)
     if bits is None:
         try:
-            dtype = onnx.helper.tensor_dtype_to_np_dtype(tensor.data_type)
+            dtype = helpers.tensor_dtype_to_np_dtype(tensor.data_type)
         except (KeyError, TypeError, ValueError):
             return None
         if dtype == np.object_:
@@ -323,7 +335,7 @@ def byte_size(tensor: onnx.TensorProto) -> int | None:
     return math.ceil(math.prod(tensor.dims) * bits / 8)
 
 
-def all_tensors(model: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
+def all_tensors(model: schema.ModelProto) -> Iterator[schema.TensorProto]:
     """Every tensor of the model: initializers (sparse ones too) and attribute tensors of every
     graph, subgraph and function."""
     yield from _graph_tensors(model.graph)
@@ -332,7 +344,7 @@ def all_tensors(model: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
             yield from _attribute_tensors(node)
 
 
-def _graph_tensors(graph: onnx.GraphProto) -> Iterator[onnx.TensorProto]:
+def _graph_tensors(graph: schema.GraphProto) -> Iterator[schema.TensorProto]:
     yield from graph.initializer
     for sparse in graph.sparse_initializer:
         yield from (sparse.values, sparse.indices)
@@ -340,7 +352,7 @@ def _graph_tensors(graph: onnx.GraphProto) -> Iterator[onnx.TensorProto]:
         yield from _attribute_tensors(node)
 
 
-def _attribute_tensors(node: onnx.NodeProto) -> Iterator[onnx.TensorProto]:
+def _attribute_tensors(node: schema.NodeProto) -> Iterator[schema.TensorProto]:
     for attr in node.attribute:
         if attr.HasField("t"):
             yield attr.t

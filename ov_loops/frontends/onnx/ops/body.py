@@ -18,14 +18,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-import onnx
 import openvino as ov
 
 from ov_loops.errors import ConversionError, UnsupportedItem
 from ov_loops.frontends.onnx.ops.layout import OnnxLoopLayout, PlaceholderValues
 from ov_loops.frontends.onnx.ops.port_types import check_arriving, check_body_outputs
 from ov_loops.frontends.onnx.ops.to_loop_ir import onnx_loop_ir
-from ov_loops.frontends.onnx.proto import body_types
+from ov_loops.frontends.onnx.proto import body_types, helpers, schema
 from ov_loops.frontends.onnx.proto.scopes import defined_names, fresh_name
 from ov_loops.frontends.onnx.proto.types import TensorType
 from ov_loops.loopir import trip_count as trips
@@ -39,11 +38,11 @@ class LoopContext(Protocol):
     driver's own (its ConvertedLoop); a translation passes them on without reading them."""
 
     @property
-    def template(self) -> onnx.GraphProto:
+    def template(self) -> schema.GraphProto:
         """The loop's body with its own loops replaced by their placeholders."""
 
     @property
-    def model(self) -> onnx.ModelProto:
+    def model(self) -> schema.ModelProto:
         """The model the loop is in (its opsets, IR version and functions)."""
 
     @property
@@ -51,7 +50,7 @@ class LoopContext(Protocol):
         """Whether the target keeps the loop's carried values across inferences (--stateful,
         a loop of the main graph)."""
 
-    def convert(self, body: onnx.ModelProto) -> tuple[ov.Model, list]:
+    def convert(self, body: schema.ModelProto) -> tuple[ov.Model, list]:
         """`body` (the typed template) converted by OpenVINO's frontend, and the reports of
         the loops in it; raises the first error of one of them."""
 
@@ -186,7 +185,7 @@ def _arriving_types(
     layout: OnnxLoopLayout,
     values: PlaceholderValues,
     slice_axes: list[int],
-    template: onnx.GraphProto,
+    template: schema.GraphProto,
 ) -> BodyTypes:
     """The types of the body's inputs as the values arrive (a carried value of unknown element
     type takes the one the body declares)."""
@@ -207,8 +206,8 @@ def _arriving_types(
 
 
 def body_model(
-    layout: OnnxLoopLayout, template: onnx.GraphProto, types: BodyTypes, model: onnx.ModelProto
-) -> onnx.ModelProto:
+    layout: OnnxLoopLayout, template: schema.GraphProto, types: BodyTypes, model: schema.ModelProto
+) -> schema.ModelProto:
     """The body as a standalone model whose inputs are typed `types`.
 
     Inputs: [iteration number if read] carried... captures... sliced parts...; a condition
@@ -217,7 +216,7 @@ def body_model(
     body's order; each is produced by a node of the body (an output that passes an input, a
     capture or an initializer straight through, or repeats another output, gets an Identity).
     """
-    body = onnx.ModelProto(ir_version=model.ir_version, producer_name="ov-loops")
+    body = schema.ModelProto(ir_version=model.ir_version, producer_name="ov-loops")
     graph = body.graph  # built in place: onnx.helper.make_model would copy it again
     graph.CopyFrom(template)
     graph.name = template.name or "body"
@@ -226,7 +225,7 @@ def body_model(
     del graph.value_info[:]
     if layout.reads_iteration_number():
         shape = layout.declared_flag_shape(layout.iteration_input)
-        iteration = TensorType(onnx.TensorProto.INT64, shape)
+        iteration = TensorType(schema.TensorProto.INT64, shape)
         graph.input.append(iteration.value_info(layout.iteration_input))
     if layout.reads_condition():
         shape = layout.declared_flag_shape(layout.condition_input, types.condition_shape)
@@ -240,15 +239,17 @@ def body_model(
     return body
 
 
-def _always_true(name: str, shape: tuple[int, ...]) -> onnx.NodeProto:
+def _always_true(name: str, shape: tuple[int, ...]) -> schema.NodeProto:
     """A Constant node giving `name` a true of `shape` (as onnx.helper's make_node and
     make_tensor make it, byte for byte, in a quarter of their time)."""
-    true = onnx.TensorProto(name="", data_type=onnx.TensorProto.BOOL, dims=shape, int32_data=[1])
-    value = onnx.AttributeProto(name="value", type=onnx.AttributeProto.TENSOR, t=true)
-    return onnx.NodeProto(output=[name], op_type="Constant", attribute=[value])
+    true = schema.TensorProto(
+        name="", data_type=schema.TensorProto.BOOL, dims=shape, int32_data=[1]
+    )
+    value = schema.AttributeProto(name="value", type=schema.AttributeProto.TENSOR, t=true)
+    return schema.NodeProto(output=[name], op_type="Constant", attribute=[value])
 
 
-def _add_outputs(graph: onnx.GraphProto, template: onnx.GraphProto, taken: set[str]) -> None:
+def _add_outputs(graph: schema.GraphProto, template: schema.GraphProto, taken: set[str]) -> None:
     """The template's outputs, in order, each produced by a node of `graph` (an Identity for one
     that no node of the template produces, or that repeats an earlier output)."""
     produced_by_node = {name for node in template.node for name in node.output if name}
@@ -257,7 +258,7 @@ def _add_outputs(graph: onnx.GraphProto, template: onnx.GraphProto, taken: set[s
         name = value.name
         if name not in produced_by_node or name in seen:
             fresh = fresh_name(f"{name}__ov_loops_out{index}", taken)
-            graph.node.append(onnx.helper.make_node("Identity", [name], [fresh]))
+            graph.node.append(helpers.make_node("Identity", [name], [fresh]))
             name = fresh
         seen.add(name)
-        graph.output.append(onnx.ValueInfoProto(name=name))
+        graph.output.append(schema.ValueInfoProto(name=name))

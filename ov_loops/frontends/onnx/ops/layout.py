@@ -17,10 +17,9 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import ClassVar, NamedTuple
 
-import onnx
-
 from ov_loops.contract.kinds import CarriedKind, CarriedValue, grouped, tensors
 from ov_loops.errors import ConversionError, UnsupportedItem
+from ov_loops.frontends.onnx.proto import schema
 from ov_loops.frontends.onnx.proto.scopes import read_names
 
 
@@ -60,7 +59,7 @@ def refuse_omitted_inputs(
             )
 
 
-def flag_shape(declared: onnx.ValueInfoProto, fed: tuple[int, ...] = ()) -> tuple[int, ...]:
+def flag_shape(declared: schema.ValueInfoProto, fed: tuple[int, ...] = ()) -> tuple[int, ...]:
     """The shape a Loop body's iteration-number or condition input is fed with: () when the body
     declares a scalar, (1,) when it declares any other rank (an old form declares [1];
     onnxruntime feeds [1] whatever the rank, and OpenVINO's frontend reads [1]), and `fed` (the
@@ -88,10 +87,10 @@ class OnnxLoopLayout:
     subclass registered with its opsets, registry.py) reads its node into one (`read`) and
     translates the loop (`loop_ir`, body.py)."""
 
-    node: onnx.NodeProto
+    node: schema.NodeProto
     path: str
     opset: int | None
-    body: onnx.GraphProto
+    body: schema.GraphProto
     captures: list[str]
     sliced: list[SlicedRead]
     carried_sources: list[str]  # outer names of the initial loop-carried values
@@ -117,6 +116,8 @@ class OnnxLoopLayout:
     # breaks (None: sliced inputs are the op's own reads, not ports of the node).
     type_rules: ClassVar[dict[str, str]] = {}
     sliced_rule: ClassVar[str | None] = None
+    # The attributes the op defines (load/structure.py refuses others).
+    attributes: ClassVar[frozenset[str]] = frozenset({"body"})
 
     # -- layout ------------------------------------------------------------------------------
     @property
@@ -165,8 +166,8 @@ class OnnxLoopLayout:
 
     @classmethod
     def declared_feeds(
-        cls, node: onnx.NodeProto
-    ) -> list[tuple[str, onnx.ValueInfoProto, int | None]]:
+        cls, node: schema.NodeProto
+    ) -> list[tuple[str, schema.ValueInfoProto, int | None]]:
         """(outer name, the body input it feeds, the axis along which the body reads it a part
         at a time, None when whole) for each node input whose body input declares what it
         receives, before the node is read (rewrites/shapeless_inputs.py); none by default."""
@@ -177,7 +178,7 @@ class OnnxLoopLayout:
         """Check the types of the ports only this op has (port_types.py; the shared ones are
         checked after them); InputError at the first breach."""
 
-    def unsupported_types(self, outer_types: dict[str, onnx.TypeProto]) -> list[UnsupportedItem]:
+    def unsupported_types(self, outer_types: dict[str, schema.TypeProto]) -> list[UnsupportedItem]:
         """Loop-carried values that are not tensors once the ONNX rewrites ran, by the body's
         declared types and the outer value's inferred one: the sequence rewrite
         (rewrites/sequences/) makes tensors of the sequences and optionals it can and refuses

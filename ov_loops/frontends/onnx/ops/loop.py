@@ -23,8 +23,6 @@ Captured tensors the body reads at a scalar iteration number become sliced input
 
 from __future__ import annotations
 
-import onnx
-
 from ov_loops.errors import ConversionError
 from ov_loops.frontends.onnx.ops.body import loop_ir as translated_loop_ir
 from ov_loops.frontends.onnx.ops.layout import (
@@ -42,14 +40,15 @@ from ov_loops.frontends.onnx.ops.port_types import (
 )
 from ov_loops.frontends.onnx.ops.registry import is_loop_op, loop_op
 from ov_loops.frontends.onnx.ops.slicing import slice_iteration_gathers
+from ov_loops.frontends.onnx.proto import schema
 from ov_loops.frontends.onnx.proto.scopes import captured_names
 from ov_loops.frontends.onnx.proto.sequence_parts import SequenceParts
 
-T = onnx.TensorProto
+T = schema.TensorProto
 BODY_INPUTS = "the body's inputs are (iteration_num int64, condition bool, loop-carried values...)"
 
 
-def is_loop(node: onnx.NodeProto) -> bool:
+def is_loop(node: schema.NodeProto) -> bool:
     """Whether `node` is an ONNX Loop (which the sequence rewrites look into)."""
     return is_loop_op(node) and node.op_type == OnnxLoop.op
 
@@ -71,8 +70,8 @@ class OnnxLoop(OnnxLoopLayout):
 
     @classmethod
     def declared_feeds(
-        cls, node: onnx.NodeProto
-    ) -> list[tuple[str, onnx.ValueInfoProto, int | None]]:
+        cls, node: schema.NodeProto
+    ) -> list[tuple[str, schema.ValueInfoProto, int | None]]:
         """M and cond feed the iteration number and the condition, then the initial carried
         values their body inputs."""
         bodies = [a.g for a in node.attribute if a.name == "body" and a.type == a.GRAPH]
@@ -81,7 +80,7 @@ class OnnxLoop(OnnxLoopLayout):
 
     @classmethod
     def read(
-        cls, node: onnx.NodeProto, path: str, opset: int | None, sequences: SequenceParts
+        cls, node: schema.NodeProto, path: str, opset: int | None, sequences: SequenceParts
     ) -> OnnxLoop:
         """Check the node's arity against its body; raise ConversionError naming the node.
         `sequences` (the sequence rewrite's record) says which carried inputs are one value."""

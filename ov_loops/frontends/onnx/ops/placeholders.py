@@ -13,9 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import onnx
-
 from ov_loops.frontends.onnx.ops.registry import is_loop_op
+from ov_loops.frontends.onnx.proto import helpers, schema
 from ov_loops.frontends.onnx.proto.opsets import opset_version
 from ov_loops.frontends.onnx.proto.scopes import node_label
 
@@ -23,31 +22,31 @@ from ov_loops.frontends.onnx.proto.scopes import node_label
 PLACEHOLDER_DOMAIN = "ov-loops.internal.loop-placeholder"
 
 # register(node, path) -> (key, inputs of the placeholder)
-Register = Callable[[onnx.NodeProto, str], tuple[int, list[str]]]
+Register = Callable[[schema.NodeProto, str], tuple[int, list[str]]]
 
 
-def with_placeholder_opset(model: onnx.ModelProto) -> onnx.ModelProto:
+def with_placeholder_opset(model: schema.ModelProto) -> schema.ModelProto:
     """`model` importing the placeholders' domain (changed in place), so the frontend takes them."""
     if opset_version(model, PLACEHOLDER_DOMAIN) is None:
-        model.opset_import.append(onnx.helper.make_opsetid(PLACEHOLDER_DOMAIN, 1))
+        model.opset_import.append(helpers.make_opsetid(PLACEHOLDER_DOMAIN, 1))
     return model
 
 
 def replace_loops(
-    graph: onnx.GraphProto, path: str, register: Register, in_branches: Register | None = None
-) -> onnx.GraphProto:
+    graph: schema.GraphProto, path: str, register: Register, in_branches: Register | None = None
+) -> schema.GraphProto:
     """Return a copy of `graph` with every loop node (outside loop bodies) replaced; loops of
     `graph` itself are registered with `register`, those in its other nodes' subgraphs (If
     branches) with `in_branches` (default: `register`)."""
     in_branches = in_branches or register
-    result = onnx.GraphProto()
+    result = schema.GraphProto()
     result.CopyFrom(graph)
     del result.node[:]
     for index, node in enumerate(graph.node):
         node_path = f"{path}/{node_label(node, index)}"
         if is_loop_op(node):
             key, inputs = register(node, node_path)
-            placeholder = onnx.helper.make_node(
+            placeholder = helpers.make_node(
                 node.op_type,
                 inputs,
                 list(node.output),
@@ -60,9 +59,9 @@ def replace_loops(
         rewritten = result.node.add()
         rewritten.CopyFrom(node)
         for attr in rewritten.attribute:
-            if attr.type == onnx.AttributeProto.GRAPH:
+            if attr.type == schema.AttributeProto.GRAPH:
                 attr.g.CopyFrom(replace_loops(attr.g, f"{node_path}/{attr.name}", in_branches))
-            elif attr.type == onnx.AttributeProto.GRAPHS:
+            elif attr.type == schema.AttributeProto.GRAPHS:
                 for sub_index, sub in enumerate(attr.graphs):
                     sub.CopyFrom(
                         replace_loops(sub, f"{node_path}/{attr.name}_{sub_index}", in_branches)

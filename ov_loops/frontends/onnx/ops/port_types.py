@@ -24,15 +24,15 @@ from __future__ import annotations
 
 import math
 
-import onnx
 import openvino as ov
 
 from ov_loops.errors import InputError
 from ov_loops.frontends.onnx.ops.layout import OnnxLoopLayout, PlaceholderValues
+from ov_loops.frontends.onnx.proto import schema
 from ov_loops.frontends.onnx.proto.types import onnx_elem_type
 from ov_loops.ovgraph import lengths
 
-T = onnx.TensorProto
+T = schema.TensorProto
 
 
 def type_name(elem_type: int) -> str:

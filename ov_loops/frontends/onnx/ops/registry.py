@@ -20,9 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-import onnx
-
 from ov_loops.errors import ConversionError
+from ov_loops.frontends.onnx.proto import schema
 
 STANDARD_DOMAINS = ("", "ai.onnx")  # the same domain, spelled two ways
 Layout = TypeVar("Layout", bound=type)
@@ -84,7 +83,7 @@ def loop_op(
     return register
 
 
-def is_loop_op(node: onnx.NodeProto) -> bool:
+def is_loop_op(node: schema.NodeProto) -> bool:
     """Whether `node` is of an op ov-loops translates (in some opset)."""
     return any((entry.domain, entry.op) == (_domain(node.domain), node.op_type) for entry in _ops())
 
@@ -94,7 +93,7 @@ def op_types() -> list[str]:
     return sorted({entry.op for entry in _ops()})
 
 
-def lookup(node: onnx.NodeProto, opset: int | None) -> type:
+def lookup(node: schema.NodeProto, opset: int | None) -> type:
     """The layout class that reads `node` in `opset` (its domain's version; None: unknown);
     ConversionError when the op is not translated in that opset."""
     for entry in _ops():

@@ -20,8 +20,6 @@ iteration number and no condition. Axes are normalised (body.py) once ranks are 
 
 from __future__ import annotations
 
-import onnx
-
 from ov_loops.errors import ConversionError
 from ov_loops.frontends.onnx.ops.body import loop_ir as translated_loop_ir
 from ov_loops.frontends.onnx.ops.layout import (
@@ -33,13 +31,14 @@ from ov_loops.frontends.onnx.ops.layout import (
 )
 from ov_loops.frontends.onnx.ops.port_types import check_flag
 from ov_loops.frontends.onnx.ops.registry import loop_op
+from ov_loops.frontends.onnx.proto import schema
 from ov_loops.frontends.onnx.proto.scopes import captured_names
 from ov_loops.frontends.onnx.proto.sequence_parts import SequenceParts
 
-T = onnx.TensorProto
+T = schema.TensorProto
 
 
-def _ints(node: onnx.NodeProto, name: str) -> list[int] | None:
+def _ints(node: schema.NodeProto, name: str) -> list[int] | None:
     for attr in node.attribute:
         if attr.name == name:
             return list(attr.ints)
@@ -57,13 +56,17 @@ class OnnxScan(OnnxLoopLayout):
         "sequence_lens": "sequence_lens is an int64 tensor",
     }
     sliced_rule = "scan_input"
+    attributes = frozenset(
+        {"body", "num_scan_inputs", "scan_input_axes", "scan_input_directions"}
+        | {"scan_output_axes", "scan_output_directions"}
+    )
     input_offset = 0  # where the states start among the node's inputs (Scan-8: sequence_lens)
     loop_ir = translated_loop_ir  # its body becomes the LoopIR (body.py)
 
     @classmethod
     def declared_feeds(
-        cls, node: onnx.NodeProto
-    ) -> list[tuple[str, onnx.ValueInfoProto, int | None]]:
+        cls, node: schema.NodeProto
+    ) -> list[tuple[str, schema.ValueInfoProto, int | None]]:
         """The states feed their body inputs, the scanned inputs theirs a part at a time along
         their scan_input_axes (0 by default)."""
         bodies = [a.g for a in node.attribute if a.name == "body" and a.type == a.GRAPH]
@@ -81,7 +84,7 @@ class OnnxScan(OnnxLoopLayout):
 
     @classmethod
     def read(
-        cls, node: onnx.NodeProto, path: str, opset: int | None, sequences: SequenceParts
+        cls, node: schema.NodeProto, path: str, opset: int | None, sequences: SequenceParts
     ) -> OnnxScan:
         """Check attributes and arity against the body; raise ConversionError naming the node.
         A Scan carries no sequences (the sequence rewrite refuses them): `sequences` is unread."""
@@ -117,7 +120,7 @@ class OnnxScan(OnnxLoopLayout):
         )
 
     @classmethod
-    def _axes(cls, node: onnx.NodeProto, path: str, scans_in: int, scans_out: int) -> tuple:
+    def _axes(cls, node: schema.NodeProto, path: str, scans_in: int, scans_out: int) -> tuple:
         """(input axes, input directions, output axes, output directions) from the attributes."""
         attribute = cls._attribute
         return (
@@ -135,10 +138,10 @@ class OnnxScan(OnnxLoopLayout):
     @classmethod
     def _arity(
         cls,
-        node: onnx.NodeProto,
+        node: schema.NodeProto,
         path: str,
         inputs: list[str],
-        body: onnx.GraphProto,
+        body: schema.GraphProto,
         scans_in: int,
     ) -> tuple[int, int]:
         """(states, scan outputs) of a Scan whose inputs (without Scan-8's sequence_lens) are
@@ -176,7 +179,7 @@ class OnnxScan(OnnxLoopLayout):
 
     @staticmethod
     def _attribute(
-        node: onnx.NodeProto, path: str, name: str, count: int, default: int, flags: bool = False
+        node: schema.NodeProto, path: str, name: str, count: int, default: int, flags: bool = False
     ) -> list[int]:
         values = _ints(node, name)
         if values is None:

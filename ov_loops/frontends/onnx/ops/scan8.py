@@ -19,7 +19,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-import onnx
 import openvino as ov
 import openvino.opset15 as ops
 
@@ -32,6 +31,7 @@ from ov_loops.frontends.onnx.ops.layout import OnnxLoopLayout, PlaceholderValues
 from ov_loops.frontends.onnx.ops.port_types import check_arriving
 from ov_loops.frontends.onnx.ops.registry import loop_op
 from ov_loops.frontends.onnx.ops.scan import OnnxScan
+from ov_loops.frontends.onnx.proto import schema
 from ov_loops.loopir import trip_count as trips
 from ov_loops.loopir.loop import LoopIR, LoopResult
 
@@ -45,16 +45,17 @@ class OnnxScan8(OnnxScan):
     """One ONNX Scan-8 node, read as the scan of one batch entry."""
 
     input_offset = 1
+    attributes = frozenset({"body", "num_scan_inputs", "directions"})
 
     @classmethod
     def declared_feeds(
-        cls, node: onnx.NodeProto
-    ) -> list[tuple[str, onnx.ValueInfoProto, int | None]]:
+        cls, node: schema.NodeProto
+    ) -> list[tuple[str, schema.ValueInfoProto, int | None]]:
         """None: the body declares one batch entry's values, not the node's inputs."""
         return []
 
     @classmethod
-    def _axes(cls, node: onnx.NodeProto, path: str, scans_in: int, scans_out: int) -> tuple:
+    def _axes(cls, node: schema.NodeProto, path: str, scans_in: int, scans_out: int) -> tuple:
         """Per batch entry the sequence axis is 0 and outputs are appended."""
         directions = cls._attribute(node, path, "directions", scans_in, 0, True)
         return [0] * scans_in, directions, [0] * scans_out, [0] * scans_out

@@ -12,17 +12,16 @@ fail, so a valid model never runs one.
 
 from __future__ import annotations
 
-import onnx
-
 from ov_loops.frontends.onnx.ops.layout import SlicedRead
+from ov_loops.frontends.onnx.proto import schema
 from ov_loops.frontends.onnx.proto.scopes import defined_names, fresh_name
 
 SLICE_SUFFIX = "__ov_loops_slice"
 
 
 def slice_iteration_gathers(
-    body: onnx.GraphProto, captures: list[str]
-) -> tuple[onnx.GraphProto, list[SlicedRead]]:
+    body: schema.GraphProto, captures: list[str]
+) -> tuple[schema.GraphProto, list[SlicedRead]]:
     """Rewrite the body's top-level `Gather(capture, iteration number)` nodes (axis 0).
 
     Each rewritten node keeps its place and name (node paths stay valid) and becomes an Identity
@@ -32,7 +31,7 @@ def slice_iteration_gathers(
     captured = set(captures)
     taken = defined_names(body) | captured
     sliced: dict[str, SlicedRead] = {}
-    rewritten = onnx.GraphProto()
+    rewritten = schema.GraphProto()
     rewritten.CopyFrom(body)
     for node in rewritten.node:
         if not _reads_at_iteration(node, iteration, captured):
@@ -47,7 +46,7 @@ def slice_iteration_gathers(
     return rewritten, list(sliced.values())
 
 
-def _reads_at_iteration(node: onnx.NodeProto, iteration: str, captured: set[str]) -> bool:
+def _reads_at_iteration(node: schema.NodeProto, iteration: str, captured: set[str]) -> bool:
     if node.op_type != "Gather" or node.domain not in ("", "ai.onnx") or len(node.input) != 2:
         return False
     axis = next((attr.i for attr in node.attribute if attr.name == "axis"), 0)

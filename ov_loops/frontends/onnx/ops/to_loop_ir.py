@@ -16,7 +16,6 @@ from __future__ import annotations
 import logging
 
 import numpy as np
-import onnx
 import openvino as ov
 import openvino.opset15 as ops
 
@@ -30,6 +29,7 @@ from ov_loops.contract.spec import (
     SlicedInput,
 )
 from ov_loops.frontends.onnx.ops.layout import OnnxLoopLayout, PlaceholderValues
+from ov_loops.frontends.onnx.proto import schema
 from ov_loops.loopir.loop import LoopIR, LoopResult
 from ov_loops.loopir.steps import Reverse
 from ov_loops.loopir.trip_count import InitialCondition, TripCount
@@ -116,7 +116,7 @@ def _inputs(layout: OnnxLoopLayout, index: dict[str, int], values: PlaceholderVa
 
 
 def _declared_empty_shape(
-    declared: onnx.ValueInfoProto, value: ov.Output, axis: int
+    declared: schema.ValueInfoProto, value: ov.Output, axis: int
 ) -> ov.Output | None:
     """The shape of a stacked output after zero iterations when the body's declaration knows a
     dim the converted body does not (a static batch in a body whose loop is fed a symbolic one),

@@ -4,16 +4,16 @@ Parameters of inputs the frontend dropped."""
 
 from __future__ import annotations
 
-import onnx
 import openvino as ov
 import openvino.opset15 as ops
 
 from ov_loops.errors import ConversionError
+from ov_loops.frontends.onnx.proto import helpers, schema
 from ov_loops.frontends.onnx.proto.types import TensorType, onnx_elem_type, ov_element_type
 from ov_loops.ovgraph import lengths
 
 
-def tensor_type(value: ov.Output, declared: onnx.ValueInfoProto | None) -> TensorType:
+def tensor_type(value: ov.Output, declared: schema.ValueInfoProto | None) -> TensorType:
     """The type a body input gets from the outer value (falling back to what the body declares)."""
     element = value.get_element_type()
     elem_type = onnx_elem_type(element)
@@ -64,7 +64,7 @@ def add_unread_parameters(body: ov.Model, declared) -> None:
 
 
 def with_declared_inputs(
-    model: ov.Model, graph: onnx.GraphProto, shapes: dict[str, ov.PartialShape] | None = None
+    model: ov.Model, graph: schema.GraphProto, shapes: dict[str, ov.PartialShape] | None = None
 ) -> ov.Model:
     """The model with a Parameter for every input the ONNX graph declares, in its order: the
     frontend drops inputs nothing reads, and users feed them by name all the same. Such a
@@ -88,13 +88,15 @@ def with_declared_inputs(
     return ov.Model(model.get_results(), ordered, model.get_friendly_name())
 
 
-def declared_parameter(value: onnx.ValueInfoProto, shape: ov.PartialShape | None = None) -> ov.Node:
+def declared_parameter(
+    value: schema.ValueInfoProto, shape: ov.PartialShape | None = None
+) -> ov.Node:
     """A Parameter of the type and shape (unless `shape` is given) a graph input declares (for
     an input nothing reads)."""
     tensor = value.type.tensor_type
     element = ov_element_type(tensor.elem_type)
     if element is None:
-        name = onnx.helper.tensor_dtype_to_string(tensor.elem_type)
+        name = helpers.tensor_dtype_to_string(tensor.elem_type)
         raise ConversionError(f"main: input '{value.name}': OpenVINO has no element type {name}")
     if shape is None:
         shape = _declared_shape(tensor)
@@ -103,7 +105,7 @@ def declared_parameter(value: onnx.ValueInfoProto, shape: ov.PartialShape | None
     return parameter
 
 
-def _declared_shape(tensor: onnx.TypeProto.Tensor) -> ov.PartialShape:
+def _declared_shape(tensor: schema.TypeProto.Tensor) -> ov.PartialShape:
     shape = ov.PartialShape.dynamic()
     if tensor.HasField("shape"):
         shape = ov.PartialShape(

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import onnx
+from ov_loops.frontends.onnx.proto import schema
 
 
-def opset_version(model: onnx.ModelProto, domain: str = "") -> int | None:
+def opset_version(model: schema.ModelProto, domain: str = "") -> int | None:
     """The model's opset version for `domain` ("" and "ai.onnx" are the same)."""
     wanted = {"", "ai.onnx"} if domain in ("", "ai.onnx") else {domain}
     for opset in model.opset_import:

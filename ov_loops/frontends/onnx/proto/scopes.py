@@ -8,20 +8,20 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import onnx
+from ov_loops.frontends.onnx.proto import schema
 
 
-def subgraphs(node: onnx.NodeProto) -> Iterator[tuple[str, onnx.GraphProto]]:
+def subgraphs(node: schema.NodeProto) -> Iterator[tuple[str, schema.GraphProto]]:
     """Yield (attribute name, graph) for every subgraph attribute of `node`."""
     for attr in node.attribute:
-        if attr.type == onnx.AttributeProto.GRAPH:
+        if attr.type == schema.AttributeProto.GRAPH:
             yield attr.name, attr.g
-        elif attr.type == onnx.AttributeProto.GRAPHS:
+        elif attr.type == schema.AttributeProto.GRAPHS:
             for index, graph in enumerate(attr.graphs):
                 yield f"{attr.name}_{index}", graph
 
 
-def defined_names(graph: onnx.GraphProto) -> set[str]:
+def defined_names(graph: schema.GraphProto) -> set[str]:
     """Names a graph defines itself: inputs, initializers and node outputs."""
     names = {value.name for value in graph.input}
     names.update(init.name for init in graph.initializer)
@@ -31,7 +31,7 @@ def defined_names(graph: onnx.GraphProto) -> set[str]:
     return names
 
 
-def read_names(graph: onnx.GraphProto) -> list[str]:
+def read_names(graph: schema.GraphProto) -> list[str]:
     """Names `graph` reads: node inputs, its nested graphs' captures and its outputs, in order."""
     read: dict[str, None] = {}
     for node in graph.node:
@@ -42,13 +42,13 @@ def read_names(graph: onnx.GraphProto) -> list[str]:
     return list(read)
 
 
-def captured_names(graph: onnx.GraphProto) -> list[str]:
+def captured_names(graph: schema.GraphProto) -> list[str]:
     """Names `graph` (or any graph nested in it) reads but does not define, in first-use order."""
     defined = defined_names(graph)
     return [name for name in read_names(graph) if name not in defined]
 
 
-def node_label(node: onnx.NodeProto, index: int) -> str:
+def node_label(node: schema.NodeProto, index: int) -> str:
     """How a node is named in paths: its name, or `OpType_index` when it has none."""
     return node.name or f"{node.op_type}_{index}"
 
@@ -63,7 +63,7 @@ def fresh_name(base: str, taken: set[str]) -> str:
     return name
 
 
-def all_graphs(graph: onnx.GraphProto, path: str) -> Iterator[tuple[onnx.GraphProto, str]]:
+def all_graphs(graph: schema.GraphProto, path: str) -> Iterator[tuple[schema.GraphProto, str]]:
     """`graph` and every graph nested in it, each with its path (`main/Loop_0/body`)."""
     yield graph, path
     for index, node in enumerate(graph.node):
@@ -71,7 +71,7 @@ def all_graphs(graph: onnx.GraphProto, path: str) -> Iterator[tuple[onnx.GraphPr
             yield from all_graphs(body, f"{path}/{node_label(node, index)}/{attr_name}")
 
 
-def all_names(graph: onnx.GraphProto) -> set[str]:
+def all_names(graph: schema.GraphProto) -> set[str]:
     """Every value name used anywhere in `graph` and its nested graphs."""
     names: set[str] = set()
     for each, _ in all_graphs(graph, ""):

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import onnx
 import openvino as ov
 
+from ov_loops.frontends.onnx.proto import helpers, schema
 from ov_loops.frontends.onnx.proto.scopes import all_graphs
 
-T = onnx.TensorProto
+T = schema.TensorProto
 
 # Every ONNX element type OpenVINO has a type for; the others (complex, the FNUZ float8s,
 # 2-bit integers, float6) have none, and OpenVINO's frontend refuses them.
@@ -52,8 +52,8 @@ class TensorType:
             return self
         return TensorType(self.elem_type, self.shape[:axis] + self.shape[axis + 1 :])
 
-    def value_info(self, name: str) -> onnx.ValueInfoProto:
-        info = onnx.ValueInfoProto(name=name)
+    def value_info(self, name: str) -> schema.ValueInfoProto:
+        info = schema.ValueInfoProto(name=name)
         tensor = info.type.tensor_type
         tensor.elem_type = self.elem_type
         if self.shape is not None:
@@ -80,17 +80,17 @@ def ov_element_type(elem_type: int) -> ov.Type | None:
     return _ONNX_TO_OV.get(elem_type)
 
 
-def known_types(model: onnx.ModelProto) -> dict[str, onnx.TypeProto]:
+def known_types(model: schema.ModelProto) -> dict[str, schema.TypeProto]:
     """Types of the values of the main graph and all subgraphs, after shape inference.
 
     Shape inference is best effort: a model it cannot handle still converts, with what the
     model itself declares.
     """
     try:
-        inferred = onnx.shape_inference.infer_shapes(model)
+        inferred = helpers.infer_shapes(model)
     except Exception:  # inference is advisory here; conversion reports real problems
         inferred = model
-    types: dict[str, onnx.TypeProto] = {}
+    types: dict[str, schema.TypeProto] = {}
     _collect(inferred.graph, types)
     return types
 
@@ -99,7 +99,7 @@ def known_types(model: onnx.ModelProto) -> dict[str, onnx.TypeProto]:
 _NON_TENSOR_OPS = ("Sequence", "Optional", "SplitToSequence")
 
 
-def only_tensors(model: onnx.ModelProto) -> bool:
+def only_tensors(model: schema.ModelProto) -> bool:
     """Whether every value of `model` is a tensor or of no declared type, without shape
     inference: no graph declares another type or holds a sparse initializer, and every node is
     an op of the default domain that makes tensors of tensors (not a sequence or optional op,
@@ -120,13 +120,13 @@ def only_tensors(model: onnx.ModelProto) -> bool:
     return True
 
 
-def _collect(graph: onnx.GraphProto, types: dict[str, onnx.TypeProto]) -> None:
+def _collect(graph: schema.GraphProto, types: dict[str, schema.TypeProto]) -> None:
     for value in (*graph.input, *graph.value_info, *graph.output):
         if value.type.WhichOneof("value"):
             types.setdefault(value.name, value.type)
     for node in graph.node:
         for attr in node.attribute:
-            if attr.type == onnx.AttributeProto.GRAPH:
+            if attr.type == schema.AttributeProto.GRAPH:
                 _collect(attr.g, types)
             for sub in attr.graphs:
                 _collect(sub, types)

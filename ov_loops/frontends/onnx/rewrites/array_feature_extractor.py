@@ -8,19 +8,19 @@ with ArrayFeatureExtractor, which OpenVINO's ONNX frontend cannot convert.
 from __future__ import annotations
 
 import numpy as np
-import onnx
 
 from ov_loops.errors import UnsupportedError, UnsupportedItem
+from ov_loops.frontends.onnx.proto import helpers, schema
 from ov_loops.frontends.onnx.proto.opsets import opset_version
 from ov_loops.frontends.onnx.proto.scopes import all_graphs, all_names, fresh_name, node_label
 from ov_loops.frontends.onnx.proto.types import known_types
 
-T = onnx.TensorProto
+T = schema.TensorProto
 ML_DOMAIN = "ai.onnx.ml"
 _RESHAPE_WITH_SHAPE_INPUT = 5  # Reshape-5: the shape is an input
 
 
-def array_feature_extractor_as_gather(model: onnx.ModelProto) -> onnx.ModelProto:
+def array_feature_extractor_as_gather(model: schema.ModelProto) -> schema.ModelProto:
     """Replace every ArrayFeatureExtractor (ai.onnx.ml, in every graph) by a Gather on X's last
     axis of Y flattened.
 
@@ -76,10 +76,10 @@ def array_feature_extractor_as_gather(model: onnx.ModelProto) -> onnx.ModelProto
 
 
 def _refusal(
-    node: onnx.NodeProto,
+    node: schema.NodeProto,
     path: str,
     types: dict[str, tuple[int, int | None]],
-    model: onnx.ModelProto,
+    model: schema.ModelProto,
 ) -> UnsupportedItem | None:
     """Why `node` cannot become a Gather, as an UnsupportedItem; None when it can."""
     elem_type, rank = types.get(node.input[0], (0, None))
@@ -97,24 +97,24 @@ def _refusal(
 
 
 def _as_gather(
-    node: onnx.NodeProto, rank: int, taken: set[str]
-) -> tuple[onnx.NodeProto, onnx.NodeProto, onnx.NodeProto]:
+    node: schema.NodeProto, rank: int, taken: set[str]
+) -> tuple[schema.NodeProto, schema.NodeProto, schema.NodeProto]:
     """The shape Constant, the Reshape of the indices and the Gather replacing `node`."""
     data, indices = node.input
     target = [1, -1] if rank == 1 else [-1]
     shape_name = fresh_name(f"{node.output[0]}_indices_shape", taken)
     flat_name = fresh_name(f"{node.output[0]}_indices", taken)
-    shape = onnx.helper.make_node(
-        "Constant", [], [shape_name], value=onnx.numpy_helper.from_array(np.array(target))
+    shape = helpers.make_node(
+        "Constant", [], [shape_name], value=helpers.from_array(np.array(target))
     )
-    flat = onnx.helper.make_node("Reshape", [indices, shape_name], [flat_name])
-    gather = onnx.helper.make_node(
+    flat = helpers.make_node("Reshape", [indices, shape_name], [flat_name])
+    gather = helpers.make_node(
         "Gather", [data, flat_name], [node.output[0]], name=node.name, axis=rank - 1
     )
     return shape, flat, gather
 
 
-def _value_types(model: onnx.ModelProto) -> dict[str, tuple[int, int | None]]:
+def _value_types(model: schema.ModelProto) -> dict[str, tuple[int, int | None]]:
     """(element type, rank or None) of every value shape inference or an initializer knows."""
     found: dict[str, tuple[int, int | None]] = {}
     for name, value_type in known_types(model).items():

@@ -7,12 +7,12 @@
 from __future__ import annotations
 
 import numpy as np
-import onnx
 
+from ov_loops.frontends.onnx.proto import helpers, schema
 from ov_loops.frontends.onnx.proto.opsets import opset_version
 from ov_loops.frontends.onnx.proto.scopes import all_graphs, all_names, fresh_name
 
-T = onnx.TensorProto
+T = schema.TensorProto
 
 
 # ConstantOfShape-9's value types; the others arrived in later opsets or never.
@@ -22,7 +22,7 @@ _CONSTANT_OF_SHAPE_TYPES = frozenset(
 )
 
 
-def expand_to_an_empty_shape_is_identity(model: onnx.ModelProto) -> onnx.ModelProto:
+def expand_to_an_empty_shape_is_identity(model: schema.ModelProto) -> schema.ModelProto:
     """Replace `Expand(x, shape)` by `Identity(x)` where `shape` is a constant with no elements
     (in every graph; an Expand to the empty shape leaves x as it is).
 
@@ -39,7 +39,7 @@ def expand_to_an_empty_shape_is_identity(model: onnx.ModelProto) -> onnx.ModelPr
     return model
 
 
-def _empty_constant_names(graph: onnx.GraphProto) -> set[str]:
+def _empty_constant_names(graph: schema.GraphProto) -> set[str]:
     """Names of the constants with no elements in `graph` and its nested graphs."""
     names = set()
     for each, _ in all_graphs(graph, "main"):
@@ -53,7 +53,7 @@ def _empty_constant_names(graph: onnx.GraphProto) -> set[str]:
     return names
 
 
-def keep_empty_constants_empty(model: onnx.ModelProto) -> onnx.ModelProto:
+def keep_empty_constants_empty(model: schema.ModelProto) -> schema.ModelProto:
     """Compute every constant with no elements (a Constant node or an initializer that is not a
     graph input) with ConstantOfShape, in every graph.
 
@@ -78,7 +78,7 @@ def keep_empty_constants_empty(model: onnx.ModelProto) -> onnx.ModelProto:
     return model
 
 
-def _empty_constant_type(node: onnx.NodeProto) -> tuple[int, list[int]] | None:
+def _empty_constant_type(node: schema.NodeProto) -> tuple[int, list[int]] | None:
     """(element type, dims) of a Constant node whose value has no elements and a type
     ConstantOfShape makes; None for any other node."""
     if not _is_standard(node, "Constant"):
@@ -97,7 +97,7 @@ def _empty_constant_type(node: onnx.NodeProto) -> tuple[int, list[int]] | None:
     return found if _is_empty_constant(*found) else None
 
 
-def _is_standard(node: onnx.NodeProto, op_type: str) -> bool:
+def _is_standard(node: schema.NodeProto, op_type: str) -> bool:
     return node.op_type == op_type and node.domain in ("", "ai.onnx")
 
 
@@ -105,7 +105,7 @@ def _is_empty_constant(elem_type: int, dims: list[int]) -> bool:
     return 0 in dims and elem_type in _CONSTANT_OF_SHAPE_TYPES
 
 
-def _move_empty_initializers(graph: onnx.GraphProto, taken: set[str]) -> None:
+def _move_empty_initializers(graph: schema.GraphProto, taken: set[str]) -> None:
     inputs = {value.name for value in graph.input}
     for index in reversed(range(len(graph.initializer))):
         tensor = graph.initializer[index]
@@ -119,17 +119,17 @@ def _move_empty_initializers(graph: onnx.GraphProto, taken: set[str]) -> None:
 
 def _constant_of_shape(
     output: str, name: str, elem_type: int, dims: list[int], taken: set[str]
-) -> tuple[onnx.NodeProto, onnx.NodeProto]:
+) -> tuple[schema.NodeProto, schema.NodeProto]:
     """The two nodes computing an all-zero tensor of `dims` into `output`: the shape Constant
     and the ConstantOfShape named `name`."""
     shape_name = fresh_name(f"{output}_shape", taken)
-    shape = onnx.helper.make_node(
+    shape = helpers.make_node(
         "Constant",
         [],
         [shape_name],
-        value=onnx.numpy_helper.from_array(np.array(dims, np.int64)),
+        value=helpers.from_array(np.array(dims, np.int64)),
     )
-    zero = onnx.helper.make_tensor("value", elem_type, [1], [0])
-    return shape, onnx.helper.make_node(
+    zero = helpers.make_tensor("value", elem_type, [1], [0])
+    return shape, helpers.make_node(
         "ConstantOfShape", [shape_name], [output], name=name, value=zero
     )

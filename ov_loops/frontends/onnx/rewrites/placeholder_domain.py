@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import onnx
-
 from ov_loops.errors import UnsupportedError, UnsupportedItem
 from ov_loops.frontends.onnx.ops.placeholders import PLACEHOLDER_DOMAIN
+from ov_loops.frontends.onnx.proto import schema
 from ov_loops.frontends.onnx.proto.scopes import all_graphs, node_label
 
 
-def refuse_placeholder_domain(model: onnx.ModelProto) -> onnx.ModelProto:
+def refuse_placeholder_domain(model: schema.ModelProto) -> schema.ModelProto:
     """Refuse nodes in the domain of ov-loops' own loop placeholders.
 
     Why: the converter would take such a node for one of its placeholders (and skip it). The

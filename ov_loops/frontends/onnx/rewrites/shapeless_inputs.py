@@ -22,17 +22,16 @@ refused by OpenVINO when the request is made, as for any input of a declared sha
 
 from __future__ import annotations
 
-import onnx
-
 from ov_loops.errors import ConversionError
 from ov_loops.frontends.onnx.ops.registry import is_loop_op, lookup
+from ov_loops.frontends.onnx.proto import schema
 from ov_loops.frontends.onnx.proto.opsets import opset_version
 from ov_loops.frontends.onnx.proto.scopes import all_graphs
 
 Dims = tuple[int | None, ...]
 
 
-def shapeless_inputs_take_declared_shapes(model: onnx.ModelProto) -> onnx.ModelProto:
+def shapeless_inputs_take_declared_shapes(model: schema.ModelProto) -> schema.ModelProto:
     """Give each shapeless tensor input of the main graph the shape the loop bodies that take
     it declare (module docstring); the model, changed in place."""
     shapeless = {
@@ -54,7 +53,9 @@ def shapeless_inputs_take_declared_shapes(model: onnx.ModelProto) -> onnx.ModelP
     return model
 
 
-def _declared_feeds(model: onnx.ModelProto, node: onnx.NodeProto) -> list[tuple[str, Dims | None]]:
+def _declared_feeds(
+    model: schema.ModelProto, node: schema.NodeProto
+) -> list[tuple[str, Dims | None]]:
     """(input name, the shape the node's body declares for it, or None) for each input of a
     loop op that says what its body receives (its class in the registry: `declared_feeds`);
     a scanned input has the part's dims with an unknown one inserted at its scan axis."""
@@ -74,14 +75,14 @@ def _declared_feeds(model: onnx.ModelProto, node: onnx.NodeProto) -> list[tuple[
     return feeds
 
 
-def _dims(value: onnx.ValueInfoProto) -> Dims | None:
+def _dims(value: schema.ValueInfoProto) -> Dims | None:
     tensor = value.type.tensor_type
     if not (value.type.HasField("tensor_type") and tensor.HasField("shape")):
         return None
     return tuple(d.dim_value if d.HasField("dim_value") else None for d in tensor.shape.dim)
 
 
-def _declare(value: onnx.ValueInfoProto, dims: Dims) -> None:
+def _declare(value: schema.ValueInfoProto, dims: Dims) -> None:
     shape = value.type.tensor_type.shape
     shape.SetInParent()
     for length in dims:

@@ -26,9 +26,9 @@ run.
 from __future__ import annotations
 
 import numpy as np
-import onnx
 
 from ov_loops.frontends.onnx.ops.loop import is_loop
+from ov_loops.frontends.onnx.proto import helpers, schema
 from ov_loops.frontends.onnx.proto.scopes import (
     all_graphs,
     captured_names,
@@ -44,7 +44,7 @@ Shape = tuple[object, ...] | None  # per dim an int, a main-input symbol or None
 class CarriedShapes:
     """The tensor shape of every named value of a model, in every iteration of its loops."""
 
-    def __init__(self, model: onnx.ModelProto, data_prop: bool = False) -> None:
+    def __init__(self, model: schema.ModelProto, data_prop: bool = False) -> None:
         """`data_prop`: ONNX inference also propagates shape values (Shape -> Gather -> ...
         -> Slice), which proves more dims and costs more."""
         self.data_prop = data_prop
@@ -56,7 +56,7 @@ class CarriedShapes:
         }
         self.shapes: dict[str, Shape] = {}
         self.elem_types: dict[str, int] = {}
-        copy = onnx.ModelProto()
+        copy = schema.ModelProto()
         copy.CopyFrom(model)
         _weights_as_inputs(copy.graph)
         outer_constants_inside(copy.graph)
@@ -103,10 +103,10 @@ class CarriedShapes:
         """`name`'s element type, or 0 when unknown."""
         return self.elem_types.get(name, 0)
 
-    def _infer(self, model: onnx.ModelProto) -> bool:
+    def _infer(self, model: schema.ModelProto) -> bool:
         """Infer the shapes of `model` into self.shapes; False when inference fails."""
         try:
-            inferred = onnx.shape_inference.infer_shapes(model, data_prop=self.data_prop)
+            inferred = helpers.infer_shapes(model, data_prop=self.data_prop)
         except Exception:  # inference fails on some valid models: then nothing is known
             self.shapes, self.elem_types = {}, {}
             return False
@@ -120,7 +120,7 @@ class CarriedShapes:
                 self.elem_types[tensor.name] = tensor.data_type
         return True
 
-    def _record(self, name: str, tensor_type: onnx.TypeProto.Tensor) -> None:
+    def _record(self, name: str, tensor_type: schema.TypeProto.Tensor) -> None:
         """Record a value's type; a body output without a shape keeps the shape its
         value_info (a Loop's final value) gave it."""
         self.elem_types[name] = tensor_type.elem_type
@@ -129,13 +129,13 @@ class CarriedShapes:
         else:
             self.shapes.setdefault(name, None)
 
-    def _dim(self, dim: onnx.TensorShapeProto.Dimension) -> object:
+    def _dim(self, dim: schema.TensorShapeProto.Dimension) -> object:
         if dim.HasField("dim_value"):
             return dim.dim_value
         return dim.dim_param if dim.dim_param in self.symbols else None
 
 
-def _weights_as_inputs(graph: onnx.GraphProto) -> None:
+def _weights_as_inputs(graph: schema.GraphProto) -> None:
     """Turn the main graph's initializers of more than _KEPT elements into inputs of their
     type and shape: inference then reads no weights (each round serialises the model), while
     small ones (shapes, axes) keep their values for it."""
@@ -146,13 +146,13 @@ def _weights_as_inputs(graph: onnx.GraphProto) -> None:
             kept.append(tensor)
         else:
             graph.input.append(
-                onnx.helper.make_tensor_value_info(tensor.name, tensor.data_type, tensor.dims)
+                helpers.make_tensor_value_info(tensor.name, tensor.data_type, tensor.dims)
             )
     del graph.initializer[:]
     graph.initializer.extend(kept)
 
 
-def outer_constants_inside(graph: onnx.GraphProto, outer: dict | None = None) -> None:
+def outer_constants_inside(graph: schema.GraphProto, outer: dict | None = None) -> None:
     """Give every subgraph of `graph` (in place; a copy for inference) an initializer of each
     small constant it reads from an enclosing graph (a Constant node's tensor or an
     initializer of at most _KEPT elements). ONNX shape inference reads a constant input's value
@@ -179,11 +179,11 @@ def outer_constants_inside(graph: onnx.GraphProto, outer: dict | None = None) ->
             outer_constants_inside(body, visible)
 
 
-def _small(tensor: onnx.TensorProto) -> bool:
+def _small(tensor: schema.TensorProto) -> bool:
     return int(np.prod(tensor.dims)) <= _KEPT
 
 
-def _carried_values(model: onnx.ModelProto) -> list[tuple]:
+def _carried_values(model: schema.ModelProto) -> list[tuple]:
     """(body input, body output, initial value name, final value name, the Loop's graph) of
     every tensor a Loop carries. The final value (the Loop's output) is the initial value or a
     body output, so it has the assumed shape too: it is declared so in the Loop's graph."""
@@ -201,7 +201,7 @@ def _carried_values(model: onnx.ModelProto) -> list[tuple]:
     return found
 
 
-def _declare(value: onnx.ValueInfoProto, shape: Shape) -> None:
+def _declare(value: schema.ValueInfoProto, shape: Shape) -> None:
     """Declare `shape` on a tensor-typed value (None: no shape)."""
     tensor_type = value.type.tensor_type
     tensor_type.ClearField("shape")

@@ -63,9 +63,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import onnx
 
 from ov_loops.frontends.onnx.ops.loop import is_loop
+from ov_loops.frontends.onnx.proto import helpers, schema
 from ov_loops.frontends.onnx.proto.opsets import opset_version
 from ov_loops.frontends.onnx.proto.scopes import (
     all_graphs,
@@ -91,12 +91,12 @@ class AppendedList:
     itself or through the inner Loops `threads` (outermost first, each with the carried index
     the list has there), each of which runs the same number of iterations every time."""
 
-    loop: onnx.NodeProto
+    loop: schema.NodeProto
     index: int
-    initial: onnx.NodeProto  # SequenceEmpty or SequenceConstruct in the Loop's graph
-    insert: onnx.NodeProto  # the innermost body's SequenceInsert(s_in, x)
-    readers: list[onnx.NodeProto]  # ConcatFromSequence / SequenceLength of the final list
-    threads: list[tuple[onnx.NodeProto, int]]
+    initial: schema.NodeProto  # SequenceEmpty or SequenceConstruct in the Loop's graph
+    insert: schema.NodeProto  # the innermost body's SequenceInsert(s_in, x)
+    readers: list[schema.NodeProto]  # ConcatFromSequence / SequenceLength of the final list
+    threads: list[tuple[schema.NodeProto, int]]
 
     @property
     def element(self) -> str:
@@ -109,12 +109,12 @@ class AppendedList:
         return list(self.initial.input)
 
     @property
-    def levels(self) -> list[tuple[onnx.NodeProto, int]]:
+    def levels(self) -> list[tuple[schema.NodeProto, int]]:
         """(Loop, carried index) from the outermost Loop to the one whose body appends."""
         return [(self.loop, self.index), *self.threads]
 
 
-def lists_appended_in_loops_become_scan_outputs(model: onnx.ModelProto) -> onnx.ModelProto:
+def lists_appended_in_loops_become_scan_outputs(model: schema.ModelProto) -> schema.ModelProto:
     """Turn every sequence a Loop only appends to into a scan output (module docstring).
 
     Why: OpenVINO has no sequences; a scan output is Loop-5's concatenated output, the fastest
@@ -140,7 +140,7 @@ def lists_appended_in_loops_become_scan_outputs(model: onnx.ModelProto) -> onnx.
 
 
 def appended_list(
-    graph: onnx.GraphProto, loop: onnx.NodeProto, index: int, trues: set[str]
+    graph: schema.GraphProto, loop: schema.NodeProto, index: int, trues: set[str]
 ) -> AppendedList | None:
     """The append-only list carried by `loop` as carried value `index`, or None. `trues`
     names the values known to be a constant true (for inner loops' conditions)."""
@@ -162,14 +162,14 @@ def appended_list(
 
 
 def _appending_chain(
-    loop: onnx.NodeProto, index: int, trues: set[str]
-) -> tuple[list[tuple[onnx.NodeProto, int]], onnx.NodeProto] | None:
+    loop: schema.NodeProto, index: int, trues: set[str]
+) -> tuple[list[tuple[schema.NodeProto, int]], schema.NodeProto] | None:
     """(the inner Loops the list is threaded through, the SequenceInsert appending to it),
     or None. At each level the body input is read only by the next level (an inner Loop's
     initial value or the SequenceInsert, with no position) and the body output only made
     there; each level is a node of the body, so it runs once per iteration."""
     varying = _varying_inside(_body(loop))  # inner trip counts must not vary
-    threads: list[tuple[onnx.NodeProto, int]] = []
+    threads: list[tuple[schema.NodeProto, int]] = []
     while True:
         body = _body(loop)
         body_input, body_output = body.input[2 + index].name, body.output[1 + index].name
@@ -194,7 +194,7 @@ def _appending_chain(
         loop, index = producer, inner_index
 
 
-def _runs_its_trip_count(loop: onnx.NodeProto, varying: set[str], trues: set[str]) -> bool:
+def _runs_its_trip_count(loop: schema.NodeProto, varying: set[str], trues: set[str]) -> bool:
     """Whether `loop` runs its trip count, a value not in `varying`, every time: its
     condition is absent or true, and its body's condition output a constant true or the
     condition input passed through."""
@@ -205,15 +205,15 @@ def _runs_its_trip_count(loop: onnx.NodeProto, varying: set[str], trues: set[str
     return body.output[0].name in trues or body.output[0].name == body.input[1].name
 
 
-def _true_constants(model: onnx.ModelProto) -> set[str]:
+def _true_constants(model: schema.ModelProto) -> set[str]:
     """Names of Constant nodes holding one true, and of Identity chains of them."""
     trues: set[str] = set()
     nodes = [node for graph, _ in all_graphs(model.graph, "main") for node in graph.node]
     for node in nodes:
         if _is_standard(node, "Constant") and len(node.attribute) == 1:
             attribute = node.attribute[0]
-            if attribute.name == "value" and attribute.t.data_type == onnx.TensorProto.BOOL:
-                value = onnx.numpy_helper.to_array(attribute.t)
+            if attribute.name == "value" and attribute.t.data_type == schema.TensorProto.BOOL:
+                value = helpers.to_array(attribute.t)
                 if value.size == 1 and bool(value.reshape(-1)[0]):
                     trues.add(node.output[0])
     grown = True
@@ -228,7 +228,7 @@ def _true_constants(model: onnx.ModelProto) -> set[str]:
     return trues
 
 
-def _varying_inside(body: onnx.GraphProto) -> set[str]:
+def _varying_inside(body: schema.GraphProto) -> set[str]:
     """Names `body` or a graph nested in it computes that may differ between iterations: the
     graphs' inputs, outputs of random ops and of nodes with a subgraph, and whatever is
     computed from those. Everything else (constants, values from outside) is the same."""
@@ -245,11 +245,11 @@ def _varying_inside(body: onnx.GraphProto) -> set[str]:
     return varying
 
 
-def _body(loop: onnx.NodeProto) -> onnx.GraphProto:
+def _body(loop: schema.NodeProto) -> schema.GraphProto:
     return next(body for name, body in subgraphs(loop) if name == "body")
 
 
-def _drop_carried(loop: onnx.NodeProto, index: int) -> set[str]:
+def _drop_carried(loop: schema.NodeProto, index: int) -> set[str]:
     """Remove carried value `index` from `loop` and its body; the names that went away."""
     body = _body(loop)
     removed = {body.input[2 + index].name, body.output[1 + index].name}
@@ -262,13 +262,13 @@ def _drop_carried(loop: onnx.NodeProto, index: int) -> set[str]:
     return removed
 
 
-def _drop_value_info(graph: onnx.GraphProto, removed: set[str]) -> None:
+def _drop_value_info(graph: schema.GraphProto, removed: set[str]) -> None:
     kept = [value for value in graph.value_info if value.name not in removed]
     del graph.value_info[:]
     graph.value_info.extend(kept)
 
 
-def _has_sequence_inserts(model: onnx.ModelProto) -> bool:
+def _has_sequence_inserts(model: schema.ModelProto) -> bool:
     return any(
         node.op_type == "SequenceInsert"
         for graph, _ in all_graphs(model.graph, "main")
@@ -276,16 +276,18 @@ def _has_sequence_inserts(model: onnx.ModelProto) -> bool:
     )
 
 
-def _is_standard(node: onnx.NodeProto, *op_types: str) -> bool:
+def _is_standard(node: schema.NodeProto, *op_types: str) -> bool:
     return node.op_type in op_types and node.domain in ("", "ai.onnx")
 
 
-def _producer(graph: onnx.GraphProto, name: str) -> onnx.NodeProto | None:
+def _producer(graph: schema.GraphProto, name: str) -> schema.NodeProto | None:
     """The node of `graph` that makes `name` (None: an input, initializer or outer value)."""
     return next((node for node in graph.node if name in node.output), None) if name else None
 
 
-def _readers(graph: onnx.GraphProto, name: str, outputs: int = 0) -> list[onnx.NodeProto] | None:
+def _readers(
+    graph: schema.GraphProto, name: str, outputs: int = 0
+) -> list[schema.NodeProto] | None:
     """The nodes of `graph` reading `name`; None when a nested graph reads it, or `graph`'s
     outputs read it more than `outputs` times."""
     if sum(value.name == name for value in graph.output) > outputs:
@@ -318,7 +320,7 @@ def is_exact(found: AppendedList, shapes: CarriedShapes) -> bool:
     return stacked or not found.readers or shapes.is_fixed(found.element)
 
 
-def _concat_attributes(node: onnx.NodeProto) -> tuple[int, int]:
+def _concat_attributes(node: schema.NodeProto) -> tuple[int, int]:
     """(axis, new_axis) of a ConcatFromSequence node."""
     attributes = {attribute.name: attribute.i for attribute in node.attribute}
     return attributes.get("axis", 0), attributes.get("new_axis", 0)
@@ -329,13 +331,13 @@ class _ListRewrite:
 
     def __init__(
         self,
-        graph: onnx.GraphProto,
+        graph: schema.GraphProto,
         found: AppendedList,
         shapes: CarriedShapes,
         taken: set[str],
     ) -> None:
         self.graph, self.found, self.shapes, self.taken = graph, found, shapes, taken
-        self.made: list[onnx.NodeProto] = []
+        self.made: list[schema.NodeProto] = []
 
     def apply(self) -> None:
         """From the innermost level out: drop the carried list, emit what the level appends
@@ -373,17 +375,17 @@ class _ListRewrite:
             return dtypes[0]
         if self.found.prepended:
             return self.shapes.elem_type(self.found.prepended[0])
-        return onnx.TensorProto.FLOAT  # SequenceEmpty's default
+        return schema.TensorProto.FLOAT  # SequenceEmpty's default
 
     def _add_scan_output(
-        self, loop: onnx.NodeProto, item: str, elem_type: int, declared: list | None
+        self, loop: schema.NodeProto, item: str, elem_type: int, declared: list | None
     ) -> str:
         """`loop`'s body emits `item` (through an Identity) as a new scan output; the name of
         the Loop's new output."""
         body = _body(loop)
         emitted = _fresh(f"{self.found.element}_appended", self.taken)
-        body.node.append(onnx.helper.make_node("Identity", [item], [emitted]))
-        body.output.append(onnx.helper.make_tensor_value_info(emitted, elem_type, declared))
+        body.node.append(helpers.make_node("Identity", [item], [emitted]))
+        body.output.append(helpers.make_tensor_value_info(emitted, elem_type, declared))
         stacked = _fresh(f"{self.found.element}_stacked", self.taken)
         loop.output.append(stacked)
         return stacked
@@ -404,7 +406,7 @@ class _ListRewrite:
         return merged
 
     # -- the readers of the final list -------------------------------------------------------
-    def _replace(self, reader: onnx.NodeProto, stacked: str) -> None:
+    def _replace(self, reader: schema.NodeProto, stacked: str) -> None:
         """Replace `reader` by nodes computing its output from the scan output `stacked`; a
         sole reader that would be an Identity of `stacked` (a stack on axis 0 with nothing
         prepended) names `stacked` instead: OpenVINO runs an Identity as a copy of the whole
@@ -432,7 +434,7 @@ class _ListRewrite:
         for offset, made in enumerate(self.made):
             self.graph.node.insert(position + offset, made)
 
-    def _is_stacked_as_is(self, reader: onnx.NodeProto) -> bool:
+    def _is_stacked_as_is(self, reader: schema.NodeProto) -> bool:
         """Whether `reader` is a ConcatFromSequence that stacks on axis 0 with no tensor
         prepended: its output is the scan output itself."""
         if reader.op_type == "SequenceLength" or self.found.prepended:
@@ -484,11 +486,11 @@ class _ListRewrite:
         return self._emit("Unsqueeze", [value, self._constant([0])])  # Unsqueeze-13's axes
 
     def _constant(self, value: int | list[int]) -> str:
-        tensor = onnx.numpy_helper.from_array(np.array(value, np.int64))
+        tensor = helpers.from_array(np.array(value, np.int64))
         return self._emit("Constant", [], value=tensor)
 
     def _emit(self, op_type: str, inputs: list[str], **attributes: object) -> str:
         """Append a node to the replacement; its (fresh) output name."""
         output = _fresh(f"{self.found.element}_{op_type.lower()}", self.taken)
-        self.made.append(onnx.helper.make_node(op_type, inputs, [output], **attributes))
+        self.made.append(helpers.make_node(op_type, inputs, [output], **attributes))
         return output

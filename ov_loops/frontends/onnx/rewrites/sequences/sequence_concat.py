@@ -8,8 +8,7 @@ order, so X.reshape(-1)[m] is the buffer's value at `concat_index(...)[m]`.
 
 from __future__ import annotations
 
-import onnx
-
+from ov_loops.frontends.onnx.proto import schema
 from ov_loops.frontends.onnx.rewrites.sequences.sequence_emit import Emit
 from ov_loops.frontends.onnx.rewrites.sequences.sequence_ops import Sequence, element_shape
 
@@ -100,7 +99,7 @@ def _split_lengths(e: Emit, length: str, split: str | None, split_rank: int | No
     split; chunks of a scalar split, the last one shorter; a 1-D split as given."""
     if split is None:
         return e.op("Expand", [e.const(1), length])
-    lengths = e.op("Cast", [split], to=onnx.TensorProto.INT64)
+    lengths = e.op("Cast", [split], to=schema.TensorProto.INT64)
     if split_rank != 0:
         return e.flat(lengths)
     total = e.scalar(length)

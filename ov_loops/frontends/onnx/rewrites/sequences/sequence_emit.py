@@ -4,8 +4,8 @@ ops whose form changed between opsets (Reshape's allowzero, ReduceSum's axes).""
 from __future__ import annotations
 
 import numpy as np
-import onnx
 
+from ov_loops.frontends.onnx.proto import helpers, schema
 from ov_loops.frontends.onnx.proto.scopes import fresh_name
 
 INT64_MAX = 2**63 - 1
@@ -14,7 +14,7 @@ INT64_MAX = 2**63 - 1
 class Emit:
     """Appends nodes to `nodes`, each output a fresh name (from `taken`) based on `hint`."""
 
-    def __init__(self, nodes: list[onnx.NodeProto], taken: set[str], opset: int, hint: str):
+    def __init__(self, nodes: list[schema.NodeProto], taken: set[str], opset: int, hint: str):
         self.nodes = nodes
         self.taken = taken
         self.opset = opset
@@ -26,16 +26,16 @@ class Emit:
     def op(self, op_type: str, inputs: list[str], out: str | None = None, **attrs) -> str:
         """One node of `op_type`; its (single) output name."""
         out = out or self.name(op_type.lower())
-        self.nodes.append(onnx.helper.make_node(op_type, inputs, [out], **attrs))
+        self.nodes.append(helpers.make_node(op_type, inputs, [out], **attrs))
         return out
 
     def const(self, value, dtype=np.int64) -> str:
         array = np.asarray(value, dtype)
-        return self.op("Constant", [], value=onnx.numpy_helper.from_array(array))
+        return self.op("Constant", [], value=helpers.from_array(array))
 
     def empty(self, elem_type: int) -> str:
         """A 1-D tensor of no elements of `elem_type`."""
-        tensor = onnx.helper.make_tensor("", elem_type, [0], [])
+        tensor = helpers.make_tensor("", elem_type, [0], [])
         return self.op("Constant", [], value=tensor)
 
     # -- shapes and vectors --------------------------------------------------------------------
@@ -85,7 +85,7 @@ class Emit:
 
     def count_along_last(self, x: str) -> str:
         """Number of true values of a 2-D bool x in each row, 1-D int64."""
-        ints = self.op("Cast", [x], to=onnx.TensorProto.INT64)
+        ints = self.op("Cast", [x], to=schema.TensorProto.INT64)
         if self.opset >= 13:
             return self.op("ReduceSum", [ints, self.const([1])], keepdims=0)
         return self.op("ReduceSum", [ints], axes=[1], keepdims=0)

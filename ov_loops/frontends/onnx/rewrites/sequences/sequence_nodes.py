@@ -8,8 +8,8 @@ from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
-import onnx
 
+from ov_loops.frontends.onnx.proto import helpers, schema
 from ov_loops.frontends.onnx.rewrites.sequences import sequence_concat, sequence_ops
 from ov_loops.frontends.onnx.rewrites.sequences.sequence_emit import Emit
 from ov_loops.frontends.onnx.rewrites.sequences.sequence_ops import (
@@ -43,7 +43,7 @@ class TensorInfo(dict):
         return TensorInfo(self, self.dims)
 
 
-Handler = Callable[[onnx.NodeProto, Scope, Emit, TensorInfo], "str | None"]
+Handler = Callable[[schema.NodeProto, Scope, Emit, TensorInfo], "str | None"]
 HANDLERS: dict[str, Handler] = {}
 UNKNOWN_RANK = (
     "the rank of the sequence's elements is not known before run time (the tensors put in it "
@@ -85,14 +85,14 @@ def bind(scope: Scope, e: Emit, name: str, value: Sequence) -> None:
     scope[name] = value.renamed(parts)
 
 
-def _attr(node: onnx.NodeProto, name: str, default):
+def _attr(node: schema.NodeProto, name: str, default):
     for attr in node.attribute:
         if attr.name == name:
-            return onnx.helper.get_attribute_value(attr)
+            return helpers.get_attribute_value(attr)
     return default
 
 
-def _optional_input(node: onnx.NodeProto, index: int) -> str | None:
+def _optional_input(node: schema.NodeProto, index: int) -> str | None:
     return node.input[index] if len(node.input) > index and node.input[index] else None
 
 
@@ -112,7 +112,7 @@ def _empty(node, scope, e, info):
         scope,
         e,
         node.output[0],
-        sequence_ops.empty(e, _attr(node, "dtype", onnx.TensorProto.FLOAT)),
+        sequence_ops.empty(e, _attr(node, "dtype", schema.TensorProto.FLOAT)),
     )
 
 
@@ -154,7 +154,7 @@ def _at(node, seq, scope, e, info):
 
 @handles_sequence("SequenceLength")
 def _length(node, seq, scope, e, info):
-    _tensor_out(node, e, info, sequence_ops.length(e, seq), onnx.TensorProto.INT64, 0)
+    _tensor_out(node, e, info, sequence_ops.length(e, seq), schema.TensorProto.INT64, 0)
 
 
 @handles_sequence("ConcatFromSequence")
@@ -211,7 +211,7 @@ def _has_element(node, scope, e, info):
         made = value.present
     else:
         made = e.op("Greater", [sequence_ops.length(e, value), e.const(0)])
-    _tensor_out(node, e, info, made, onnx.TensorProto.BOOL, 0)
+    _tensor_out(node, e, info, made, schema.TensorProto.BOOL, 0)
 
 
 @handles("OptionalGetElement")
@@ -308,7 +308,7 @@ BROADCASTING = frozenset(
 )
 
 
-def propagate_rank(node: onnx.NodeProto, info: TensorInfo) -> None:
+def propagate_rank(node: schema.NodeProto, info: TensorInfo) -> None:
     """Record the rank of a broadcasting op's output when its inputs' ranks are known and
     shape inference left it open (it does not see through sequences)."""
     if node.op_type not in BROADCASTING or not node.output:

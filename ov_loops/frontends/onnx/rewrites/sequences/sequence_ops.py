@@ -19,9 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-import onnx
-
 from ov_loops.contract.kinds import OPTIONAL, OPTIONAL_SEQUENCE, SEQUENCE, SequenceKind
+from ov_loops.frontends.onnx.proto import schema
 from ov_loops.frontends.onnx.rewrites.sequences.sequence_emit import Emit
 
 # What is known before run time of the rank of a sequence's elements: EMPTY (the sequence never
@@ -93,7 +92,7 @@ class Sequence:
 
 def empty(e: Emit, elem_type: int) -> Sequence:
     """SequenceEmpty(dtype): `seq = []`"""
-    ints = [e.empty(onnx.TensorProto.INT64) for _ in range(3)]
+    ints = [e.empty(schema.TensorProto.INT64) for _ in range(3)]
     return Sequence(e.empty(elem_type), *ints, elem_type=elem_type, rank=EMPTY,
                     dims=EMPTY)  # fmt: skip
 
@@ -121,7 +120,7 @@ def position(e: Emit, seq: Sequence, index: str | None, default: int) -> str:
     if index is None:
         p = e.const([default])
     else:
-        p = e.vector(e.op("Cast", [index], to=onnx.TensorProto.INT64))
+        p = e.vector(e.op("Cast", [index], to=schema.TensorProto.INT64))
     shifted = e.op("Add", [p, e.vector(length(e, seq))])
     return e.op("Where", [e.op("Less", [p, e.const([0])]), shifted, p])
 

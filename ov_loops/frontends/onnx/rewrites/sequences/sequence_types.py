@@ -3,8 +3,6 @@ which parts the rewrite made is `proto/sequence_parts.py`)."""
 
 from __future__ import annotations
 
-import onnx
-
 from ov_loops.contract.kinds import (
     OPTIONAL,
     OPTIONAL_SEQUENCE,
@@ -12,13 +10,14 @@ from ov_loops.contract.kinds import (
     TENSOR,
     CarriedKind,
 )
+from ov_loops.frontends.onnx.proto import helpers, schema
 from ov_loops.frontends.onnx.proto.scopes import all_graphs, fresh_name
 from ov_loops.frontends.onnx.rewrites.sequences.sequence_ops import Sequence
 
-T = onnx.TensorProto
+T = schema.TensorProto
 
 
-def kind_of(value_type: onnx.TypeProto) -> CarriedKind | str | None:
+def kind_of(value_type: schema.TypeProto) -> CarriedKind | str | None:
     """TENSOR, SEQUENCE, OPTIONAL (of a tensor), OPTIONAL_SEQUENCE, None when not declared, or a
     description of what has no tensor form (a map, a sequence of sequences, ...)."""
     which = value_type.WhichOneof("value")
@@ -35,7 +34,7 @@ def kind_of(value_type: onnx.TypeProto) -> CarriedKind | str | None:
     return which.replace("_type", "")
 
 
-def element_type(value_type: onnx.TypeProto) -> onnx.TypeProto:
+def element_type(value_type: schema.TypeProto) -> schema.TypeProto:
     """The tensor type of the elements of a sequence/optional type (itself for a tensor)."""
     which = value_type.WhichOneof("value")
     if which == "sequence_type":
@@ -45,7 +44,7 @@ def element_type(value_type: onnx.TypeProto) -> onnx.TypeProto:
     return value_type
 
 
-def declared_rank(value_type: onnx.TypeProto) -> int | None:
+def declared_rank(value_type: schema.TypeProto) -> int | None:
     tensor = element_type(value_type).tensor_type
     return len(tensor.shape.dim) if tensor.HasField("shape") else None
 
@@ -59,17 +58,17 @@ def part_names(name: str, kind: CarriedKind, taken: set[str]) -> tuple[str, ...]
     return (name,) + tuple(fresh_name(part, taken) for part in kind.part_names(name)[1:])
 
 
-def part_infos(value: Sequence) -> list[onnx.ValueInfoProto]:
+def part_infos(value: Sequence) -> list[schema.ValueInfoProto]:
     """Typed value infos of a sequence's parts: 1-D buffer, 1-D int64 sizes, ranks and shapes,
     a bool scalar `present`."""
     types = [value.elem_type, T.INT64, T.INT64, T.INT64, T.BOOL]
     return [
-        onnx.helper.make_tensor_value_info(name, elem_type, [] if index == 4 else [None])
+        helpers.make_tensor_value_info(name, elem_type, [] if index == 4 else [None])
         for index, (name, elem_type) in enumerate(zip(value.names(), types))
     ]
 
 
-def has_sequences(model: onnx.ModelProto) -> bool:
+def has_sequences(model: schema.ModelProto) -> bool:
     """Whether any graph of the model declares, or any node makes, a non-tensor value."""
     for graph, _ in all_graphs(model.graph, "main"):
         infos = [*graph.input, *graph.output, *graph.value_info]

@@ -24,10 +24,9 @@ from __future__ import annotations
 import contextlib
 import copy
 
-import onnx
-
 from ov_loops.errors import UnsupportedError, UnsupportedItem
 from ov_loops.frontends.onnx.ops.loop import is_loop
+from ov_loops.frontends.onnx.proto import helpers, schema
 from ov_loops.frontends.onnx.proto.opsets import opset_version
 from ov_loops.frontends.onnx.proto.scopes import (
     all_graphs,
@@ -69,7 +68,9 @@ Plan = list  # per carried value: (kind, rank, element type, dims), or None for 
 _WIDENINGS = 8  # a plan widens at most rank + 2 times: empty -> a rank and dims -> fewer dims
 
 
-def lower_sequences(model: onnx.ModelProto, record: SequenceParts | None = None) -> onnx.ModelProto:
+def lower_sequences(
+    model: schema.ModelProto, record: SequenceParts | None = None
+) -> schema.ModelProto:
     """Replace every Sequence/Optional value of every graph by tensors (the module docstring);
     `record` receives the parts of the sequences Loops carry and of the model's inputs.
 
@@ -86,7 +87,7 @@ def lower_sequences(model: onnx.ModelProto, record: SequenceParts | None = None)
     return model
 
 
-def _name_nodes(model: onnx.ModelProto) -> None:
+def _name_nodes(model: schema.ModelProto) -> None:
     """Name each unnamed node by its label, so that its path stays the same when nodes are
     inserted before it."""
     for graph, _ in all_graphs(model.graph, "main"):
@@ -97,11 +98,11 @@ def _name_nodes(model: onnx.ModelProto) -> None:
                 used.add(node.name)
 
 
-def _tensor_info(model: onnx.ModelProto) -> TensorInfo:
+def _tensor_info(model: schema.ModelProto) -> TensorInfo:
     """(element type, rank or None) of each tensor ONNX shape inference types, trusting no
     declared sequence element shape (producers declare wrong ones); the dims proven of those
     a ConcatFromSequence may read (_proven_dims)."""
-    stripped = onnx.ModelProto()
+    stripped = schema.ModelProto()
     stripped.CopyFrom(model)
     for graph, _ in all_graphs(stripped.graph, "main"):
         for info in [*graph.input, *graph.output, *graph.value_info]:
@@ -109,7 +110,7 @@ def _tensor_info(model: onnx.ModelProto) -> TensorInfo:
                 element_type(info.type).tensor_type.ClearField("shape")
     outer_constants_inside(stripped.graph)
     with contextlib.suppress(Exception):  # inference is a help, not a requirement
-        stripped = onnx.shape_inference.infer_shapes(stripped)
+        stripped = helpers.infer_shapes(stripped)
     found = {}
     for graph, _ in all_graphs(stripped.graph, "main"):
         for tensor in graph.initializer:
@@ -127,7 +128,7 @@ def _tensor_info(model: onnx.ModelProto) -> TensorInfo:
     return TensorInfo(found | _proven_ranks(proven, found), _proven_dims(proven))
 
 
-def _proven(model: onnx.ModelProto, wanted: bool, data_prop: bool) -> CarriedShapes | None:
+def _proven(model: schema.ModelProto, wanted: bool, data_prop: bool) -> CarriedShapes | None:
     """The shapes proven by induction (CarriedShapes), when `wanted` and found."""
     if not wanted:
         return None
@@ -161,7 +162,7 @@ class SequenceLowering:
     """Rewrites graphs in place, collecting what it cannot rewrite in `items` and the parts it
     made in `record`."""
 
-    def __init__(self, model: onnx.ModelProto, record: SequenceParts) -> None:
+    def __init__(self, model: schema.ModelProto, record: SequenceParts) -> None:
         self.model = model
         self.record = record
         self.opset = opset_version(model) or 11
@@ -176,7 +177,7 @@ class SequenceLowering:
         trial.record = SequenceParts()
         return trial
 
-    def _refuse(self, node: onnx.NodeProto, path: str, reason: str) -> None:
+    def _refuse(self, node: schema.NodeProto, path: str, reason: str) -> None:
         opset = opset_version(self.model, node.domain)
         self.items.append(UnsupportedItem(node.op_type, node.domain, opset, path, reason))
 
@@ -188,7 +189,7 @@ class SequenceLowering:
         return Emit(nodes, self.taken, self.opset, hint)
 
     # -- graphs ----------------------------------------------------------------------------
-    def main(self, graph: onnx.GraphProto) -> None:
+    def main(self, graph: schema.GraphProto) -> None:
         """The model's graph: its sequence inputs and outputs become their parts."""
         scope: Scope = {}
         inputs = []
@@ -224,7 +225,7 @@ class SequenceLowering:
             kind = declared if declared in (SEQUENCE, OPTIONAL, OPTIONAL_SEQUENCE) else found.kind
             made = as_kind(self._emit(graph.node, value.name), found, kind)
             if made.present is not None and made.present != found.present:
-                graph.node.append(onnx.helper.make_node("Identity", [made.present],
+                graph.node.append(helpers.make_node("Identity", [made.present],
                                   [fresh_name(value.name + ".present", self.taken)]))  # fmt: skip
                 made = made.renamed((*made.names()[:4], graph.node[-1].output[0]))
             outputs.extend(part_infos(made))
@@ -238,10 +239,10 @@ class SequenceLowering:
         self._refuse_value(path, f"a {kind} value has no tensor form")
         return False
 
-    def rewrite(self, graph: onnx.GraphProto, scope: Scope, path: str) -> None:
+    def rewrite(self, graph: schema.GraphProto, scope: Scope, path: str) -> None:
         """Rewrite `graph`'s nodes in place; `scope` holds the sequences it sees by name (its
         own are added)."""
-        nodes: list[onnx.NodeProto] = []
+        nodes: list[schema.NodeProto] = []
         for index, node in enumerate(list(graph.node)):
             self._node(node, scope, f"{path}/{node_label(node, index)}", nodes)
         del graph.node[:]
@@ -250,7 +251,7 @@ class SequenceLowering:
         del graph.value_info[:]
         graph.value_info.extend(kept)
 
-    def _node(self, node: onnx.NodeProto, scope: Scope, path: str, nodes: list) -> None:
+    def _node(self, node: schema.NodeProto, scope: Scope, path: str, nodes: list) -> None:
         standard = node.domain in STANDARD
         if standard and node.op_type in HANDLERS:
             e = self._emit(nodes, node.output[0] if node.output else node.op_type)
@@ -270,12 +271,12 @@ class SequenceLowering:
             nodes.append(node)
 
     # -- Loop ------------------------------------------------------------------------------
-    def _loop(self, node: onnx.NodeProto, scope: Scope, path: str, nodes: list) -> None:
+    def _loop(self, node: schema.NodeProto, scope: Scope, path: str, nodes: list) -> None:
         body = next(attr.g for attr in node.attribute if attr.name == "body")
         carried = list(node.input[2:])
         plan = [_plan_of(scope.get(name)) for name in carried]
         for _ in range(_WIDENINGS):  # ranks and dims only widen: empty -> known -> unknown
-            trial = onnx.GraphProto()
+            trial = schema.GraphProto()
             trial.CopyFrom(body)
             outputs = self._scratch()._body(trial, scope, plan, path)
             widened = [_widen_plan(entry, out) for entry, out in zip(plan, outputs)]
@@ -301,7 +302,7 @@ class SequenceLowering:
         node.output.extend(outputs)
         nodes.append(node)
 
-    def _body(self, body: onnx.GraphProto, scope: Scope, plan: Plan, path: str) -> list:
+    def _body(self, body: schema.GraphProto, scope: Scope, plan: Plan, path: str) -> list:
         """Rewrite a Loop body carrying sequences as `plan` says; the sequences its carried
         outputs are (None for tensors)."""
         inner = dict(scope)
@@ -364,7 +365,7 @@ class SequenceLowering:
         return made.names()
 
     # -- If --------------------------------------------------------------------------------
-    def _if(self, node: onnx.NodeProto, scope: Scope, path: str, nodes: list) -> None:
+    def _if(self, node: schema.NodeProto, scope: Scope, path: str, nodes: list) -> None:
         branches = [(attr.name, attr.g) for attr in node.attribute if attr.type == attr.GRAPH]
         found = []
         for attr_name, branch in branches:
