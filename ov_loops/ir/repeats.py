@@ -79,6 +79,7 @@ class Occurrences:
     budget: int
     listed: list[Occurrence] = field(default_factory=list)
     _keys: dict[bytes, bytes] = field(default_factory=dict)
+    _counts: dict[bytes, int] = field(default_factory=dict)
     _held: int = 0
     _again: Iterator[tuple[int, etree._Element]] | None = None
 
@@ -86,10 +87,15 @@ class Occurrences:
         key = layer_key(element)
         first = key not in self._keys
         key = self._keys.setdefault(key, key)  # repeats share one bytes object
+        self._counts[key] = self._counts.get(key, 0) + 1
         hold = first and self._held + len(key) <= self.budget
         self._held += len(key) if hold else 0
         self.listed.append(Occurrence(attributes, key, element if hold else None))
         return hold
+
+    def repeated(self, occurrence: Occurrence) -> bool:
+        """Whether another layer has the occurrence's key."""
+        return self._counts[occurrence.key] > 1
 
     def element(self, index: int, document: IRDocument) -> tuple[etree._Element, bool]:
         """The XML of occurrence `index` (asked for in document order) and whether it was held;

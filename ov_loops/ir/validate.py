@@ -152,7 +152,7 @@ def _validate(document: IRDocument, occurrences: Occurrences, target: str | None
         if judged is None:
             element, held = occurrences.element(index, document)
             judged, representative = _judge(document, element, target)
-            if held and representative is not None:
+            if held and representative is not None and occurrences.repeated(occurrence):
                 representatives[occurrence.key] = representative
         bins[judged.layer_id] = judged.bins
         report.loops += judged.loops
