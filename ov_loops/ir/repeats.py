@@ -44,7 +44,7 @@ class Occurrence:
     its XML while held (None: freed, or never held)."""
 
     attributes: Layer
-    key: bytes
+    key: bytes | None  # None: no other layer can repeat it
     element: etree._Element | None
 
 
@@ -70,32 +70,50 @@ class Representative:
         return twin
 
 
+ELEMENTS = etree.XPath("count(descendant::*)")
+
+
 @dataclass
 class Occurrences:
     """`read_ir`'s `hold`: records every main-graph layer with subgraphs and holds the XML of
-    the first of each key while the held keys total at most `budget` bytes (memory grows with
-    the distinct layers, up to the budget; the others are parsed again when needed)."""
+    the first of each key while the held layers total at most `budget` XML elements (memory
+    grows with the distinct layers, up to the budget; the others are parsed again when
+    needed). Keys are made only for layers of a type and size another has (a repeat has the
+    size of what it repeats); a layer of a size of its own has no key (None: no repeat)."""
 
     budget: int
     listed: list[Occurrence] = field(default_factory=list)
-    _keys: dict[bytes, bytes] = field(default_factory=dict)
+    _firsts: dict[tuple[str | None, int], int] = field(default_factory=dict)
     _counts: dict[bytes, int] = field(default_factory=dict)
+    _keys: dict[bytes, bytes] = field(default_factory=dict)
     _held: int = 0
     _again: Iterator[tuple[int, etree._Element]] | None = None
 
     def __call__(self, element: etree._Element, attributes: Layer) -> bool:
-        key = layer_key(element)
-        first = key not in self._keys
-        key = self._keys.setdefault(key, key)  # repeats share one bytes object
-        self._counts[key] = self._counts.get(key, 0) + 1
-        hold = first and self._held + len(key) <= self.budget
-        self._held += len(key) if hold else 0
+        size = int(ELEMENTS(element))
+        first = self._firsts.setdefault((element.get("type"), size), len(self.listed))
+        key = None
+        if first < len(self.listed):  # another layer of its type and size came first
+            self._keyed(self.listed[first])
+            key = self._counted(layer_key(element))
+        hold = (key is None or self._counts[key] == 1) and self._held + size <= self.budget
+        self._held += size if hold else 0
         self.listed.append(Occurrence(attributes, key, element if hold else None))
         return hold
 
+    def _keyed(self, occurrence: Occurrence) -> None:
+        """Give the first layer of a type and size its key, from its XML (when held)."""
+        if occurrence.key is None and occurrence.element is not None:
+            occurrence.key = self._counted(layer_key(occurrence.element))
+
+    def _counted(self, key: bytes) -> bytes:
+        key = self._keys.setdefault(key, key)  # repeats share one bytes object
+        self._counts[key] = self._counts.get(key, 0) + 1
+        return key
+
     def repeated(self, occurrence: Occurrence) -> bool:
         """Whether another layer has the occurrence's key."""
-        return self._counts[occurrence.key] > 1
+        return occurrence.key is not None and self._counts[occurrence.key] > 1
 
     def element(self, index: int, document: IRDocument) -> tuple[etree._Element, bool]:
         """The XML of occurrence `index` (asked for in document order) and whether it was held;

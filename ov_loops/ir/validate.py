@@ -31,7 +31,7 @@ VALIDATE_JSON_KEYS = (
 
 BIN_CODE = "BIN001"
 STRUCTURE_CODE = "ST001"
-ONE_PASS_BYTES = 4 << 20  # distinct loop layers' XML held at most (issue 24: convert's peak)
+ONE_PASS_ELEMENTS = 100_000  # distinct loop layers' XML held (about 4 MB; issue 24: the peak)
 
 
 @dataclass(frozen=True)
@@ -106,7 +106,7 @@ def validate(path: str | Path, target: str | None = None) -> Report:
     missing .bin).
     """
     with _cyclic_gc_paused():
-        occurrences = Occurrences(ONE_PASS_BYTES)
+        occurrences = Occurrences(ONE_PASS_ELEMENTS)
         document = read_ir(path, kept=(), hold=occurrences)
         return _validate(document, occurrences, target)
 
@@ -137,7 +137,7 @@ class _Judged:
 def _validate(document: IRDocument, occurrences: Occurrences, target: str | None) -> Report:
     """Two steps: `document` holds the main graph's attributes and edges (read with
     `kept=()`); each layer with subgraphs is then judged (its XML held by `occurrences` or
-    parsed again, so memory grows with the distinct such layers up to `ONE_PASS_BYTES`, not
+    parsed again, so memory grows with the distinct such layers up to `ONE_PASS_ELEMENTS`, not
     with the IR), a repeat of a clean one by the rules reading the main graph only (repeats.py).
     The findings come in the order of one pass over the whole IR: BIN001 in layer order, then
     each loop's, outermost first."""
@@ -147,7 +147,7 @@ def _validate(document: IRDocument, occurrences: Occurrences, target: str | None
     loop_findings: list[Finding] = []
     representatives: dict[bytes, Representative] = {}
     for index, occurrence in enumerate(occurrences.listed):
-        known = representatives.get(occurrence.key)
+        known = representatives.get(occurrence.key) if occurrence.key is not None else None
         judged = _repeat(document, known, occurrence.attributes, target) if known else None
         if judged is None:
             element, held = occurrences.element(index, document)
