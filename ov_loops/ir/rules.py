@@ -49,8 +49,9 @@ PURPOSES = {"input": "current_iteration", "output": "execution_condition"}
 class LoopContext:
     """One Loop/TensorIterator layer with what the rules need to know about it. A rule reads
     what lies outside the layer's XML through `graph` and `document` only (which set
-    `read_outside`), and the layer's names, path and line numbers only to write messages:
-    the validator judges a repeated layer once by that (repeats.py)."""
+    `read_outside`; no cached property below reads them), and the layer's names, path and
+    line numbers only to write messages: the validator judges a repeated layer once by that
+    (repeats.py)."""
 
     _document: IRDocument
     _graph: Graph  # the graph holding the layer
