@@ -163,7 +163,6 @@ class IRDocument:
     graph: Graph
     bin_path: Path
     bin_size: int | None
-    held: list[etree._Element] | None = field(default=None, repr=False)  # read_ir's `hold`
 
     def read_bin(self, offset: int, size: int) -> bytes | None:
         if self.bin_size is None or offset < 0 or size < 0 or offset + size > self.bin_size:
@@ -180,7 +179,7 @@ def read_ir(
     path: str | Path,
     stream: bool = True,
     kept: tuple[str, ...] | None = None,
-    hold: bool = False,
+    hold: Callable[[etree._Element, Layer], bool] | None = None,
 ) -> IRDocument:
     """Parse `path` (.xml) and find its .bin; raise InputError when either is unreadable.
 
@@ -188,10 +187,10 @@ def read_ir(
     (default `KEPT_TYPES`: Loop, TensorIterator, If) keeps only its attributes and is freed at
     once, without its subgraphs; a kept layer keeps its XML and subgraphs, so memory grows with
     the size of those layers, not of the whole IR (`kept=()`: with the size of the attributes;
-    `subgraph_layers` then reads the kept ones one at a time). Without, every layer keeps its
-    XML (to execute the graph). With `hold` (and `kept=()`), the XML of the layers with subgraphs
-    is held for `subgraph_layers`, which then reads them without parsing the file again: memory
-    grows with the size of those layers, the time of one parse is saved.
+    `subgraph_elements` then reads the others one at a time). Without, every layer keeps its
+    XML (to execute the graph). `hold` (with `kept=()`) is called with the XML and attributes
+    of each main-graph layer with subgraphs (KEPT_TYPES) as it ends, in document order: its
+    XML is kept for the caller when it returns True, freed otherwise.
     """
     path = Path(path)
     with reading(path, "an IR file"), path.open("rb") as handle:
@@ -203,57 +202,43 @@ def read_ir(
     layers: dict[str, Layer] = {}
     edges: list[Edge] = []
     keeps = lambda element: not stream or element.get("type") in kept  # noqa: E731
-    held = [] if hold else None
-    holds = lambda element: held is not None and element.get("type") in KEPT_TYPES  # noqa: E731
+    held: set[etree._Element] = set()
+
+    def keep(element: etree._Element) -> bool:
+        return keeps(element) or element in held
+
     with _well_formed(path):
-        for element in _main_graph_elements(path, lambda item: keeps(item) or holds(item)):
+        for element in _main_graph_elements(path, keep):
             if element.tag == "edge":
                 edges.append(_read_edge(element, path))
                 continue
             layer = _read_layer(element, path, keeps(element))
             layers[layer.id] = layer
-            if holds(element):
-                held.append(element)
+            if hold is not None and element.get("type") in KEPT_TYPES and hold(element, layer):
+                held.add(element)
     graph = Graph(layers, edges)
     bin_path = path.with_suffix(".bin")
     bin_size = bin_path.stat().st_size if bin_path.is_file() else None
-    document = IRDocument(path, graph, bin_path, bin_size, held)
+    document = IRDocument(path, graph, bin_path, bin_size)
     _require_bin(document, walk_layers(graph))
     return document
 
 
-def subgraph_layers(document: IRDocument):
-    """The main-graph layers with subgraphs (KEPT_TYPES) of a document read with `kept=()`, in
-    document order, each read again with its XML and subgraphs and put in `document.graph` in
-    place of its attributes while the caller holds it; put back and freed when the next one is
-    asked for. Memory grows with the largest such layer, not with all of them (read with
-    `hold`: their XML is held, and the file is not parsed again)."""
-    graph, path = document.graph, document.path
-    held, document.held = document.held, None
-    elements = _each_freed(held) if held is not None else _subgraph_elements(path)
-    for element in elements:
-        full = _read_layer(element, path, keep=True)
-        _require_bin(document, walk_layer(full))
-        attributes, graph.layers[full.id] = graph.layers[full.id], full
-        try:
-            yield full
-        finally:
-            graph.layers[full.id] = attributes
-
-
-def _each_freed(items: list):
-    """The items in order, each let go of by the list once the next is asked for."""
-    items.reverse()
-    while items:
-        yield items.pop()
-
-
-def _subgraph_elements(path: Path):
-    """The main graph's layers with subgraphs, each parsed again from the file at `path`."""
+def subgraph_elements(path: Path):
+    """The main graph's layers with subgraphs (KEPT_TYPES), in document order, each parsed
+    again from the file at `path` and freed once the next is asked for."""
     with _well_formed(path):
         for element in _main_graph_elements(path, lambda _: False):
             if element.tag == "layer" and element.get("type") in KEPT_TYPES:
                 yield element
+
+
+def read_subgraph_layer(document: IRDocument, element: etree._Element) -> Layer:
+    """A main-graph layer with subgraphs read whole from its XML (refused like `read_ir` when
+    its Consts need the missing .bin)."""
+    full = _read_layer(element, document.path, keep=True)
+    _require_bin(document, walk_layer(full))
+    return full
 
 
 @contextmanager

@@ -47,12 +47,27 @@ PURPOSES = {"input": "current_iteration", "output": "execution_condition"}
 
 @dataclass
 class LoopContext:
-    """One Loop/TensorIterator layer with what the rules need to know about it."""
+    """One Loop/TensorIterator layer with what the rules need to know about it. A rule reads
+    what lies outside the layer's XML through `graph` and `document` only (which set
+    `read_outside`; no cached property below reads them), and the layer's names, path and
+    line numbers only to write messages: the validator judges a repeated layer once by that
+    (repeats.py)."""
 
-    document: IRDocument
-    graph: Graph  # the graph holding the layer
+    _document: IRDocument
+    _graph: Graph  # the graph holding the layer
     layer: Layer
     path: str
+    read_outside: bool = False
+
+    @property
+    def document(self) -> IRDocument:
+        self.read_outside = True
+        return self._document
+
+    @property
+    def graph(self) -> Graph:
+        self.read_outside = True
+        return self._graph
 
     @cached_property
     def entries(self) -> list[PortMapEntry]:

@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ov_loops.ir.reader import (
+    Graph,
     IRDocument,
     Layer,
     back_edges,
@@ -17,10 +18,11 @@ from ov_loops.ir.reader import (
     loop_spec,
     port_map,
     read_ir,
-    subgraph_layers,
+    read_subgraph_layer,
     walk_layer,
 )
-from ov_loops.ir.rules import ERROR, RULES, WARNING, LoopContext
+from ov_loops.ir.repeats import Occurrences, Representative
+from ov_loops.ir.rules import ERROR, RULES, WARNING, LoopContext, Rule
 
 VALIDATE_JSON_KEYS = (
     "path; loops; errors; warnings; findings [{code, severity, layer_id, layer_name, "
@@ -29,7 +31,7 @@ VALIDATE_JSON_KEYS = (
 
 BIN_CODE = "BIN001"
 STRUCTURE_CODE = "ST001"
-ONE_PASS_BYTES = 4 << 20  # holding a bigger tree raises convert's peak memory (issue 24)
+ONE_PASS_ELEMENTS = 100_000  # distinct loop layers' XML held (about 4 MB; issue 24: the peak)
 
 
 @dataclass(frozen=True)
@@ -104,16 +106,9 @@ def validate(path: str | Path, target: str | None = None) -> Report:
     missing .bin).
     """
     with _cyclic_gc_paused():
-        return _validate(read_ir(path, kept=(), hold=_small(Path(path))), target)
-
-
-def _small(path: Path) -> bool:
-    """Whether the XML at `path` is small enough (`ONE_PASS_BYTES`) to be parsed once, its loop
-    layers' XML held until they are checked, rather than twice in bounded memory."""
-    try:
-        return path.stat().st_size <= ONE_PASS_BYTES
-    except OSError:
-        return False  # read_ir says why
+        occurrences = Occurrences(ONE_PASS_ELEMENTS)
+        document = read_ir(path, kept=(), hold=occurrences)
+        return _validate(document, occurrences, target)
 
 
 @contextmanager
@@ -129,41 +124,109 @@ def _cyclic_gc_paused():
             gc.enable()
 
 
-def _validate(document: IRDocument, target: str | None = None) -> Report:
+@dataclass
+class _Judged:
+    """What one main-graph layer with subgraphs contributes to the report."""
+
+    layer_id: str
+    bins: list[Finding]
+    loops: int
+    findings: list[Finding]
+
+
+def _validate(document: IRDocument, occurrences: Occurrences, target: str | None) -> Report:
     """Two steps: `document` holds the main graph's attributes and edges (read with
-    `kept=()`); each layer with subgraphs is then read, checked and freed before the next
-    (`subgraph_layers`), so memory grows with the largest loop, not with the IR; an IR of at
-    most `ONE_PASS_BYTES` is parsed once, its loop layers' XML held meanwhile (`hold`). The
-    findings come in the order of one pass over the whole IR: BIN001 in layer order, then
+    `kept=()`); each layer with subgraphs is then judged (its XML held by `occurrences` or
+    parsed again, so memory grows with the distinct such layers up to `ONE_PASS_ELEMENTS`, not
+    with the IR), a repeat of a clean one by the rules reading the main graph only (repeats.py).
+    The findings come in the order of one pass over the whole IR: BIN001 in layer order, then
     each loop's, outermost first."""
     report = Report(document.path, 0)
-    graph = document.graph
-    bins = {layer.id: list(_bin_findings(document, layer)) for layer in graph.layers.values()}
+    layers = document.graph.layers.values()
+    bins = {layer.id: list(_bin_findings(document, layer)) for layer in layers}
     loop_findings: list[Finding] = []
-    for layer in subgraph_layers(document):
-        bins[layer.id] = list(_bin_findings(document, layer))
-        for layer_path, holder, loop in layer_loops(document, graph, layer):
-            report.loops += 1
-            context = LoopContext(document, holder, loop, layer_path)
-            loop_findings.extend(_loop_findings(context, target))
+    representatives: dict[bytes, Representative] = {}
+    for index, occurrence in enumerate(occurrences.listed):
+        known = representatives.get(occurrence.key) if occurrence.key is not None else None
+        judged = _repeat(document, known, occurrence.attributes, target) if known else None
+        if judged is None:
+            element, held = occurrences.element(index, document)
+            judged, representative = _judge(document, element, target)
+            if held and representative is not None and occurrences.repeated(occurrence):
+                representatives[occurrence.key] = representative
+        bins[judged.layer_id] = judged.bins
+        report.loops += judged.loops
+        loop_findings.extend(judged.findings)
     report.findings = [finding for findings in bins.values() for finding in findings]
     report.findings.extend(loop_findings)
     return report
 
 
-def _loop_findings(context: LoopContext, target: str | None):
-    """The findings of one loop layer; the structure rule comes first, and without structure
-    the others do not run."""
+@contextmanager
+def _in_graph(graph: Graph, layer: Layer):
+    """`layer` in `graph` in place of its attributes while the rules judge it."""
+    attributes, graph.layers[layer.id] = graph.layers[layer.id], layer
+    try:
+        yield
+    finally:
+        graph.layers[layer.id] = attributes
+
+
+def _judge(
+    document: IRDocument, element, target: str | None
+) -> tuple[_Judged, Representative | None]:
+    """A main-graph layer with subgraphs read whole and judged; with it, when it is clean
+    (repeats.py), the representative of its repeats."""
+    graph, layer = document.graph, read_subgraph_layer(document, element)
+    judged = _Judged(layer.id, list(_bin_findings(document, layer)), 0, [])
+    outer: set[str] = set()
+    inner: list[Finding] = []  # the findings of rules that read nothing outside the layer
+    with _in_graph(graph, layer):
+        for layer_path, holder, loop in layer_loops(document, graph, layer):
+            judged.loops += 1
+            context = LoopContext(document, holder, loop, layer_path)
+            found = list(_loop_findings(context, target, RULES, outer if loop is layer else None))
+            judged.findings.extend(found)
+            inner.extend(f for f in found if loop is not layer or f.code not in outer)
+    clean = not judged.bins and not inner
+    return judged, Representative(layer, judged.loops, frozenset(outer)) if clean else None
+
+
+def _repeat(
+    document: IRDocument, known: Representative, attributes: Layer, target: str | None
+) -> _Judged | None:
+    """A repeat of the clean `known` judged by the rules that read the main graph, run on
+    `known`'s subgraphs; None when they find something (then it is judged whole)."""
+    judged = _Judged(attributes.id, [], known.loops, [])
+    if not known.outer_rules:
+        return judged
+    twin = known.stand_in(attributes)
+    rules = [rule for rule in RULES if rule.code in known.outer_rules]
+    with _in_graph(document.graph, twin):
+        context = LoopContext(document, document.graph, twin, twin.name)
+        found = next(_loop_findings(context, target, rules), None)
+    return judged if found is None else None
+
+
+def _loop_findings(
+    context: LoopContext, target: str | None, rules: list[Rule], outer: set[str] | None = None
+):
+    """The findings of one loop layer by `rules`; the structure rule comes first, and without
+    structure the others do not run. With `outer`, the codes of the rules that read outside
+    the layer (the holding graph, the .bin) are added to it."""
     layer = context.layer
-    for rule in RULES:
+    for rule in rules:
         if rule.target not in (None, target):
             continue
+        context.read_outside = False
         findings = [
             Finding(
                 rule.code, rule.severity, layer.id, layer.name, context.path, entry, message, line
             )
             for message, entry, line in rule.check(context)
         ]
+        if outer is not None and context.read_outside:
+            outer.add(rule.code)
         yield from findings
         if findings and rule.code == STRUCTURE_CODE:
             return

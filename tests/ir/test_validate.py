@@ -640,13 +640,13 @@ def test_slicing_attributes_are_judged_only_on_entries_with_an_axis(tmp_path, at
     "sample", [f"invalid/{code}" for code in INVALID] + [f"valid/{n}" for n in VALID]
 )
 def test_parsing_once_finds_what_parsing_twice_finds(sample, monkeypatch):
-    """An IR of up to ONE_PASS_BYTES is parsed once (its loop layers' XML held); a larger one
-    twice (bounded memory): the same findings, in the same order, either way."""
+    """Loop layers' XML of up to ONE_PASS_ELEMENTS is held while the IR is parsed once; more
+    is parsed again (bounded memory): the same findings, in the same order, either way."""
     from ov_loops.ir import validate as validating
 
     path = SAMPLES / f"{sample}.xml"
     once = ov_loops.validate(path, "GPU")
-    monkeypatch.setattr(validating, "ONE_PASS_BYTES", 0)
+    monkeypatch.setattr(validating, "ONE_PASS_ELEMENTS", 0)
     twice = ov_loops.validate(path, "GPU")
     assert (once.loops, once.findings) == (twice.loops, twice.findings)
     assert once.loops > 0 or sample.startswith("invalid/")
