@@ -4,7 +4,7 @@ empty stacks, reversal, copies the CPU plugin keeps."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -236,6 +236,47 @@ def all_ops(model: ov.Model) -> Iterator[ov.Node]:
         elif kind == "If":
             yield from all_ops(op.get_then_body())
             yield from all_ops(op.get_else_body())
+
+
+def twin(node: ov.Node, excluded: Collection[int] = ()) -> ov.Node | None:
+    """Another op that computes what `node` does: one reading the same values (Constants: equal
+    ones) with the same type, version and attributes, not among the instance ids `excluded`;
+    None when there is none (or `node` reads Constants alone). Found among the readers of
+    `node`'s first input that is not a Constant."""
+    read = [value for value in node.input_values() if not is_constant(value)]
+    if not read:
+        return None
+    key, kind, attributes = _sources(node), _kind(node), None
+    excluded = {*excluded, node.get_instance_id()}
+    for reader in read[0].get_target_inputs():
+        other = reader.get_node()
+        if other.get_instance_id() in excluded or _kind(other) != kind:
+            continue
+        if other.get_output_size() != node.get_output_size() or _sources(other) != key:
+            continue
+        attributes = attributes or repr(sorted(node.get_attributes().items()))
+        if repr(sorted(other.get_attributes().items())) == attributes:
+            return other
+    return None
+
+
+def _kind(node: ov.Node) -> tuple[str, str]:
+    info = node.get_type_info()
+    return info.name, info.version_id
+
+
+def _sources(node: ov.Node) -> tuple:
+    """What `node` reads: each input's op and output index, a Constant by its type and bytes."""
+    key = []
+    for value in node.input_values():
+        source = value.get_node()
+        if source.get_type_name() == "Constant":
+            data = source.get_data()
+            kind = source.get_output_element_type(0).get_type_name()
+            key.append((kind, data.shape, data.tobytes()))
+        else:
+            key.append((source.get_instance_id(), value.get_index()))
+    return tuple(key)
 
 
 def ops_by_type(model: ov.Model) -> dict[str, list[ov.Node]]:

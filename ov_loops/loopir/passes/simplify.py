@@ -23,9 +23,11 @@ from openvino._offline_transformations import apply_moc_transformations
 
 from ov_loops.contract.spec import SpecError
 from ov_loops.loopir.loop import LoopIR
+from ov_loops.loopir.moc_inert import moc_inert
+from ov_loops.loopir.passes import base
 from ov_loops.loopir.passes.base import LoopPass
 from ov_loops.loopir.read_back import loop_nodes, spec_of
-from ov_loops.ovgraph import structure_digest
+from ov_loops.ovgraph import all_ops, structure_digest
 
 MAX_REMEMBERED = 4096  # digests of bodies MOC left unchanged, kept per process (oldest dropped)
 _UNCHANGED: dict[bytes, None] = {}
@@ -41,15 +43,25 @@ class SimplifyBody(LoopPass):
     level = "default"
 
     def run(self, loop: LoopIR) -> LoopIR:
+        if moc_inert(loop.body, deferred=loop.in_loop_body):
+            if base.CHECKS:
+                _check_inert(loop)
+            return loop
         digest = structure_digest(loop.body)
         if digest in _UNCHANGED:
             return loop
         body = simplified(loop.body)
-        count = len(loop.body.get_ordered_ops())
-        left = count if body is None else len(body.get_ordered_ops())
-        if body is None or _ports(body) != _ports(loop.body) or left >= count:
+        count, nested = _counts(loop.body)
+        left, nested_left = (count, nested) if body is None else _counts(body)
+        # fewer ops, or as many and fewer in its nested bodies (pairs compare in this order)
+        fewer = (left, nested_left) < (count, nested)
+        if body is None or _ports(body) != _ports(loop.body) or not fewer:
             _remember(digest)
             return loop
+        if left >= count:  # only its nested bodies lost ops (pruned ports of nested Loops)
+            return loop.replace(body=body).noting(
+                f"simplified nested bodies ({nested} -> {nested_left} ops)"
+            )
         return loop.replace(body=body).noting(f"simplified body ({count} -> {left} ops)")
 
 
@@ -72,6 +84,24 @@ def simplified(model: ov.Model) -> ov.Model | None:
     except SpecError:
         return None
     return copy
+
+
+def _counts(body: ov.Model) -> tuple[int, int]:
+    """The ops of `body` itself, and those of the bodies nested in it."""
+    count = len(body.get_ordered_ops())
+    return count, sum(1 for _ in all_ops(body)) - count
+
+
+def _check_inert(loop: LoopIR) -> None:
+    """Raise unless MOC leaves `loop`'s body, found inert, no op fewer (its nested bodies too,
+    unless those are left to an enclosing body's MOC)."""
+    body = simplified(loop.body)
+    if body is None:
+        return
+    before, after = _counts(loop.body), _counts(body)
+    shrunk = after[0] < before[0] or (not loop.in_loop_body and after[1] < before[1])
+    if shrunk:
+        raise AssertionError(f"MOC shrinks a body found inert: {before} -> {after} ops")
 
 
 def _remember(digest: bytes | None) -> None:

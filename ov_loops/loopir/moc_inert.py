@@ -1,0 +1,79 @@
+"""Whether OpenVINO's MOC transformations have nothing for a loop body: passes/simplify.py then
+spares it MOC, which costs about 10 ms of CPU on any body, and more for each body nested in it.
+
+Conservative: a body is inert when each op is of a type MOC leaves alone in these forms, and
+no op offers it a constant to fold, a chain to fuse or a twin to merge:
+
+    inert(body) = every op of body:
+        type in INERT_TYPES
+        not every input a Constant                 (constant folding)
+        Add/Subtract/Multiply: no Constant input   (x + 0, x * 1, chains of constants fused)
+        Convert: to another type, not of a Convert; Select: its condition not a Constant
+        Unsqueeze: constant axes, not of an Unsqueeze (MOC's Reshape is no op fewer)
+        no other op of the same type, attributes and sources (equal Constants)
+        Loop: every body Parameter read, no body Result reading a Parameter, its body inert,
+              and (unless `deferred`) every output read
+
+With `deferred`, a nested Loop's unread outputs are allowed: MOC on a body holding this one
+(the enclosing loop's simplify-body) prunes them, and its own ops with them. The claim is
+checked in the tests (CHECKS): MOC is run anyway on a body found inert and must not shrink it.
+"""
+
+from __future__ import annotations
+
+import openvino as ov
+
+from ov_loops.ovgraph import is_constant, twin
+
+INERT_TYPES = frozenset(
+    {
+        "Parameter", "Result", "Constant", "Add", "Subtract", "Multiply", "Convert", "Select",
+        "Equal", "GreaterEqual", "LessEqual", "Unsqueeze", "Loop",
+    }
+)  # fmt: skip
+_ARITHMETIC = frozenset({"Add", "Subtract", "Multiply"})
+
+
+def moc_inert(body: ov.Model, deferred: bool = False) -> bool:
+    """Whether MOC can remove no op of `body` (see the module's docstring); `deferred`: a
+    nested Loop's unread outputs are left to MOC on an enclosing body."""
+    for node in body.get_ordered_ops():
+        kind = node.get_type_name()
+        if kind not in INERT_TYPES:
+            return False
+        if kind in ("Parameter", "Result", "Constant"):
+            continue
+        if not _inert_op(node, kind) or twin(node) is not None:
+            return False
+        if kind == "Loop" and not _inert_loop(node, deferred):
+            return False
+    return True
+
+
+def _inert_op(node: ov.Node, kind: str) -> bool:
+    constant = [is_constant(value) for value in node.input_values()]
+    if all(constant):
+        return False
+    if kind in _ARITHMETIC:
+        return not any(constant)
+    source = node.input_value(0).get_node().get_type_name()
+    if kind == "Convert":
+        return source != "Convert" and node.get_input_element_type(0) != node.get_element_type()
+    if kind == "Select":
+        return not constant[0]
+    if kind == "Unsqueeze":
+        return constant[1] and source != "Unsqueeze"
+    return True
+
+
+def _inert_loop(node: ov.Node, deferred: bool) -> bool:
+    body = node.get_function()
+    if not deferred and any(not output.get_target_inputs() for output in node.outputs()):
+        return False
+    parameters = body.get_parameters()
+    if any(not parameter.output(0).get_target_inputs() for parameter in parameters):
+        return False
+    if any(result.input_value(0).get_node().get_type_name() == "Parameter"
+           for result in body.get_results()):  # fmt: skip
+        return False
+    return moc_inert(body, deferred)
