@@ -243,31 +243,26 @@ def twin(node: ov.Node, excluded: Collection[int] = ()) -> ov.Node | None:
     ones) with the same type, version and attributes, not among the instance ids `excluded`;
     None when there is none (or `node` reads Constants alone). Found among the readers of
     `node`'s first input that is not a Constant."""
-    read = [value for value in node.input_values() if not is_constant(value)]
-    if not read:
-        return None
-    key, kind, attributes = _sources(node), _kind(node), None
+    values = node.input_values()
+    read = [value for value in values if not is_constant(value)]
+    if not read or len(set(map(_source, values))) < len(values) or _passthrough(node):
+        return None  # the CPU plugin's computed copies stay their own (`copy`, `passthrough`)
+    key = computation_key(node)
     excluded = {*excluded, node.get_instance_id()}
     for reader in read[0].get_target_inputs():
         other = reader.get_node()
-        if other.get_instance_id() in excluded or _kind(other) != kind:
+        if other.get_instance_id() in excluded or other.get_output_size() != node.get_output_size():
             continue
-        if other.get_output_size() != node.get_output_size() or _sources(other) != key:
-            continue
-        attributes = attributes or repr(sorted(node.get_attributes().items()))
-        if repr(sorted(other.get_attributes().items())) == attributes:
+        if computation_key(other) == key and same_attributes(node, other):
             return other
     return None
 
 
-def _kind(node: ov.Node) -> tuple[str, str]:
+def computation_key(node: ov.Node) -> tuple:
+    """`node`'s type and version, and what it reads: each input's op and output index, a
+    Constant by its type and bytes (equal keys and `same_attributes`: the same value)."""
     info = node.get_type_info()
-    return info.name, info.version_id
-
-
-def _sources(node: ov.Node) -> tuple:
-    """What `node` reads: each input's op and output index, a Constant by its type and bytes."""
-    key = []
+    key: list = [info.name, info.version_id]
     for value in node.input_values():
         source = value.get_node()
         if source.get_type_name() == "Constant":
@@ -275,8 +270,25 @@ def _sources(node: ov.Node) -> tuple:
             kind = source.get_output_element_type(0).get_type_name()
             key.append((kind, data.shape, data.tobytes()))
         else:
-            key.append((source.get_instance_id(), value.get_index()))
+            key.append(_source(value))
     return tuple(key)
+
+
+def same_attributes(node: ov.Node, other: ov.Node) -> bool:
+    """Whether two ops have equal attributes."""
+    attributes = (repr(sorted(each.get_attributes().items())) for each in (node, other))
+    return next(attributes) == next(attributes)
+
+
+def _source(value: ov.Output) -> tuple[int, int]:
+    return value.get_node().get_instance_id(), value.get_index()
+
+
+def _passthrough(node: ov.Node) -> bool:
+    """A Convert to its input's type (`passthrough`)."""
+    if node.get_type_name() != "Convert":
+        return False
+    return node.get_input_element_type(0) == node.get_output_element_type(0)
 
 
 def ops_by_type(model: ov.Model) -> dict[str, list[ov.Node]]:

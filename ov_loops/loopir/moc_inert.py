@@ -11,19 +11,22 @@ no op offers it a constant to fold, a chain to fuse or a twin to merge:
         Convert: to another type, not of a Convert; Select: its condition not a Constant
         Unsqueeze: constant axes, not of an Unsqueeze (MOC's Reshape is no op fewer)
         no other op of the same type, attributes and sources (equal Constants)
-        Loop: every body Parameter read, no body Result reading a Parameter, its body inert,
-              and (unless `deferred`) every output read
+        Loop (unless `deferred`): every output and body Parameter read, no body Result
+              reading a Parameter, its body inert
 
-With `deferred`, a nested Loop's unread outputs are allowed: MOC on a body holding this one
-(the enclosing loop's simplify-body) prunes them, and its own ops with them. The claim is
-checked in the tests (CHECKS): MOC is run anyway on a body found inert and must not shrink it.
+With `deferred` (a loop nested in another's body), nested Loops are not looked into: each
+nested body went through simplify-body itself, and what MOC would still do there (prune a
+nested Loop's unread outputs, and its own ops with them) MOC on the outermost loop's body does,
+which is looked into to the bottom. The claim is checked in the tests (CHECKS): MOC is run
+anyway on a body found inert and must not shrink it (nor, unless `deferred`, its nested
+bodies).
 """
 
 from __future__ import annotations
 
 import openvino as ov
 
-from ov_loops.ovgraph import is_constant, twin
+from ov_loops.ovgraph import computation_key, is_constant, same_attributes
 
 INERT_TYPES = frozenset(
     {
@@ -35,17 +38,22 @@ _ARITHMETIC = frozenset({"Add", "Subtract", "Multiply"})
 
 
 def moc_inert(body: ov.Model, deferred: bool = False) -> bool:
-    """Whether MOC can remove no op of `body` (see the module's docstring); `deferred`: a
-    nested Loop's unread outputs are left to MOC on an enclosing body."""
+    """Whether MOC can remove no op of `body` (see the module's docstring); `deferred`: what
+    MOC would do in nested Loops is left to MOC on an enclosing body."""
+    computed: dict[tuple, list[ov.Node]] = {}
     for node in body.get_ordered_ops():
         kind = node.get_type_name()
         if kind not in INERT_TYPES:
             return False
         if kind in ("Parameter", "Result", "Constant"):
             continue
-        if not _inert_op(node, kind) or twin(node) is not None:
+        if not _inert_op(node, kind):
             return False
-        if kind == "Loop" and not _inert_loop(node, deferred):
+        earlier = computed.setdefault(computation_key(node), [])
+        if any(same_attributes(node, other) for other in earlier):
+            return False
+        earlier.append(node)
+        if kind == "Loop" and not deferred and not _inert_loop(node):
             return False
     return True
 
@@ -54,8 +62,10 @@ def _inert_op(node: ov.Node, kind: str) -> bool:
     constant = [is_constant(value) for value in node.input_values()]
     if all(constant):
         return False
-    if kind in _ARITHMETIC:
-        return not any(constant)
+    if kind in _ARITHMETIC:  # nor x - x: one value read twice
+        sources = {(value.get_node().get_instance_id(), value.get_index())
+                   for value in node.input_values()}  # fmt: skip
+        return not any(constant) and len(sources) == len(constant)
     source = node.input_value(0).get_node().get_type_name()
     if kind == "Convert":
         return source != "Convert" and node.get_input_element_type(0) != node.get_element_type()
@@ -66,9 +76,9 @@ def _inert_op(node: ov.Node, kind: str) -> bool:
     return True
 
 
-def _inert_loop(node: ov.Node, deferred: bool) -> bool:
+def _inert_loop(node: ov.Node) -> bool:
     body = node.get_function()
-    if not deferred and any(not output.get_target_inputs() for output in node.outputs()):
+    if any(not output.get_target_inputs() for output in node.outputs()):
         return False
     parameters = body.get_parameters()
     if any(not parameter.output(0).get_target_inputs() for parameter in parameters):
@@ -76,4 +86,4 @@ def _inert_loop(node: ov.Node, deferred: bool) -> bool:
     if any(result.input_value(0).get_node().get_type_name() == "Parameter"
            for result in body.get_results()):  # fmt: skip
         return False
-    return moc_inert(body, deferred)
+    return moc_inert(body)
