@@ -11,10 +11,15 @@ a body it may prune or renumber its nested Loops' ports, so the driver reads eve
 afterwards (conversion.report.rederived). It runs before the CPU workarounds, which it must not see:
 e.g. it would drop a Convert to the same type.
 
-MOC costs about 10 ms of CPU on any body, however small (benchmarks/conversion_time.py): the
-digests of bodies it left unchanged (`ovgraph.structure_digest`: everything but names) are
-remembered, so a body like one already seen (many loops of one form) skips it; a body MOC
-changed runs it every time, for its own names."""
+MOC costs about 10 ms of CPU on any body, however small (benchmarks/conversion_time.py), and
+more for each body nested in it: a body it has nothing for (`loopir/moc_inert.py`) skips it.
+In a nest of loops that leaves one MOC, on the outermost body: a nested loop's body does not
+wait for MOC to prune the outputs of the Loops nested in it that nothing reads (that MOC does
+it for every depth), and its outcome is kept when it removes ops from the body or, as many
+there, from the bodies nested in it. The digests of bodies MOC left unchanged
+(`ovgraph.structure_digest`: everything but names) are remembered, so a body like one already
+seen (many loops of one form) skips it; a body MOC changed runs it every time, for its own
+names."""
 
 from __future__ import annotations
 

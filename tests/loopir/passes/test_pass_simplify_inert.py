@@ -19,6 +19,7 @@ from ov_loops.loopir.moc_inert import moc_inert
 from ov_loops.loopir.passes import base, simplify
 from ov_loops.ovgraph import twin
 from tests import harness
+from tests.loopir.passes.test_pass_simplify_memo import _counting_moc as counting_moc
 
 EXPORTS = Path(__file__).parents[2] / "models" / "exporters"
 
@@ -91,17 +92,8 @@ def test_a_nested_loops_unread_output_is_left_to_the_enclosing_body_only_when_de
 
 
 def _counting_moc(monkeypatch) -> list[int]:
-    calls = []
-    moc = simplify.apply_moc_transformations
-
-    def counted(model, cf):
-        calls.append(1)
-        return moc(model, cf=cf)
-
-    monkeypatch.setattr(simplify, "_UNCHANGED", {})
-    monkeypatch.setattr(simplify, "apply_moc_transformations", counted)
     monkeypatch.setattr(base, "CHECKS", False)  # with CHECKS an inert body runs MOC to check
-    return calls
+    return counting_moc(monkeypatch)
 
 
 @pytest.mark.parametrize("depth", [2, 3, 5])
