@@ -7,7 +7,9 @@ no op offers it a constant to fold, a chain to fuse or a twin to merge:
     inert(body) = every op of body:
         type in INERT_TYPES
         not every input a Constant                 (constant folding)
-        Add/Subtract/Multiply: no Constant input   (x + 0, x * 1, chains of constants fused)
+        Add/Subtract/Multiply/Divide: no value read twice (x - x); a Constant read is
+              not all zeros, nor ones for * and / (x + 0, x * 1), and the other value not of an op
+              of its family (+- or */) reading a Constant (a chain MOC folds into one)
         Convert: to another type, not of a Convert; Select: its condition not a Constant
         Unsqueeze: constant axes, not of an Unsqueeze (MOC's Reshape is no op fewer)
         no other op of the same type, attributes and sources (equal Constants)
@@ -30,11 +32,11 @@ from ov_loops.ovgraph import computation_key, is_constant, same_attributes
 
 INERT_TYPES = frozenset(
     {
-        "Parameter", "Result", "Constant", "Add", "Subtract", "Multiply", "Convert", "Select",
-        "Equal", "GreaterEqual", "LessEqual", "Unsqueeze", "Loop",
+        "Parameter", "Result", "Constant", "Add", "Subtract", "Multiply", "Divide", "Convert",
+        "Select", "Equal", "Less", "LessEqual", "GreaterEqual", "Unsqueeze", "Loop",
     }
 )  # fmt: skip
-_ARITHMETIC = frozenset({"Add", "Subtract", "Multiply"})
+_FAMILY = {"Add": "+-", "Subtract": "+-", "Multiply": "*/", "Divide": "*/"}
 
 
 def moc_inert(body: ov.Model, deferred: bool = False) -> bool:
@@ -62,10 +64,8 @@ def _inert_op(node: ov.Node, kind: str) -> bool:
     constant = [is_constant(value) for value in node.input_values()]
     if all(constant):
         return False
-    if kind in _ARITHMETIC:  # nor x - x: one value read twice
-        sources = {(value.get_node().get_instance_id(), value.get_index())
-                   for value in node.input_values()}  # fmt: skip
-        return not any(constant) and len(sources) == len(constant)
+    if kind in _FAMILY:
+        return _inert_arithmetic(node, kind, constant)
     source = node.input_value(0).get_node().get_type_name()
     if kind == "Convert":
         return source != "Convert" and node.get_input_element_type(0) != node.get_element_type()
@@ -74,6 +74,21 @@ def _inert_op(node: ov.Node, kind: str) -> bool:
     if kind == "Unsqueeze":
         return constant[1] and source != "Unsqueeze"
     return True
+
+
+def _inert_arithmetic(node: ov.Node, kind: str, constant: list[bool]) -> bool:
+    values = node.input_values()
+    if len({(value.get_node().get_instance_id(), value.get_index()) for value in values}) < 2:
+        return False  # x - x, x * x: one value read twice
+    if not any(constant):
+        return True
+    data = [value.get_node().get_data() for value, known in zip(values, constant) if known]
+    identity = 0 if _FAMILY[kind] == "+-" else 1
+    if any((each == identity).all() or (each == 0).all() for each in data):
+        return False  # x + 0, x * 1, x * 0
+    (other,) = (value.get_node() for value, known in zip(values, constant) if not known)
+    chained = _FAMILY.get(other.get_type_name()) == _FAMILY[kind]
+    return not (chained and any(map(is_constant, other.input_values())))
 
 
 def _inert_loop(node: ov.Node) -> bool:

@@ -64,17 +64,41 @@ def _inner_loop(read_both: bool) -> tuple[ov.Model, ov.Node]:
 def test_a_body_of_parameters_read_by_distinct_ops_is_inert():
     x, y = _parameter("x"), _parameter("y")
     step = ops.multiply(ops.add(x, y), y)
-    assert moc_inert(_model(ops.unsqueeze(step, ops.constant(np.int64(0))), x, y))
+    _assert_inert(_model(ops.unsqueeze(step, ops.constant(np.int64(0))), x, y))
+
+
+def test_a_constant_operand_of_no_chain_is_inert():
+    """x + 2, and (x + 15) / 16 (the unrolled trip count): no chain of one family."""
+    x = _parameter("x")
+    _assert_inert(_model(ops.add(x, _constant(2.0)), x))
+    _assert_inert(_model(ops.divide(ops.add(x, _constant(15.0)), _constant(16.0)), x))
+
+
+def _assert_inert(body: ov.Model) -> None:
+    """Found inert, and MOC indeed removes no op of it."""
+    assert moc_inert(body)
+    assert len(simplify.simplified(body).get_ordered_ops()) == len(body.get_ordered_ops())
 
 
 @pytest.mark.parametrize(
     "what",
-    ["constant addend", "folded constants", "twins", "convert chain", "x - x", "relu"],
+    [
+        "constant addend",
+        "times one",
+        "constant chain",
+        "folded constants",
+        "twins",
+        "convert chain",
+        "x - x",
+        "relu",
+    ],
 )
 def test_what_moc_would_remove_is_not_inert(what):
     x, y = _parameter("x"), _parameter("y")
     made = {
         "constant addend": lambda: ops.add(x, _constant(0.0)),
+        "times one": lambda: ops.multiply(x, _constant(1.0)),
+        "constant chain": lambda: ops.subtract(ops.add(x, _constant(2.0)), _constant(3.0)),
         "folded constants": lambda: ops.add(y, ops.multiply(_constant(2.0), _constant(3.0))),
         "twins": lambda: ops.multiply(ops.add(x, y), ops.add(x, y)),
         "convert chain": lambda: ops.convert(ops.convert(x, np.float16), np.float32),
@@ -87,8 +111,9 @@ def test_what_moc_would_remove_is_not_inert(what):
 def test_a_nested_loops_unread_output_is_left_to_the_enclosing_body_only_when_deferred():
     unread, _ = _inner_loop(read_both=False)
     read, _ = _inner_loop(read_both=True)
-    assert not moc_inert(unread) and moc_inert(unread, deferred=True)
-    assert moc_inert(read) and moc_inert(read, deferred=True)
+    assert not moc_inert(unread)
+    assert moc_inert(unread, deferred=True) and moc_inert(read, deferred=True)
+    _assert_inert(read)
 
 
 def _counting_moc(monkeypatch) -> list[int]:
