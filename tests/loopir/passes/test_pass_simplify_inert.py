@@ -149,12 +149,13 @@ def test_no_graph_of_a_converted_nest_computes_a_value_twice():
     assert not twins
 
 
+@pytest.mark.parametrize("optimize", ["default", "max"])
 @pytest.mark.parametrize("depth", [1, 2, 3, 4])
-def test_nests_match_onnxruntime(tmp_path, depth):
+def test_nests_match_onnxruntime(tmp_path, depth, optimize):
     feeds = [
         {"M": np.array(count, np.int64), "x": np.arange(4, dtype=np.float32)} for count in (2, 0, 3)
     ]
-    harness.assert_matches_onnxruntime(nested_loops(depth), feeds, tmp_path)
+    harness.assert_matches_onnxruntime(nested_loops(depth), feeds, tmp_path, optimize=optimize)
 
 
 def test_a_wrong_inert_claim_fails_the_checks(monkeypatch):
