@@ -4,7 +4,7 @@ empty stacks, reversal, copies the CPU plugin keeps."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -236,6 +236,59 @@ def all_ops(model: ov.Model) -> Iterator[ov.Node]:
         elif kind == "If":
             yield from all_ops(op.get_then_body())
             yield from all_ops(op.get_else_body())
+
+
+def twin(node: ov.Node, excluded: Collection[int] = ()) -> ov.Node | None:
+    """Another op that computes what `node` does: one reading the same values (Constants: equal
+    ones) with the same type, version and attributes, not among the instance ids `excluded`;
+    None when there is none (or `node` reads Constants alone). Found among the readers of
+    `node`'s first input that is not a Constant."""
+    values = node.input_values()
+    read = [value for value in values if not is_constant(value)]
+    if not read or len(set(map(_source, values))) < len(values) or _passthrough(node):
+        return None  # the CPU plugin's computed copies stay their own (`copy`, `passthrough`)
+    key = computation_key(node)
+    excluded = {*excluded, node.get_instance_id()}
+    for reader in read[0].get_target_inputs():
+        other = reader.get_node()
+        if other.get_instance_id() in excluded or other.get_output_size() != node.get_output_size():
+            continue
+        if computation_key(other) == key and same_attributes(node, other):
+            return other
+    return None
+
+
+def computation_key(node: ov.Node) -> tuple:
+    """`node`'s type and version, and what it reads: each input's op and output index, a
+    Constant by its type and bytes (equal keys and `same_attributes`: the same value)."""
+    info = node.get_type_info()
+    key: list = [info.name, info.version_id]
+    for value in node.input_values():
+        source = value.get_node()
+        if source.get_type_name() == "Constant":
+            data = source.get_data()
+            kind = source.get_output_element_type(0).get_type_name()
+            key.append((kind, data.shape, data.tobytes()))
+        else:
+            key.append(_source(value))
+    return tuple(key)
+
+
+def same_attributes(node: ov.Node, other: ov.Node) -> bool:
+    """Whether two ops have equal attributes."""
+    attributes = (repr(sorted(each.get_attributes().items())) for each in (node, other))
+    return next(attributes) == next(attributes)
+
+
+def _source(value: ov.Output) -> tuple[int, int]:
+    return value.get_node().get_instance_id(), value.get_index()
+
+
+def _passthrough(node: ov.Node) -> bool:
+    """A Convert to its input's type (`passthrough`)."""
+    if node.get_type_name() != "Convert":
+        return False
+    return node.get_input_element_type(0) == node.get_output_element_type(0)
 
 
 def ops_by_type(model: ov.Model) -> dict[str, list[ov.Node]]:

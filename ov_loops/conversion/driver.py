@@ -143,6 +143,7 @@ class Converter:
             opset = opset_version(self._model, node.domain)
             loop = registry.lookup(node, opset).read(node, path, opset, self._sequences)
             loop.in_main_graph = in_main_graph
+            loop.in_loop_body = parent != MAIN
             self._unsupported.extend(loop.unsupported_types(self._outer_types))
             key = len(self._loops)
             self._loops[key] = loop

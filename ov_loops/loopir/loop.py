@@ -64,7 +64,8 @@ class LoopIR:
     taken outside the Loop-5, by an If around it (passes/zero_run_carry.py), so the Loop-5
     itself runs at least once; `fallback`: the loop it replaces, run instead when its
     computation does not hold (passes/linear_recurrences.py); `in_main_graph` whether it is
-    a node of the main graph (--stateful keeps such loops' states); `not_unrolled` why
+    a node of the main graph (--stateful keeps such loops' states), `in_loop_body` of a
+    loop's body; `not_unrolled` why
     unroll-iterations left it whole when the report says so (its share of the op budget)."""
 
     path: str
@@ -80,6 +81,9 @@ class LoopIR:
     zero_run_branch: bool = False
     fallback: Fallback | None = None
     in_main_graph: bool = True  # a node of the main graph itself, not of a body or If branch
+    # a node of a loop's body (at any depth, If branches in it too): that loop's simplify-body
+    # runs MOC on a body holding this one (passes/simplify.py)
+    in_loop_body: bool = False
     # how many iterations of the loop as its frontend made it one Loop-5 iteration runs (k once
     # unrolled by k); `check` maps the Loop-5's iterations back (lower/loop5.py marks it)
     iterations_per_step: int = 1

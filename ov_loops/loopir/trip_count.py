@@ -15,7 +15,7 @@ import openvino.opset15 as ops
 from ov_loops.contract.spec import TRIP_COUNT_CONSTANT, TRIP_COUNT_INPUT, TRIP_COUNT_UNBOUNDED
 from ov_loops.errors import ConversionError
 from ov_loops.opfactory import constant, op
-from ov_loops.ovgraph import folded_value, length
+from ov_loops.ovgraph import folded_value, length, twin
 
 INT32_MAX = 2**31 - 1
 
@@ -152,8 +152,9 @@ def runs_zero(trip: TripCount, condition: InitialCondition) -> ov.Output | None:
     """A boolean that is true when a runtime trip count or condition stops the loop before its
     first iteration; None when neither is a runtime value."""
     checks = []
-    if trip.runtime:
-        checks.append(op("Equal", trip.value, constant(0, np.int64)))
+    if trip.runtime:  # a nested loop's hoisted guard may have computed it already (licm.py)
+        equal = op("Equal", trip.value, constant(0, np.int64))
+        checks.append(twin(equal) or equal)
     if condition.runtime:
         checks.append(op("LogicalNot", condition.value))
     if not checks:

@@ -28,7 +28,7 @@ from ov_loops.loopir.plugin_limits import MAX_PORT_RANK
 from ov_loops.loopir.steps import AfterLoop
 from ov_loops.loopir.trip_count import INT32_MAX, TripCount
 from ov_loops.opfactory import constant, op
-from ov_loops.ovgraph import constant_value, empty_shape, length
+from ov_loops.ovgraph import constant_value, empty_shape, length, twin
 
 STRUCTURAL = {"Parameter", "Result", "Constant"}
 SUBGRAPH_OPS = {"Loop", "TensorIterator", "If"}
@@ -387,8 +387,7 @@ class UnrolledBody:
             return trip
         count = trip.value
         chunks = op("Divide", op("Add", count, _scalar_i64(factor - 1)), _scalar_i64(factor))
-        unbounded = op("Less", count, _scalar_i64(0))
-        value = op("Select", unbounded, _scalar_i64(-1), chunks).output(0)
+        value = op("Select", _unbounded(count), _scalar_i64(-1), chunks).output(0)
         return TripCount(value, TRIP_COUNT_INPUT, None, True)
 
     def _outer(self, spec) -> dict[int, ov.Output]:
@@ -402,8 +401,7 @@ class UnrolledBody:
             )
         if len(spec.inputs()) > len(self.spec.inputs()):
             count = self.source.trip.value
-            unbounded = op("Less", count, _scalar_i64(0))
-            limit = op("Select", unbounded, _scalar_i64(INT32_MAX), count)
+            limit = op("Select", _unbounded(count), _scalar_i64(INT32_MAX), count)
             outer[spec.inputs()[-1].external_port] = limit.output(0)
         return outer
 
@@ -532,3 +530,9 @@ def _copy(body: ov.Model, originals: list, feeds: dict[int, ov.Output], copy: in
     for index, parameter in enumerate(clone.get_parameters()):
         parameter.output(0).replace(feeds[index])
     return [result.input_value(0) for result in clone.get_results()]
+
+
+def _unbounded(count: ov.Output) -> ov.Output:
+    """count < 0 (an unbounded trip count), computed once per count (`ovgraph.twin`)."""
+    less = op("Less", count, _scalar_i64(0))
+    return (twin(less) or less).output(0)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import openvino as ov
 import openvino.opset15 as ops
 
+from ov_loops import ovgraph
 from ov_loops.contract import ports
 from ov_loops.contract.spec import InvariantInput
 from ov_loops.loopir.analysis import unread_parameters
@@ -166,4 +167,25 @@ def _computed_outside(loop: LoopIR, values: list[ov.Output]) -> list[ov.Output]:
             for output in node.outputs():
                 output.set_names(set())
             node.validate_and_infer_types()
+    _reuse_outer_twins(nodes)
     return [result.input_value(0) for result in copy.get_results()]
+
+
+def _reuse_outer_twins(copied: list[ov.Node]) -> None:
+    """Each copied node (in order) that an op of the outer graph already computes reads as
+    that op instead: same type, version and attributes, the same sources (equal Constants)::
+
+        for node in copied: if twin(node) exists: node's readers read twin
+
+    A nested loop's guards, hoisted, are its parent's own (the same trip count): the twins
+    MOC's common-subexpression elimination would merge later."""
+    ours = {node.get_instance_id() for node in copied}
+    for node in copied:
+        if node.get_type_name() in ("Result", "Constant"):
+            continue
+        twin = ovgraph.twin(node, ours)
+        if twin is not None:
+            for output, kept in zip(node.outputs(), twin.outputs()):
+                names = kept.get_names()
+                output.replace(kept)
+                kept.set_names(names)  # replace() gave it the copy's (empty) names

@@ -11,10 +11,15 @@ a body it may prune or renumber its nested Loops' ports, so the driver reads eve
 afterwards (conversion.report.rederived). It runs before the CPU workarounds, which it must not see:
 e.g. it would drop a Convert to the same type.
 
-MOC costs about 10 ms of CPU on any body, however small (benchmarks/conversion_time.py): the
-digests of bodies it left unchanged (`ovgraph.structure_digest`: everything but names) are
-remembered, so a body like one already seen (many loops of one form) skips it; a body MOC
-changed runs it every time, for its own names."""
+MOC costs about 10 ms of CPU on any body, however small (benchmarks/conversion_time.py), and
+more for each body nested in it: a body it has nothing for (`loopir/moc_inert.py`) skips it.
+In a nest of loops that leaves one MOC, on the outermost body: a nested loop's body does not
+wait for MOC to prune the outputs of the Loops nested in it that nothing reads (that MOC does
+it for every depth), and its outcome is kept when it removes ops from the body or, as many
+there, from the bodies nested in it. The digests of bodies MOC left unchanged
+(`ovgraph.structure_digest`: everything but names) are remembered, so a body like one already
+seen (many loops of one form) skips it; a body MOC changed runs it every time, for its own
+names."""
 
 from __future__ import annotations
 
@@ -23,9 +28,11 @@ from openvino._offline_transformations import apply_moc_transformations
 
 from ov_loops.contract.spec import SpecError
 from ov_loops.loopir.loop import LoopIR
+from ov_loops.loopir.moc_inert import moc_inert
+from ov_loops.loopir.passes import base
 from ov_loops.loopir.passes.base import LoopPass
 from ov_loops.loopir.read_back import loop_nodes, spec_of
-from ov_loops.ovgraph import structure_digest
+from ov_loops.ovgraph import all_ops, structure_digest
 
 MAX_REMEMBERED = 4096  # digests of bodies MOC left unchanged, kept per process (oldest dropped)
 _UNCHANGED: dict[bytes, None] = {}
@@ -41,15 +48,25 @@ class SimplifyBody(LoopPass):
     level = "default"
 
     def run(self, loop: LoopIR) -> LoopIR:
+        if moc_inert(loop.body, deferred=loop.in_loop_body):
+            if base.CHECKS:
+                _check_inert(loop)
+            return loop
         digest = structure_digest(loop.body)
         if digest in _UNCHANGED:
             return loop
         body = simplified(loop.body)
-        count = len(loop.body.get_ordered_ops())
-        left = count if body is None else len(body.get_ordered_ops())
-        if body is None or _ports(body) != _ports(loop.body) or left >= count:
+        count, nested = _counts(loop.body)
+        left, nested_left = (count, nested) if body is None else _counts(body)
+        # fewer ops, or as many and fewer in its nested bodies (pairs compare in this order)
+        fewer = (left, nested_left) < (count, nested)
+        if body is None or _ports(body) != _ports(loop.body) or not fewer:
             _remember(digest)
             return loop
+        if left >= count:  # only its nested bodies lost ops (pruned ports of nested Loops)
+            return loop.replace(body=body).noting(
+                f"simplified nested bodies ({nested} -> {nested_left} ops)"
+            )
         return loop.replace(body=body).noting(f"simplified body ({count} -> {left} ops)")
 
 
@@ -72,6 +89,24 @@ def simplified(model: ov.Model) -> ov.Model | None:
     except SpecError:
         return None
     return copy
+
+
+def _counts(body: ov.Model) -> tuple[int, int]:
+    """The ops of `body` itself, and those of the bodies nested in it."""
+    count = len(body.get_ordered_ops())
+    return count, sum(1 for _ in all_ops(body)) - count
+
+
+def _check_inert(loop: LoopIR) -> None:
+    """Raise unless MOC leaves `loop`'s body, found inert, no op fewer (its nested bodies too,
+    unless those are left to an enclosing body's MOC)."""
+    body = simplified(loop.body)
+    if body is None:
+        return
+    before, after = _counts(loop.body), _counts(body)
+    shrunk = after[0] < before[0] or (not loop.in_loop_body and after[1] < before[1])
+    if shrunk:
+        raise AssertionError(f"MOC shrinks a body found inert: {before} -> {after} ops")
 
 
 def _remember(digest: bytes | None) -> None:

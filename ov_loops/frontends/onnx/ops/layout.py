@@ -108,6 +108,7 @@ class OnnxLoopLayout:
     # whether the node is one of the main graph's own (not in a body or an If branch); set
     # by the driver when it registers the node (node names may hold '/', as paths do)
     in_main_graph: bool = False
+    in_loop_body: bool = False  # a node of a loop's body (any depth; set with in_main_graph)
 
     op = ""  # the op type, set when the class is registered (registry.loop_op)
     # Scan requires every sliced input to have the same length; Loop stops at the shortest.

@@ -108,6 +108,7 @@ def batch_loop_ir(
     loop = LoopIR(
         path=layout.path,
         in_main_graph=layout.in_main_graph,
+        in_loop_body=layout.in_loop_body,
         op=BATCH_OP,
         spec=spec,
         body=ov.Model(results, [*captures, *entries.parameters], f"{layout.path}/body"),

@@ -85,6 +85,7 @@ def onnx_loop_ir(
     return LoopIR(
         path=layout.path,
         in_main_graph=layout.in_main_graph,
+        in_loop_body=layout.in_loop_body,
         op=layout.op,
         spec=spec,
         body=ov.Model(results, parameters, f"{layout.path}/body"),
