@@ -65,7 +65,8 @@ class _Version(argparse.Action):
         super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
 
     def __call__(self, parser, namespace, values, option_string=None) -> None:
-        parser.exit(0, version_line() + "\n")
+        print(version_line())  # on stdout, as argparse's "version" action
+        parser.exit()
 
 
 def version_line() -> str:
