@@ -61,9 +61,6 @@ class _Version(argparse.Action):
     """--version: the versions line, read when asked (importlib.metadata reads the installed
     packages' metadata: 3 lookups, about 6 ms, that no other run needs)."""
 
-    def __init__(self, option_strings: list[str], dest: str, help: str | None = None) -> None:  # noqa: A002 -- argparse's name
-        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
-
     def __call__(self, parser, namespace, values, option_string=None) -> None:
         print(version_line())  # on stdout, as argparse's "version" action
         parser.exit()
@@ -93,7 +90,13 @@ def _parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action=_Version, help="print the versions and exit")
+    parser.add_argument(
+        "--version",
+        action=_Version,
+        nargs=0,
+        default=argparse.SUPPRESS,
+        help="print the versions and exit",
+    )
     chosen = next((word for word in argv if not word.startswith("-")), None)
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name, (module, summary) in COMMANDS.items():
