@@ -37,17 +37,17 @@ FORCED = CPU
 def compiled_models(cell: str, hidden: int, batch: int) -> dict[str, ov.CompiledModel]:
     """The sequence op (cost model bypassed), max and default without cells, and
     convert_model's IR."""
-    from ov_loops.lower import select
+    from ov_loops.lower import cell_cost  # lower/select.py imports it where it asks
 
     model = loop_model(cell, "loop", hidden, batch)
     core = ov.Core()
-    chosen = select.sequence_is_faster
-    select.sequence_is_faster = lambda cell, loop: True
+    chosen = cell_cost.sequence_is_faster
+    cell_cost.sequence_is_faster = lambda cell, loop: True
     try:
         forced = LoweringOptions(FORCED, "max")
         made = {"sequence": Converter(load_model(model), forced).convert().model}
     finally:
-        select.sequence_is_faster = chosen
+        cell_cost.sequence_is_faster = chosen
     for level in ("max", "default"):
         options = LoweringOptions(WITHOUT_CELLS, level)
         made[f"loop {level}"] = Converter(load_model(model), options).convert().model

@@ -1,7 +1,8 @@
 """The package's import graph has no cycle: between modules, between folders, and between the
-top-level parts (`frontends`, `loopir`, `lower`, ...), counting function-level (lazy) imports
-and `importlib.import_module` of a literal name; and `lower/` takes of the passes only the
-pipeline. Read from the source (ast), so nothing is imported."""
+top-level parts (`frontends`, `loopir`, `lower`, ...), counting function-level (lazy) imports,
+`importlib.import_module` of a literal name, the face's names and the CLI's commands; and
+`lower/` takes of the passes only the pipeline. Read from the source (ast), so nothing is
+imported but the face and the CLI's table of commands."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import ov_loops
+from ov_loops.cli.main import COMMANDS
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "ov_loops"
@@ -71,12 +73,13 @@ def _is_import_module(node: ast.AST) -> bool:
 
 def _graph() -> dict[str, set[str]]:
     """Module -> the package's modules it imports; the face (`ov_loops`) imports the home of
-    each public name when it is first asked for."""
+    each public name when it is first asked for, the CLI the module of the command it runs."""
     graph = {}
     for module, path in MODULES.items():
         targets = (_resolved(name) for name in _imported(module, path))
         graph[module] = {target for target in targets if target and target != module}
     graph["ov_loops"] |= set(ov_loops._HOMES.values())
+    graph["ov_loops.cli.main"] |= {module for module, _ in COMMANDS.values()}
     return graph
 
 
@@ -155,6 +158,7 @@ def test_the_graph_holds_function_level_and_importlib_imports():
     function), and so do the face's names and `importlib.import_module` of a literal name."""
     assert "ov_loops.loopir.passes.pipeline" in GRAPH["ov_loops.convert_options"]
     assert "ov_loops.frontends.theano.scan" in GRAPH["ov_loops"]
+    assert "ov_loops.cli.check" in GRAPH["ov_loops.cli.main"]
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 

@@ -26,14 +26,10 @@ exit: 0 MATCH, 1 MISMATCH (or the model cannot be converted), 2 bad input or dev
 OV_LOOPS_PROGRESS=1 forces progress lines on stderr (default: on a terminal, after 1 s)."""
 
 
-def add_command(commands) -> None:
-    """The `check` subcommand."""
-    check = commands.add_parser(
-        "check",
-        help="run a model on a device and compare it with a numpy reference",
-        epilog=CHECK_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+def add_arguments(check: argparse.ArgumentParser) -> None:
+    """The arguments of `ov-loops check` (cli/main.py lists the command) and its epilog."""
+    check.epilog = CHECK_EPILOG
+    check.formatter_class = argparse.RawDescriptionHelpFormatter
     check.add_argument("model", help="the ONNX model (.onnx) or IR (.xml)")
     add_check_options(check)
     add_output_options(check, "see below")

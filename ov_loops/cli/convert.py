@@ -25,9 +25,8 @@ if TYPE_CHECKING:
     import openvino as ov
 
 
-def add_command(commands) -> None:
-    """The `convert` subcommand."""
-    convert = commands.add_parser("convert", help="convert an ONNX model to OpenVINO IR")
+def add_arguments(convert: argparse.ArgumentParser) -> None:
+    """The arguments of `ov-loops convert` (cli/main.py lists the command)."""
     convert.add_argument("model", help="the ONNX model (.onnx)")
     add_ovc_options(convert)
     add_layout_options(convert)

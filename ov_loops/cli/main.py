@@ -10,15 +10,13 @@ input (an ill-typed Loop or Scan port, say), an absent device, or bad usage.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from collections.abc import Sequence
-from importlib.metadata import PackageNotFoundError, version
 
 from ov_loops import logs
-from ov_loops.cli import check, convert, validate
 from ov_loops.errors import OvLoopsError
-from ov_loops.version import installed_version
 
 
 class _Parser(argparse.ArgumentParser):
@@ -43,8 +41,37 @@ device, or bad usage. `ov-loops COMMAND --help` lists a command's options; the m
 docs/cli.md in the ov-loops source."""
 
 
+# Each command, its module (`add_arguments(parser)`, and `run` its parser's default) and its line
+# in `ov-loops --help`. A run imports the module of its command alone: `ov-loops convert` loads
+# nothing of `check` (its reports, the references) nor `validate`'s rules (lxml), `--help` none.
+COMMANDS = {
+    "convert": ("ov_loops.cli.convert", "convert an ONNX model to OpenVINO IR"),
+    "validate": (
+        "ov_loops.cli.validate",
+        "check the Loop / TensorIterator layers of an OpenVINO IR",
+    ),
+    "check": (
+        "ov_loops.cli.check",
+        "run a model on a device and compare it with a numpy reference",
+    ),
+}
+
+
+class _Version(argparse.Action):
+    """--version: the versions line, read when asked (importlib.metadata reads the installed
+    packages' metadata: 3 lookups, about 6 ms, that no other run needs)."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        print(version_line())  # on stdout, as argparse's "version" action
+        parser.exit()
+
+
 def version_line() -> str:
     """`ov-loops X (OpenVINO Y, onnx Z)`: the versions that decide what a conversion gives."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from ov_loops.version import installed_version
+
     found = []
     for name, distribution in (("OpenVINO", "openvino"), ("onnx", "onnx")):
         try:
@@ -54,7 +81,9 @@ def version_line() -> str:
     return f"ov-loops {installed_version()} ({', '.join(found)})"
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
+    """The parser of `argv`: every command is listed, the one `argv` names (its first word that
+    is not an option) gets its arguments (its module imported)."""
     parser = _Parser(
         prog="ov-loops",
         description=DESCRIPTION,
@@ -62,17 +91,25 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
-        "--version", action="version", version=version_line(), help="print the versions and exit"
+        "--version",
+        action=_Version,
+        nargs=0,
+        default=argparse.SUPPRESS,
+        help="print the versions and exit",
     )
+    chosen = next((word for word in argv if not word.startswith("-")), None)
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    for command in (convert, validate, check):
-        command.add_command(commands)
+    for name, (module, summary) in COMMANDS.items():
+        command = commands.add_parser(name, help=summary)
+        if name == chosen:
+            importlib.import_module(module).add_arguments(command)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run `ov-loops` with `argv` (default: the process's arguments); returns the exit code."""
-    args = _parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = _parser(argv).parse_args(argv)
     with logs.configured(args.verbose - args.quiet):
         return _run(args)
 

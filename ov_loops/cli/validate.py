@@ -9,11 +9,8 @@ from ov_loops.ir.rules import rule_targets
 from ov_loops.ir.validate import VALIDATE_JSON_KEYS
 
 
-def add_command(commands) -> None:
-    """The `validate` subcommand."""
-    validate = commands.add_parser(
-        "validate", help="check the Loop / TensorIterator layers of an OpenVINO IR"
-    )
+def add_arguments(validate: argparse.ArgumentParser) -> None:
+    """The arguments of `ov-loops validate` (cli/main.py lists the command)."""
     validate.add_argument("model", help="the IR (.xml; .bin beside)")
     add_output_options(validate, VALIDATE_JSON_KEYS)
     validate.add_argument(

@@ -54,7 +54,6 @@ from ov_loops.loopir.loop import LoopIR
 from ov_loops.loopir.passes.pipeline import DEFAULT_LOWERING, LoweringOptions
 from ov_loops.lower.select import lower
 from ov_loops.lower.shared_ops import share_ops
-from ov_loops.lower.stateful_ops import stream_recurrent_ops
 from ov_loops.ovgraph import ops_by_type, walk
 
 MAIN = -1  # the key of the main graph among loops' parents
@@ -121,7 +120,7 @@ class Converter:
         stateful = self._options.target.stateful
         # ONNX RNN/GRU/LSTM ops, before the workarounds: a guard of their final states on a
         # chunk of no time step then falls back to the state read, and the Assign stores that
-        assigns, streamed = stream_recurrent_ops(model) if stateful else ((), ())
+        assigns, streamed = _streamed_recurrent_ops(model) if stateful else ((), ())
         # the types present (the ops share_ops dropped were of types it kept one of), the
         # Loops; walked again after streaming added ops
         present = ops_by_type(model) if streamed else walked.by_type
@@ -267,3 +266,10 @@ def convert_model(
     the target's model-level workarounds; `input_shapes` are given to the frontend for the main
     graph's inputs (frontends.onnx.load.io_edits: bounded dims)."""
     return Converter(model, options, input_shapes).convert()
+
+
+def _streamed_recurrent_ops(model: ov.Model) -> tuple[tuple[ov.Node, ...], tuple[str, ...]]:
+    """lower/stateful_ops.py's `stream_recurrent_ops`, imported by stateful conversions only."""
+    from ov_loops.lower.stateful_ops import stream_recurrent_ops
+
+    return stream_recurrent_ops(model)

@@ -19,8 +19,6 @@ from ov_loops.errors import ConversionError
 from ov_loops.loopir.loop import LoopIR
 from ov_loops.loopir.plugin_limits import MAX_PORT_RANK
 from ov_loops.loopir.steps import AfterLoop, apply_steps
-from ov_loops.lower.fallback import fall_back
-from ov_loops.lower.zero_run_branch import build_loop_in_if
 
 
 def lower_to_loop5(loop: LoopIR, starts_true: bool = False) -> list[ov.Output]:
@@ -41,11 +39,15 @@ def lower_to_loop5(loop: LoopIR, starts_true: bool = False) -> list[ov.Output]:
     start = loop.start.value
     if starts_true and loop.start.runtime and not loop.zero_run_branch:
         start = ops.constant(True).output(0)
-    if loop.zero_run_branch:
+    if loop.zero_run_branch:  # these two are imported when a loop needs them (select.py)
+        from ov_loops.lower.zero_run_branch import build_loop_in_if
+
         outputs = build_loop_in_if(loop, build_loop)
     else:
         outputs = build_loop(loop.spec, loop.body, loop.trip.value, start, loop.outer, loop.path)
     if loop.fallback is not None:
+        from ov_loops.lower.fallback import fall_back
+
         outputs = fall_back(loop, outputs, build_loop)
     mark_carried_kinds(loop)
     if loop.iterations_per_step > 1:

@@ -1,4 +1,8 @@
-"""Choosing a lowering per loop and target."""
+"""Choosing a lowering per loop and target.
+
+The lowerings a loop at level "default" for CPU does not take (cells, folding, unrolling,
+static shapes, streaming states) are imported where chosen: a conversion that needs none of
+them does not load their modules (a fresh process's fixed cost)."""
 
 from __future__ import annotations
 
@@ -15,15 +19,8 @@ from ov_loops.loopir.passes.pipeline import (
     RECOGNIZE_CELLS,
     LoweringOptions,
 )
-from ov_loops.lower.cell_cost import kept_as_loop, sequence_is_faster
-from ov_loops.lower.cells import lower_to_sequence, recognized_cell
-from ov_loops.lower.fold import fold, fold_reason
 from ov_loops.lower.loop5 import lower_to_loop5
 from ov_loops.lower.remainder import lower_split, split_factor
-from ov_loops.lower.stateful import assign_states, read_states
-from ov_loops.lower.static import refuse_unless_static
-from ov_loops.lower.streaming import refuse_unless_streamable
-from ov_loops.lower.unroll import unroll_fully, unroll_refusal
 
 
 @dataclass(frozen=True)
@@ -50,6 +47,9 @@ def lower(loop: LoopIR, options: LoweringOptions) -> Lowered:
     or is refused when it cannot stream (lower/stateful.py, lower/streaming.py)."""
     if not options.target.stateful or not loop.in_main_graph or loop.runs_zero_times:
         return _lowered(loop, options)
+    from ov_loops.lower.stateful import assign_states, read_states
+    from ov_loops.lower.streaming import refuse_unless_streamable
+
     refuse_unless_streamable(loop)
     loop, states, streaming = read_states(loop)
     lowered = _lowered(loop, options)
@@ -72,21 +72,19 @@ def _lowered(loop: LoopIR, options: LoweringOptions) -> Lowered:
     if target.max_trip_count is not None and loop.trip.source == TRIP_COUNT_UNBOUNDED:
         loop = loop.with_trip_count(target.max_trip_count)
     if loop.runs_zero_times:
-        return Lowered(fold(loop), None, f"runs zero times: {fold_reason(loop)}", (), names)
+        return _folded(loop, names)
     loop = options.run(loop, BEFORE_CELLS)
     if target.static:
+        from ov_loops.lower.static import refuse_unless_static
+
         refuse_unless_static(loop, target.name)
     why = _not_unrolled(loop, target.unroll) if target.unroll else None
     if target.unroll and why is None:
-        applied = (*loop.applied, f"unrolled x{loop.trip.constant}")
-        return Lowered(unroll_fully(loop), None, None, applied, names, "straight-line graph")
-    cell = recognized_cell(loop) if options.runs(RECOGNIZE_CELLS) else None
-    if cell is not None and sequence_is_faster(cell, loop):
-        applied = (*loop.applied, f"-> {cell.op}")
-        lowered = Lowered(lower_to_sequence(loop, cell), None, None, applied, names, f"{cell.op}-5")
-        return dataclasses.replace(lowered, not_unrolled=why)
-    if cell is not None:
-        loop = loop.noting(kept_as_loop(cell, loop))
+        return _unrolled(loop, f"unrolled x{loop.trip.constant}", names)
+    if options.runs(RECOGNIZE_CELLS):
+        lowered, loop = _as_cell(loop, names)
+        if lowered is not None:
+            return dataclasses.replace(lowered, not_unrolled=why)
     factor = split_factor(loop, options)
     if factor is not None:
         first, rest, values = lower_split(loop, options, factor)
@@ -96,26 +94,59 @@ def _lowered(loop: LoopIR, options: LoweringOptions) -> Lowered:
     why = why or loop.not_unrolled
     names = tuple(value.name for value in loop.carried)
     if _inlined(loop, options):
-        applied = (*loop.applied, "inlined its one iteration")
-        return Lowered(unroll_fully(loop), None, None, applied, names, "straight-line graph")
+        return _unrolled(loop, "inlined its one iteration", names)
     lowered = Lowered(lower_to_loop5(loop, target.static), loop.spec, None, loop.applied, names)
     return dataclasses.replace(lowered, not_unrolled=why)
+
+
+def _folded(loop: LoopIR, names: tuple[str, ...]) -> Lowered:
+    """The values of `loop`, which provably runs no iteration (lower/fold.py)."""
+    from ov_loops.lower.fold import fold, fold_reason
+
+    return Lowered(fold(loop), None, f"runs zero times: {fold_reason(loop)}", (), names)
+
+
+def _unrolled(loop: LoopIR, how: str, names: tuple[str, ...]) -> Lowered:
+    """`loop` as straight-line graph (lower/unroll.py), `how` noted among what was applied."""
+    from ov_loops.lower.unroll import unroll_fully
+
+    applied = (*loop.applied, how)
+    return Lowered(unroll_fully(loop), None, None, applied, names, "straight-line graph")
+
+
+def _as_cell(loop: LoopIR, names: tuple[str, ...]) -> tuple[Lowered | None, LoopIR]:
+    """(its *Sequence-5 op, `loop`) when the body of `loop` is a recognised cell step and the
+    cost model says the op is faster (lower/cells.py, cell_cost.py); else (None, `loop`), which
+    notes why a recognised cell stays a loop."""
+    from ov_loops.lower.cell_cost import kept_as_loop, sequence_is_faster
+    from ov_loops.lower.cells import lower_to_sequence, recognized_cell
+
+    cell = recognized_cell(loop)
+    if cell is None:
+        return None, loop
+    if not sequence_is_faster(cell, loop):
+        return None, loop.noting(kept_as_loop(cell, loop))
+    applied = (*loop.applied, f"-> {cell.op}")
+    return Lowered(lower_to_sequence(loop, cell), None, None, applied, names, f"{cell.op}-5"), loop
 
 
 def _inlined(loop: LoopIR, options: LoweringOptions) -> bool:
     """Whether `loop`, left by the passes at level max with one iteration, becomes its body
     inlined (passes/linear_recurrences.py: the CPU plugin ran a one-iteration Loop's 70 vector
     ops in about 1 us each, the main graph fuses and folds them)."""
-    return (
-        options.optimize == "max"
-        and loop.trip.constant == 1
-        and loop.iterations_per_step == 1  # not a loop unrolled by its whole trip count
-        and unroll_refusal(loop) is None
-    )
+    if options.optimize != "max" or loop.trip.constant != 1:
+        return False
+    if loop.iterations_per_step != 1:  # a loop unrolled by its whole trip count
+        return False
+    from ov_loops.lower.unroll import unroll_refusal
+
+    return unroll_refusal(loop) is None
 
 
 def _not_unrolled(loop: LoopIR, most: int) -> str | None:
     """Why `loop` is not unrolled where loops of at most `most` iterations are (None: it is)."""
+    from ov_loops.lower.unroll import unroll_refusal
+
     count = loop.trip.constant
     if count is not None and count > most:
         return f"{count} iterations, more than {most}"

@@ -1,0 +1,109 @@
+"""What a fresh process loads and reads before it does its work: `ov-loops --help` none of the
+commands' modules, `ov-loops convert` of a one-loop model none of `check`'s and `validate`'s
+and none of the lowerings a default CPU conversion does not take; the installed version is
+read once per process, from the header of its metadata."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+
+import pytest
+
+from ov_loops.version import header_field, installed_version
+from tests.child_process import run_python
+from tests.harness import write
+from tests.loop_scenarios import loop_captures_main_graph_and_initializer
+
+LOADED = """\
+import json, sys
+from ov_loops.cli import main
+try:
+    code = main(sys.argv[1:])
+except SystemExit as exc:
+    code = exc.code
+print(json.dumps([code, sorted(name for name in sys.modules if name.startswith("ov_loops"))]))
+"""
+COMMAND_MODULES = {"ov_loops.cli.check", "ov_loops.cli.convert", "ov_loops.cli.validate"}
+# Imported by `ov-loops check` and `validate` alone.
+NOT_CONVERTS = {"ov_loops.cli.check", "ov_loops.cli.validate", "ov_loops.checking"}
+# The lowerings a loop at level "default" for CPU does not take (lower/select.py).
+NOT_TAKEN = {
+    f"ov_loops.lower.{name}"
+    for name in (
+        "cells",
+        "cell_cost",
+        "cell_match",
+        "cell_patterns",
+        "cell_reads",
+        "fallback",
+        "fold",
+        "stateful",
+        "stateful_ops",
+        "static",
+        "streaming",
+        "unroll",
+        "zero_run_branch",
+    )
+}
+
+
+def _loaded(tmp_path, *arguments: str) -> tuple[int, set[str]]:
+    """The exit code of `ov-loops ARGUMENTS` run in a fresh process, and ov_loops' modules
+    loaded by then."""
+    result = run_python(["-c", LOADED, *arguments], tmp_path)
+    assert result.returncode == 0, result.stderr
+    code, modules = json.loads(result.stdout.splitlines()[-1])
+    return code, set(modules)
+
+
+def test_help_loads_no_command_module(tmp_path):
+    code, modules = _loaded(tmp_path, "--help")
+    assert code == 0
+    assert modules & COMMAND_MODULES == set()
+
+
+@pytest.mark.parametrize(
+    "command, expected",
+    [
+        ("convert", {"convert"}),
+        ("validate", {"validate"}),
+        ("check", {"check", "convert"}),  # convert's conversion options, one definition
+    ],
+)
+def test_a_command_loads_its_own_modules(tmp_path, command, expected):
+    code, modules = _loaded(tmp_path, command, "--help")
+    assert code == 0
+    assert modules & COMMAND_MODULES == {f"ov_loops.cli.{name}" for name in expected}
+
+
+def test_convert_loads_neither_check_nor_the_lowerings_it_does_not_take(tmp_path):
+    source = write(tmp_path, loop_captures_main_graph_and_initializer()[0])
+    code, modules = _loaded(tmp_path, "convert", str(source), "-o", str(tmp_path / "o.xml"))
+    assert code == 0 and (tmp_path / "o.xml").exists()
+    assert "ov_loops.lower.loop5" in modules  # it did lower a loop
+    assert modules & (NOT_CONVERTS | NOT_TAKEN) == set()
+
+
+def test_the_version_is_read_once_per_process(monkeypatch):
+    """importlib.metadata.version parsed the whole METADATA (the README with it) at every
+    conversion (each records the version in its IR)."""
+    reads = []
+    original = importlib.metadata.PathDistribution.read_text
+
+    def counted(self, filename):
+        reads.append(filename)
+        return original(self, filename)
+
+    monkeypatch.setattr(importlib.metadata.PathDistribution, "read_text", counted)
+    getattr(installed_version, "cache_clear", lambda: None)()  # a read before this test
+    versions = {installed_version() for _ in range(3)}
+    assert versions == {importlib.metadata.version("ov-loops")}
+    assert reads.count("METADATA") == 2  # installed_version's once, and version's above
+
+
+def test_header_field_reads_the_header_alone():
+    metadata = "Metadata-Version: 2.4\nName: ov-loops\nversion:  1.2.3 \n\nVersion: 9\n"
+    assert header_field(metadata, "Version") == "1.2.3"
+    assert header_field(metadata, "Summary") is None
+    assert header_field("Name: x\n\nVersion: 9\n", "Version") is None
