@@ -6,7 +6,8 @@ of 2**31-1 and more become unbounded (-1).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import numpy as np
 import openvino as ov
@@ -41,10 +42,19 @@ class TripCount:
     runtime: bool
     multiple_of: int = 1
     most: int | None = None
+    _built: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def proven_zero(self) -> bool:
         return self.constant == 0
+
+    def built(self, what: str, build: Callable[[], ov.Output]) -> ov.Output:
+        """`build()` the first time `what` is asked of this count, then the same value: the
+        loops counting by one runtime value share their count (`trip_count`'s `guarded`) and
+        so what is built from it alone, as lower/shared_ops.py would make them share it."""
+        if what not in self._built:
+            self._built[what] = build()
+        return self._built[what]
 
 
 def trip_count(
