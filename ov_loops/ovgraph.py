@@ -11,6 +11,8 @@ import numpy as np
 import openvino as ov
 import openvino.opset15 as ops
 
+from ov_loops import opfactory
+
 
 def is_constant(value: ov.Output) -> bool:
     """Whether `value` comes straight from a Constant."""
@@ -180,9 +182,8 @@ def copy(value: ov.Output) -> ov.Output:
     as acc + x_t * w computed wrong values, and swapped carried values came out unchanged. One
     elementwise op per copied carried value and iteration.
     """
-    if value.get_element_type() == ov.Type.boolean:
-        return ops.logical_or(value, value).output(0)
-    return ops.maximum(value, value).output(0)
+    kind = "LogicalOr" if value.get_element_type() == ov.Type.boolean else "Maximum"
+    return opfactory.op(kind, value, value).output(0)
 
 
 def parameters_for(values: list[ov.Output]) -> list[ov.Node]:

@@ -83,6 +83,7 @@ class Converter:
         self._unsupported: list[UnsupportedItem] = []
         self._files = MappedFiles()  # of tensors kept in files, mapped while converting
         self._body_forms = BodyForms()
+        self._guarded_counts: dict = {}  # trip counts by source value (loopir/trip_count.py)
         self._frontend = Frontend(self._expand, registry.op_types(), PLACEHOLDER_DOMAIN)
 
     def convert(self) -> Conversion:
@@ -220,6 +221,7 @@ class Converter:
             partial(self._convert_body, key),
             partial(self._lower, layout),
             self._unsupported.extend,
+            self._guarded_counts,
         )
 
     def _convert_body(
@@ -254,6 +256,7 @@ class _LoopContext:
     convert: Callable[[schema.ModelProto], tuple[ov.Model, list[ConvertedLoop]]]
     lower: Callable[[LoopIR, list], tuple[list[ov.Output], list[ConvertedLoop]]]
     refuse: Callable[[list[UnsupportedItem]], None]
+    guarded_counts: dict
 
 
 def convert_model(

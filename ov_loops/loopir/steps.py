@@ -8,7 +8,7 @@ frontends' own step is `Reverse`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, ClassVar, Protocol
@@ -35,7 +35,12 @@ class AfterLoop:
     @cached_property
     def zero(self) -> ov.Output | None:
         """True when the loop ran no iteration (None when that is not a runtime question)."""
-        return runs_zero(self.trip, self.start)
+        return self.shared("zero", lambda: runs_zero(self.trip, self.start))
+
+    def shared(self, what: str, build: Callable[[], ov.Output | None]) -> ov.Output | None:
+        """`build()` (a value computed from `zero` and constants alone), once per trip count
+        when only the count decides whether the loop runs (`TripCount.built`), else anew."""
+        return build() if self.start.runtime else self.trip.built(what, build)
 
 
 class Step(Protocol):

@@ -6,7 +6,8 @@ of 2**31-1 and more become unbounded (-1).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import numpy as np
 import openvino as ov
@@ -41,10 +42,19 @@ class TripCount:
     runtime: bool
     multiple_of: int = 1
     most: int | None = None
+    _built: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def proven_zero(self) -> bool:
         return self.constant == 0
+
+    def built(self, what: str, build: Callable[[], ov.Output]) -> ov.Output:
+        """`build()` the first time `what` is asked of this count, then the same value: the
+        loops counting by one runtime value share their count (`trip_count`'s `guarded`) and
+        so what is built from it alone, as lower/shared_ops.py would make them share it."""
+        if what not in self._built:
+            self._built[what] = build()
+        return self._built[what]
 
 
 def trip_count(
@@ -53,6 +63,7 @@ def trip_count(
     axes: list[int] = (),
     must_agree: bool = False,
     what: str = "",
+    guarded: dict[tuple[int, int], TripCount] | None = None,
 ) -> TripCount:
     """Map an ONNX `M` to a Loop-5 trip count, bounded by the sliced inputs' lengths.
 
@@ -63,9 +74,12 @@ def trip_count(
     does not stop at the end of a sliced input by itself, so the count is capped at the
     shortest one; when the lengths `must_agree` (Scan), differing static lengths are an error
     and at run time the longest is used, so that a shorter input makes the Loop fail rather
-    than silently drop iterations.
+    than silently drop iterations. `guarded`: the runtime counts guarded before, by their
+    source value, reused (loops counting by one value share its guard, as `lower/shared_ops.py`
+    would make them share it later; a constant count is each loop's own: a Loop must not share
+    a Constant input).
     """
-    trip = _onnx_trip_count(value)
+    trip = _onnx_trip_count(value, {} if guarded is None else guarded)
     if not sliced:
         return trip
     static = [_static_length(value, axis) for value, axis in zip(sliced, axes)]
@@ -106,9 +120,14 @@ def _static_length(value: ov.Output, axis: int) -> int | None:
     return shape[axis].get_length()
 
 
-def _onnx_trip_count(value: ov.Output | None) -> TripCount:
+def _onnx_trip_count(
+    value: ov.Output | None, guarded: dict[tuple[int, int], TripCount]
+) -> TripCount:
     if value is None:
         return TripCount(constant(-1, np.int64), TRIP_COUNT_UNBOUNDED, None, False)
+    source = (value.get_node().get_instance_id(), value.get_index())
+    if source in guarded:
+        return guarded[source]
     known = folded_value(value)
     if known is not None and known.size == 1:
         count = int(known.reshape(-1)[0])
@@ -116,6 +135,15 @@ def _onnx_trip_count(value: ov.Output | None) -> TripCount:
             return TripCount(constant(-1, np.int64), TRIP_COUNT_UNBOUNDED, None, False)
         count = max(count, 0)
         return TripCount(constant(count, np.int64), TRIP_COUNT_CONSTANT, count, False)
+    trip = _guarded(value)
+    rank = value.get_partial_shape().rank
+    if rank.is_static and rank.get_length() == 0:  # not a Reshape: share_ops leaves those alone
+        guarded[source] = trip
+    return trip
+
+
+def _guarded(value: ov.Output) -> TripCount:
+    """A runtime ONNX `M` as Loop-5's trip count: -1 from 2**31-1 on, 0 at 0 and below."""
     count = _scalar(value, ov.Type.i64)
     # Decide in f32: the CPU plugin compares i64 values as truncated i32 (2**32+3 -> 3), but a
     # Convert reads the full i64. f32(2**31-1) rounds up to 2**31, so ">= 2**31" covers it.

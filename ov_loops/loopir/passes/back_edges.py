@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import openvino as ov
-import openvino.opset15 as ops
 
 from ov_loops import ovgraph
 from ov_loops.loopir.loop import LoopIR
 from ov_loops.loopir.passes.base import LoopPass
+from ov_loops.opfactory import op
 
 # Ops whose output the CPU plugin never places in an input's memory: a path back from a back
 # edge's value stops at them. Only MatMul is backed by the experiments below.
@@ -102,6 +102,6 @@ class CopyBackEdges(LoopPass):
             value = results[merged.body_result].input_value(0)
             unchanged = value.get_node() == parameters[merged.body_parameter]
             if not unchanged and self.needs_copy(value, loop):
-                results[merged.body_result] = ops.result(ovgraph.copy(value))
+                results[merged.body_result] = op("Result", ovgraph.copy(value))
                 copied += 1
         return loop.with_body(results, list(parameters)) if copied else loop

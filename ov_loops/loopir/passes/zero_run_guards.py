@@ -77,7 +77,12 @@ class EmptyWhenZeroRuns:
     def apply_all(cls, items, after: AfterLoop) -> list[ov.Output]:
         values = [value for value, _ in items]
         axes = [step.axis for _, step in items]
-        return guard_zero_iterations(values, axes, [s.empty_shape for _, s in items], after.zero)
+        shapes = [step.empty_shape for _, step in items]
+        zero = after.zero
+        if zero is None:
+            return values
+        lengths = after.shared("split lengths", lambda: _split_lengths(zero))
+        return guard_zero_iterations(values, axes, shapes, zero, lengths)
 
 
 @dataclass(frozen=True)
@@ -98,6 +103,7 @@ def guard_zero_iterations(
     axes: list[int],
     empty_shapes: list[ov.Output | None],
     zero: ov.Output | None,
+    lengths: ov.Output | None = None,
 ) -> list[ov.Output]:
     """Make concatenated outputs empty, with a deterministic shape, when the loop runs zero
     times (`zero`, from `runs_zero`)::
@@ -109,12 +115,14 @@ def guard_zero_iterations(
     all of it (VariadicSplit's -1: the rest), and, when other dims are dynamic (and so may be
     stale), reshaped to its entry of `empty_shapes` (when given). A split along the outermost
     axis runs in place on the CPU, a Slice copies (3% of an RNN Scan's time). The split
-    lengths are one Select of two constants, shared by the loop's outputs: no length is read
-    from a shape (and no large constant: the CPU plugin turned a stop of 2**31-1 into -2**31).
+    lengths are one Select of two constants, shared by the loop's outputs (`lengths`, when
+    built before): no length is read from a shape (and no large constant: the CPU plugin
+    turned a stop of 2**31-1 into -2**31).
     """
     if zero is None or not outputs:
         return outputs
-    lengths = _split_lengths(zero)
+    if lengths is None:
+        lengths = _split_lengths(zero)
     guarded = []
     for output, axis, empty_shape in zip(outputs, axes, empty_shapes):
         cut = op("VariadicSplit", output, constant(axis, np.int64), lengths).output(0)

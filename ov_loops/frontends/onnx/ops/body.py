@@ -61,6 +61,10 @@ class LoopContext(Protocol):
     def refuse(self, items: list[UnsupportedItem]) -> None:
         """Record constructs the model cannot be converted with (reported with all others)."""
 
+    @property
+    def guarded_counts(self) -> dict:
+        """The conversion's runtime trip counts guarded so far, by source value (trip_count.py)."""
+
 
 @dataclass(frozen=True)
 class BodyTypes:
@@ -98,6 +102,7 @@ def translate(
         slice_axes,
         layout.sliced_lengths_must_agree,
         layout.path,
+        context.guarded_counts,
     )
     start = trips.initial_condition(values.condition)
     body, nested = converted_body(layout, values, slice_axes, context)

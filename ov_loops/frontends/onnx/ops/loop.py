@@ -111,16 +111,18 @@ class OnnxLoop(OnnxLoopLayout):
                 f"{path}: Loop has {len(node.output)} outputs but its body yields "
                 f"{carried} loop-carried values and {scans} scan outputs"
             )
-        sliced = []
+        sliced, captures = [], captured_names(body)
         if flag_shape(body.input[0]) == ():  # Gather at a [1] iteration number keeps the axis
-            body, sliced = slice_iteration_gathers(body, captured_names(body))
+            body, sliced = slice_iteration_gathers(body, captures)
+        if sliced:
+            captures = captured_names(body)
         slice_inputs = {entry.body_input for entry in sliced}
         return cls(
             node=node,
             path=path,
             opset=opset,
             body=body,
-            captures=[name for name in captured_names(body) if name not in slice_inputs],
+            captures=[name for name in captures if name not in slice_inputs],
             sliced=sliced,
             carried_sources=list(node.input[2:]),
             carried_inputs=[value.name for value in body.input[2:]],

@@ -25,10 +25,13 @@ def slice_iteration_gathers(
     """Rewrite the body's top-level `Gather(capture, iteration number)` nodes (axis 0).
 
     Each rewritten node keeps its place and name (node paths stay valid) and becomes an Identity
-    of the slice input. Returns the rewritten body and the sliced captures, in first-use order.
+    of the slice input. Returns the rewritten body and the sliced captures, in first-use order
+    (`body` itself when there is no such node).
     """
     iteration = body.input[0].name
     captured = set(captures)
+    if not any(_reads_at_iteration(node, iteration, captured) for node in body.node):
+        return body, []
     taken = defined_names(body) | captured
     sliced: dict[str, SlicedRead] = {}
     rewritten = schema.GraphProto()
