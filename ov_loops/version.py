@@ -1,7 +1,8 @@
 """The installed version of ov-loops (the face's `ov_loops.__version__`, the CLI's `--version`,
 the IR's provenance), read without importing the face.
 
-Read once per process, from the header of the distribution's METADATA: its `Version` field
+Read once per process, from the header of the distribution's METADATA (PKG-INFO for an
+`.egg-info` install, such as a source tree's `pip install -e` by setuptools): its `Version` field
 comes before the first blank line, and `importlib.metadata.version` parsed the whole file, the
 README (1,500 lines) with it, at every call (about 6-9 ms a call, 13 ms the first; every
 conversion records the version in the IR it makes)."""
@@ -17,9 +18,10 @@ def installed_version() -> str:
     """The installed distribution's version; "0+unknown" when ov_loops runs from a source tree
     that was never installed."""
     try:
-        metadata = distribution("ov-loops").read_text("METADATA") or ""
+        installed = distribution("ov-loops")
     except PackageNotFoundError:
         return "0+unknown"
+    metadata = installed.read_text("METADATA") or installed.read_text("PKG-INFO") or ""
     return header_field(metadata, "Version") or "0+unknown"
 
 

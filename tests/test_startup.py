@@ -107,3 +107,18 @@ def test_header_field_reads_the_header_alone():
     assert header_field(metadata, "Version") == "1.2.3"
     assert header_field(metadata, "Summary") is None
     assert header_field("Name: x\n\nVersion: 9\n", "Version") is None
+
+
+def test_an_egg_info_install_is_read_from_its_pkg_info(tmp_path, monkeypatch):
+    """A source tree with setuptools' `ov_loops.egg-info` (no METADATA, a PKG-INFO) on the
+    path: its version, not "0+unknown"."""
+    info = tmp_path / "ov_loops.egg-info"
+    info.mkdir()
+    header = "Metadata-Version: 2.4\nName: ov-loops\nVersion: 7.8.9\n"
+    (info / "PKG-INFO").write_text(header + "\nbody\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    getattr(installed_version, "cache_clear", lambda: None)()
+    try:
+        assert installed_version() == "7.8.9"
+    finally:
+        installed_version.cache_clear()
