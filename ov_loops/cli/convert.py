@@ -186,7 +186,7 @@ def run(args: argparse.Namespace) -> int:
     with destination(args, path, conversion.model) as place:
         staged = stage(conversion.model, place.scratch_xml, options.compress_to_fp16)
         lines, translated = report_lines(conversion, place.path, args), len(conversion.loops)
-        del conversion
+        del conversion  # the last reference to the model (tests/test_save_validation.py)
         path = place.commit(staged)
     if args.format == "text":
         if args.verbose:
