@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
-import tempfile
 import time
 from pathlib import Path
 
@@ -13,7 +11,7 @@ import openvino as ov
 
 from ov_loops.conversion.caveats import sequence_lengths_warning
 from ov_loops.conversion.driver import convert_model
-from ov_loops.conversion.precision import f64_warning, keeps_f64_weights
+from ov_loops.conversion.precision import f64_warning
 from ov_loops.conversion.provenance import record_conversion
 from ov_loops.conversion.report import Conversion
 from ov_loops.convert_options import ConvertOptions
@@ -23,6 +21,7 @@ from ov_loops.frontends.onnx.load.input_specs import input_shapes, output_names
 from ov_loops.frontends.onnx.load.io_edits import InputOutputEdits
 from ov_loops.frontends.onnx.load.load import ModelSource, checked_on_failure, load_model
 from ov_loops.loopir.passes.levels import OptimizeLevel
+from ov_loops.staging import IRPlace, since, stage
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +62,7 @@ def translate(
     with checked_on_failure(model):
         loaded = load_model(model, edits.apply, weights_in_files=True, check=False)
         recurrent = nodes_with_sequence_lengths(loaded.model)
-        log.info("read and prepared the ONNX model in %s", _since(started))
+        log.info("read and prepared the ONNX model in %s", since(started))
         started = time.perf_counter()
         try:
             conversion = convert_model(loaded, options.lowering(), input_shapes=edits.shapes)
@@ -73,16 +72,12 @@ def translate(
             raise InputError(f"{edits.conflict}: the model declares them one length") from None
     edits.retype(conversion.model)
     record_conversion(conversion.model, model, options, output)
-    log.info("converted %d loop(s) in %s", len(conversion.loops), _since(started))
+    log.info("converted %d loop(s) in %s", len(conversion.loops), since(started))
     converted = conversion.model
     for warning in (f64_warning(converted), sequence_lengths_warning(recurrent, converted)):
         if warning is not None:
             log.warning(warning)
     return conversion
-
-
-def _since(started: float) -> str:
-    return f"{1000 * (time.perf_counter() - started):.0f} ms"
 
 
 def convert(
@@ -123,67 +118,8 @@ def save(model: ov.Model, path: str | os.PathLike, compress_to_fp16: bool = True
 
     The IR is validated (`ov_loops.validate`) before it is moved into place: one the validator
     rejects is never written (ConversionError naming the loop and the rule; warnings do not
-    block). An IR without Loop, TensorIterator or If layers has nothing to validate.
+    block). An IR without Loop, TensorIterator or If layers has nothing to validate. (The
+    validation costs less once the model is freed: `ov_loops.staging` writes in two steps.)
     """
-    target = ir_path(path)
-    if compress_to_fp16 and keeps_f64_weights(model):
-        log.info("the model has f64 constants: no weights stored as f16 (f64 kept)")
-        compress_to_fp16 = False
-    made = make_directories(target.parent)
-    started = time.perf_counter()
-    try:
-        with tempfile.TemporaryDirectory(dir=target.parent, prefix=".ov-loops-") as scratch:
-            scratch_xml = Path(scratch) / target.name
-            ov.save_model(model, str(scratch_xml), compress_to_fp16=compress_to_fp16)
-            if _has_subgraphs(model):  # the validator checks loop layers (at any depth)
-                _refuse_invalid(scratch_xml)
-            os.replace(scratch_xml.with_suffix(".bin"), target.with_suffix(".bin"))
-            os.replace(scratch_xml, target)
-    except (OSError, ConversionError) as exc:
-        if made is not None:
-            shutil.rmtree(made, ignore_errors=True)
-        if isinstance(exc, ConversionError):
-            raise
-        raise InputError(f"{target}: cannot write: {exc.strerror or exc}") from None
-    weights = "f16" if compress_to_fp16 else "f32"
-    log.info("saved %s (%s weights) in %s", target, weights, _since(started))
-
-
-def _has_subgraphs(model: ov.Model) -> bool:
-    """Whether the main graph has a layer the validator looks into (Loop, TensorIterator, If).
-    The validator (and lxml) is imported when saving: `translate` does not need it (35 ms of a
-    fresh process's first conversion)."""
-    from ov_loops.ir.reader import KEPT_TYPES
-
-    return any(op.get_type_name() in KEPT_TYPES for op in model.get_ordered_ops())
-
-
-def _refuse_invalid(xml: Path) -> None:
-    """Raise ConversionError when the validator finds an error in the IR at `xml`: the first
-    one, with its loop and rule code, and how many more. Warnings are logged (info)."""
-    from ov_loops.ir.validate import validate
-
-    started = time.perf_counter()
-    report = validate(xml)
-    log.debug("validated the IR in %s", _since(started))
-    for warning in report.warnings:
-        log.info("validate: %s at loop '%s': %s", warning.code, warning.layer_path, warning.message)
-    if report.errors:
-        first, more = report.errors[0], len(report.errors) - 1
-        others = f" (and {more} more error(s))" if more else ""
-        raise ConversionError(
-            f"the IR fails validation, nothing written: loop '{first.layer_path}': "
-            f"{first.code} {first.message}{others}"
-        )
-
-
-def make_directories(directory: Path) -> Path | None:
-    """Create `directory` and its missing parents; the outermost one created (None: none)."""
-    missing = [each for each in (directory, *directory.parents) if not each.exists()]
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except FileExistsError:
-        raise InputError(f"{directory}: not a directory") from None
-    except OSError as exc:
-        raise InputError(f"{directory}: cannot create: {exc.strerror or exc}") from None
-    return missing[-1] if missing else None
+    with IRPlace(ir_path(path)) as place:
+        place.commit(stage(model, place.scratch_xml, compress_to_fp16))

@@ -19,6 +19,7 @@ from ov_loops.cli import main
 from ov_loops.conversion.report import Conversion
 from ov_loops.errors import ConversionError
 from ov_loops.serving import save_ovms
+from tests.child_process import run_python
 from tests.harness import assert_one_line_error, write
 from tests.onnx_builders import T, graph, loop_body, model, node, typed
 
@@ -57,7 +58,7 @@ def test_save_refuses_an_ir_the_validator_rejects_and_writes_nothing(tmp_path):
 def test_save_writes_an_ir_with_warnings_only_and_logs_them(tmp_path, caplog):
     """WR001 (a constant zero trip count with a concatenated output) is a warning: written."""
     xml = tmp_path / "model.xml"
-    with caplog.at_level(logging.INFO, logger="ov_loops.api"):
+    with caplog.at_level(logging.INFO, logger="ov_loops"):
         ov_loops.save(_counting_loop(np.bool_(True), trips=0, concatenated=True), xml)
     report = ov_loops.validate(xml)
     assert [f.code for f in report.findings] == ["WR001"] and report.exit_code == 0
@@ -84,9 +85,15 @@ def test_save_skips_validation_without_loop_layers(tmp_path, monkeypatch):
         ov_loops.save(_counting_loop(np.bool_(True)), tmp_path / "loop.xml")
 
 
-def _counting_onnx():
+def _counting_onnx(doubling: bool = False):
+    """M trips of v = v (an Identity: folded away) or, `doubling`, of v = v + v."""
+    step = (
+        node("Add", ["v_in", "v_in"], ["v_out"])
+        if doubling
+        else node("Identity", ["v_in"], ["v_out"])
+    )
     body = loop_body(
-        [node("Identity", ["cond_in"], ["keep"]), node("Identity", ["v_in"], ["v_out"])],
+        [node("Identity", ["cond_in"], ["keep"]), step],
         [typed("v_in", T.FLOAT, [2])],
         [typed("keep", T.BOOL, []), typed("v_out", T.FLOAT, [2])],
     )
@@ -108,3 +115,39 @@ def test_cli_convert_exits_1_naming_the_loop_and_the_rule(tmp_path, capsys, monk
     result = subprocess.CompletedProcess([], code, captured.out, captured.err)
     assert_one_line_error(result, 1, REJECTED)
     assert sorted(p.name for p in tmp_path.iterdir()) == [source.name]
+
+
+FREED_CHECK = """
+import gc, sys, weakref
+import openvino as ov
+import ov_loops.api, ov_loops.ir.validate
+from ov_loops.cli import main
+
+translate, validate, models = ov_loops.api.translate, ov_loops.ir.validate.validate, []
+
+def translating(*args, **kwargs):
+    conversion = translate(*args, **kwargs)
+    models.append(weakref.ref(conversion.model))
+    return conversion
+
+def validating(path):
+    gc.collect()
+    held = [o for t in gc.get_objects() for o in gc.get_referents(t)
+            if isinstance(o, (ov.Model, ov.Node, ov.Output))]
+    print("alive", [m() is not None for m in models], "held", len(held))
+    return validate(path)
+
+ov_loops.api.translate, ov_loops.ir.validate.validate = translating, validating
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("layout", ["ir", "ovms"])
+def test_cli_convert_validates_after_the_model_is_freed(tmp_path, layout):
+    """Validating costs about twice the CPU while the converted model lives in the process
+    (ov_loops.staging): when the validator runs, no ov.Model, Node or Output is left."""
+    source = write(tmp_path, _counting_onnx(doubling=True))
+    arguments = ["convert", str(source), "-o", str(tmp_path / "out"), "--layout", layout]
+    done = run_python(["-c", FREED_CHECK, *arguments], tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "alive [False] held 0" in done.stdout

@@ -24,6 +24,9 @@ from ov_loops.targets import TARGET_NAMES
 if TYPE_CHECKING:
     import openvino as ov
 
+    from ov_loops.conversion.report import Conversion
+    from ov_loops.staging import Place
+
 
 def add_arguments(convert: argparse.ArgumentParser) -> None:
     """The arguments of `ov-loops convert` (cli/main.py lists the command)."""
@@ -169,36 +172,62 @@ def options_from(args: argparse.Namespace) -> ConvertOptions:
 
 
 def run(args: argparse.Namespace) -> int:
-    """`ov-loops convert`: translate, save (an IR, or a Model Server repository), report."""
-    from ov_loops.api import save, translate
+    """`ov-loops convert`: translate, save (an IR, or a Model Server repository), report. The
+    IR is staged, the report read and the model freed before the IR is validated: validating
+    costs about twice as much while the model lives (ov_loops.staging)."""
+    from ov_loops.api import translate
+    from ov_loops.staging import stage
 
     started = time.perf_counter()
     path = output_path(args) if args.layout == "ir" else None
     options = options_from(args)
     conversion = translate(args.model, output=args.output, **options.translate_keywords())
     record_cli_options(conversion.model, args, options)
-    if args.layout == "ovms":
-        from ov_loops.serving import save_ovms
+    with destination(args, path, conversion.model) as place:
+        staged = stage(conversion.model, place.scratch_xml, options.compress_to_fp16)
+        lines, translated = report_lines(conversion, place.path, args), len(conversion.loops)
+        del conversion  # the last reference to the model (tests/test_save_validation.py)
+        path = place.commit(staged)
+    if args.format == "text":
+        if args.verbose:
+            from ov_loops.ir.validate import show
 
-        path = save_ovms(
-            conversion.model,
-            Path(args.output_model or "."),
-            args.model_name or Path(args.model).stem,
-            options.compress_to_fp16,
-            version=args.model_version,
-            overwrite=args.overwrite,
-        )
-    else:
-        save(conversion.model, path, compress_to_fp16=options.compress_to_fp16)
-    if args.format == "json":
-        print(conversion_json(conversion, path))
-        return 0
-    for line in [loop.summary() for loop in conversion.loops] + conversion.recurrent_ops:
-        print(line)
-    if args.verbose:
-        print("\n".join(verbose_lines(conversion.model, path, started)))
-    print(f"wrote {path} ({len(conversion.loops)} loop(s) translated)")
+            lines += show(path) + [f"total {1000 * (time.perf_counter() - started):.0f} ms"]
+        lines.append(f"wrote {path} ({translated} loop(s) translated)")
+    print("\n".join(lines))
     return 0
+
+
+def destination(args: argparse.Namespace, path: Path | None, model: ov.Model) -> Place:
+    """Where convert writes: the IR at `path` (--layout ir), or a version in a Model Server
+    repository (--layout ovms; `model` says whether it is stateful)."""
+    from ov_loops.staging import IRPlace
+
+    if args.layout == "ir":
+        return IRPlace(path)
+    from ov_loops.serving.repository import VersionPlace
+
+    return VersionPlace(
+        Path(args.output_model or "."),
+        args.model_name or Path(args.model).stem,
+        bool(model.get_variables()),
+        args.model_version,
+        args.overwrite,
+    )
+
+
+def report_lines(conversion: Conversion, path: Path, args: argparse.Namespace) -> list[str]:
+    """What convert prints, read from the conversion while it lives: its JSON report (--format
+    json), or each loop's summary line, each recurrent op's states and, with -v, the IR's
+    inputs and outputs."""
+    if args.format == "json":
+        return [conversion_json(conversion, path)]
+    lines = [loop.summary() for loop in conversion.loops] + conversion.recurrent_ops
+    if args.verbose:
+        model = conversion.model
+        lines += [f"input {_port_text(port)}" for port in model.inputs]
+        lines += [f"output {_port_text(port)}" for port in model.outputs]
+    return lines
 
 
 def output_path(args: argparse.Namespace) -> Path:
@@ -233,18 +262,6 @@ def record_cli_options(model: ov.Model, args: argparse.Namespace, options: Conve
         record_parameter(model, "output_model", args.output_model)
     if not options.compress_to_fp16:
         record_parameter(model, "compress_to_fp16", False)
-
-
-def verbose_lines(model: ov.Model, path: Path, started: float) -> list[str]:
-    """What -v adds to convert's output: the IR's inputs and outputs, each loop's ports, the
-    total time."""
-    from ov_loops.ir.validate import show
-
-    lines = [f"input {_port_text(port)}" for port in model.inputs]
-    lines += [f"output {_port_text(port)}" for port in model.outputs]
-    lines += show(path)
-    lines.append(f"total {1000 * (time.perf_counter() - started):.0f} ms")
-    return lines
 
 
 def _port_text(port: ov.Output) -> str:

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import logging
 import os
-import tempfile
 from pathlib import Path
 
 import openvino as ov
 
-from ov_loops.errors import InputError, OvLoopsError
+from ov_loops.errors import InputError
 from ov_loops.serving.config import ConfigFile, write_atomically
+from ov_loops.staging import Place, StagedIR, make_directories, stage
 
 log = logging.getLogger(__name__)
 
@@ -40,35 +40,56 @@ def save_ovms(
     that exists is refused (InputError) unless `overwrite`, which replaces its directory whole.
     Nothing is left half-written: any failure leaves the repository as it was.
     """
-    from ov_loops.api import make_directories, save
+    stateful = bool(model.get_variables())
+    with VersionPlace(Path(repository), name, stateful, version, overwrite) as place:
+        return place.commit(stage(model, place.scratch_xml, compress_to_fp16))
 
-    root = Path(repository)
-    _check_name(name)
-    if root.suffix.lower() == ".xml":
-        raise InputError(
-            f"{root}: --layout ovms writes a repository directory (REPOSITORY/NAME/VERSION/"
-            "model.xml): give the directory, e.g. -o models/"
-        )
-    config = ConfigFile.read(root / "config.json")
-    number = _version(root / name, version, overwrite)
-    text = config.merged(name, stateful=bool(model.get_variables()))
-    _warn_if_not_served(config.entry(name), number)
-    made = make_directories(root / name)  # removed on failure
-    target = root / name / str(number)
-    try:
-        with tempfile.TemporaryDirectory(dir=root, prefix=".ov-loops-") as scratch:
-            staged = Path(scratch) / "version"
-            save(model, staged / "model.xml", compress_to_fp16=compress_to_fp16)
-            _version(root / name, number, overwrite)  # still free: none appeared meanwhile
-            if text is not None:
-                write_atomically(config.path, text)
-            _move_into_place(staged, target, Path(scratch) / "replaced" if overwrite else None)
-    except (OSError, OvLoopsError) as exc:  # InputError, or the IR fails validation
-        _remove_empty(root / name, made)
-        if isinstance(exc, OvLoopsError):
-            raise
-        raise InputError(f"{config.path}: cannot write: {exc.strerror or exc}") from None
-    return target / "model.xml"
+
+class VersionPlace(Place):
+    """A version of model `name` in the OVMS repository `root` (see the module; `stateful`: the
+    model has Variables), staged in a scratch directory of the repository (`scratch_xml`), and
+    `commit`ted. The model's directory is created (removed on failure if left empty)."""
+
+    def __init__(
+        self, root: Path, name: str, stateful: bool, version: int | None, overwrite: bool
+    ) -> None:
+        _check_name(name)
+        if root.suffix.lower() == ".xml":
+            raise InputError(
+                f"{root}: --layout ovms writes a repository directory (REPOSITORY/NAME/VERSION/"
+                "model.xml): give the directory, e.g. -o models/"
+            )
+        self.config = ConfigFile.read(root / "config.json")
+        super().__init__(root, self.config.path)
+        self.directory, self.overwrite = root / name, overwrite
+        self.number = _version(self.directory, version, overwrite)
+        self._text = self.config.merged(name, stateful=stateful)
+        _warn_if_not_served(self.config.entry(name), self.number)
+        self.path = self.directory / str(self.number) / "model.xml"
+        self._made: Path | None = None
+
+    @property
+    def scratch_xml(self) -> Path:
+        """The model.xml staged in the scratch directory."""
+        return self.scratch / "version" / "model.xml"
+
+    def _make(self) -> None:
+        self._made = make_directories(self.directory)
+
+    def _undo(self) -> None:
+        _remove_empty(self.directory, self._made)
+
+    def commit(self, staged: StagedIR) -> Path:
+        """Validate the staged IR, write config.json and rename the version into place (if
+        still free: none appeared meanwhile); return the path of its model.xml."""
+        staged.validate()
+        _version(self.directory, self.number, self.overwrite)
+        if self._text is not None:
+            write_atomically(self.config.path, self._text)
+        replaced = self.scratch / "replaced" if self.overwrite else None
+        _move_into_place(staged.xml.parent, self.path.parent, replaced)
+        staged.saved(self.path)
+        return self.path
 
 
 def _remove_empty(directory: Path, made: Path | None) -> None:

@@ -366,17 +366,18 @@ def test_setting_a_member_copies_the_layout_of_the_first(text, edited):
 def test_a_version_that_appears_while_converting_is_never_replaced(tmp_path, model, monkeypatch):
     """Another conversion writes version 1 between our choice of it and our rename: ours is
     refused and theirs kept (config.json untouched)."""
-    import ov_loops.api
+    import ov_loops.serving.repository
 
     repository = _repository(tmp_path)
-    original = ov_loops.api.save
+    original = ov_loops.serving.repository.stage
 
-    def racing_save(*args, **kwargs):
-        original(*args, **kwargs)
+    def racing_stage(*args, **kwargs):
+        staged = original(*args, **kwargs)
         (repository / "rnn" / "1").mkdir()
         (repository / "rnn" / "1" / "theirs.xml").write_text("<net/>")
+        return staged
 
-    monkeypatch.setattr(ov_loops.api, "save", racing_save)
+    monkeypatch.setattr(ov_loops.serving.repository, "stage", racing_stage)
     with pytest.raises(InputError, match="version 1 of 'rnn' exists"):
         save_ovms(model, repository, "rnn", False)
     assert sorted(_files(repository)) == ["config.json", "rnn/1/theirs.xml"]
