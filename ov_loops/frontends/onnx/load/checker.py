@@ -32,8 +32,7 @@ def check_model(model: schema.ModelProto) -> schema.ModelProto:
         with _external_tensors_empty(model):
             onnx.checker.check_model(model)
     except onnx.checker.ValidationError as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else "invalid"
-        raise InputError(f"invalid ONNX model: {first}") from None
+        raise InputError(f"invalid ONNX model: {one_line(str(exc))}") from None
     except ValueError as exc:  # protobuf too large for the in-memory checker
         raise Unchecked(f"cannot check model: {exc}") from None
     finally:
@@ -47,6 +46,13 @@ def check_model(model: schema.ModelProto) -> schema.ModelProto:
 
 class Unchecked(InputError):
     """The checker could not check the model (not a refusal of it)."""
+
+
+def one_line(message: str, limit: int = 400) -> str:
+    """The checker's message on one line: its lines joined (the node it names is often on the
+    second, its "==> Context:" after a blank one), cut at `limit` characters."""
+    text = " ".join(line.strip() for line in message.splitlines() if line.strip()) or "invalid"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 @contextmanager
