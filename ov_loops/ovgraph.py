@@ -246,8 +246,8 @@ def twin(node: ov.Node, excluded: Collection[int] = ()) -> ov.Node | None:
     `node`'s first input that is not a Constant."""
     values = node.input_values()
     read = [value for value in values if not is_constant(value)]
-    if not read or len(set(map(_source, values))) < len(values) or _passthrough(node):
-        return None  # the CPU plugin's computed copies stay their own (`copy`, `passthrough`)
+    if not read or computed_copy(node, [_source(value) for value in values]):
+        return None
     key = computation_key(node)
     excluded = {*excluded, node.get_instance_id()}
     for reader in read[0].get_target_inputs():
@@ -277,19 +277,27 @@ def computation_key(node: ov.Node) -> tuple:
 
 def same_attributes(node: ov.Node, other: ov.Node) -> bool:
     """Whether two ops have equal attributes."""
-    attributes = (repr(sorted(each.get_attributes().items())) for each in (node, other))
-    return next(attributes) == next(attributes)
+    return attributes_key(node) == attributes_key(other)
+
+
+def attributes_key(node: ov.Node) -> str:
+    """`node`'s attributes as one comparable value."""
+    return repr(sorted(node.get_attributes().items()))
+
+
+def computed_copy(node: ov.Node, sources: list[tuple[int, int]] | tuple) -> bool:
+    """Whether `node`, reading `sources` (op instance id, output index), is one of the copies
+    the CPU plugin needs computed (`copy`: x op x; `passthrough`: a Convert to its input's
+    type), which merging equal computations must leave alone."""
+    if len(set(sources)) < len(sources):
+        return True
+    return node.get_type_name() == "Convert" and node.get_input_element_type(
+        0
+    ) == node.get_output_element_type(0)
 
 
 def _source(value: ov.Output) -> tuple[int, int]:
     return value.get_node().get_instance_id(), value.get_index()
-
-
-def _passthrough(node: ov.Node) -> bool:
-    """A Convert to its input's type (`passthrough`)."""
-    if node.get_type_name() != "Convert":
-        return False
-    return node.get_input_element_type(0) == node.get_output_element_type(0)
 
 
 def ops_by_type(model: ov.Model) -> dict[str, list[ov.Node]]:

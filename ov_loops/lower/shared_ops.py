@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import openvino as ov
 
-from ov_loops.ovgraph import Walk, walk
+from ov_loops.ovgraph import Walk, attributes_key, computed_copy, walk
 
 SMALL = 64  # bytes: what the steps and guards make; weights are left alone
 PURE = frozenset(
@@ -98,12 +98,9 @@ def _constant_key(node: ov.Node) -> tuple | None:
 
 def _op_key(node: ov.Node, kind: str, sources: tuple) -> tuple | None:
     """(type, version, sources, attributes) of a pure op that may be shared, else None."""
-    if len(set(sources)) < len(sources) or not _shareable(node):
+    if computed_copy(node, sources) or not _shareable(node):
         return None
-    if kind == "Convert" and node.get_input_element_type(0) == node.get_output_element_type(0):
-        return None
-    attributes = repr(sorted(node.get_attributes().items()))
-    return kind, node.get_type_info().version_id, sources, attributes
+    return kind, node.get_type_info().version_id, sources, attributes_key(node)
 
 
 def _shareable(node: ov.Node, readers_kept_apart: frozenset = frozenset({"Result"})) -> bool:
