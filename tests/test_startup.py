@@ -10,6 +10,7 @@ import json
 
 import pytest
 
+from benchmarks.generated_models import sequential_loops
 from ov_loops.version import header_field, installed_version
 from tests.child_process import run_python
 from tests.harness import write
@@ -47,6 +48,8 @@ NOT_TAKEN = {
     )
 }
 
+CELL_MODULES = {name for name in NOT_TAKEN if name.startswith("ov_loops.lower.cell")}
+
 
 def _loaded(tmp_path, *arguments: str) -> tuple[int, set[str]]:
     """The exit code of `ov-loops ARGUMENTS` run in a fresh process, and ov_loops' modules
@@ -83,6 +86,17 @@ def test_convert_loads_neither_check_nor_the_lowerings_it_does_not_take(tmp_path
     assert code == 0 and (tmp_path / "o.xml").exists()
     assert "ov_loops.lower.loop5" in modules  # it did lower a loop
     assert modules & (NOT_CONVERTS | NOT_TAKEN) == set()
+
+
+def test_convert_at_max_loads_no_cell_module_for_a_body_that_cannot_be_a_cell(tmp_path):
+    """A counter's body has no MatMul: lower/select.py's `may_be_cell` spares it recognition,
+    and the process the cell modules (about 10 ms of CPU)."""
+    source = write(tmp_path, sequential_loops(1))
+    out = str(tmp_path / "o.xml")
+    code, modules = _loaded(tmp_path, "convert", str(source), "-o", out, "--optimize", "max")
+    assert code == 0 and (tmp_path / "o.xml").exists()
+    assert "ov_loops.loopir.unrolling" in modules  # level max did run its passes
+    assert modules & CELL_MODULES == set()
 
 
 def test_the_version_is_read_once_per_process(monkeypatch):

@@ -117,7 +117,10 @@ def _unrolled(loop: LoopIR, how: str, names: tuple[str, ...]) -> Lowered:
 def _as_cell(loop: LoopIR, names: tuple[str, ...]) -> tuple[Lowered | None, LoopIR]:
     """(its *Sequence-5 op, `loop`) when the body of `loop` is a recognised cell step and the
     cost model says the op is faster (lower/cells.py, cell_cost.py); else (None, `loop`), which
-    notes why a recognised cell stays a loop."""
+    notes why a recognised cell stays a loop. A body without the ops every cell step has is
+    no cell (`may_be_cell`): the cell modules are then not loaded at all."""
+    if not may_be_cell(loop.body):
+        return None, loop
     from ov_loops.lower.cell_cost import kept_as_loop, sequence_is_faster
     from ov_loops.lower.cells import lower_to_sequence, recognized_cell
 
@@ -128,6 +131,21 @@ def _as_cell(loop: LoopIR, names: tuple[str, ...]) -> tuple[Lowered | None, Loop
         return None, loop.noting(kept_as_loop(cell, loop))
     applied = (*loop.applied, f"-> {cell.op}")
     return Lowered(lower_to_sequence(loop, cell), None, None, applied, names, f"{cell.op}-5"), loop
+
+
+# Every cell step (lower/cell_match.py) has a gate's MatMul (lower/cell_patterns.py: an affine
+# form's terms are MatMuls) and one of these activations; a Loop, If or TensorIterator in the
+# body is never part of one.
+CELL_ACTIVATIONS = frozenset({"Sigmoid", "Tanh", "Relu"})
+NOT_IN_CELLS = frozenset({"Loop", "If", "TensorIterator"})
+
+
+def may_be_cell(body: ov.Model) -> bool:
+    """Whether `body` has a MatMul and an activation of a cell, and no nested body: without,
+    lower/cells.py's recognition cannot match (a cheap test before loading its modules, about
+    10 ms of a fresh process, and before running it on each loop of a model)."""
+    kinds = {node.get_type_name() for node in body.get_ordered_ops()}
+    return "MatMul" in kinds and bool(kinds & CELL_ACTIVATIONS) and kinds.isdisjoint(NOT_IN_CELLS)
 
 
 def _inlined(loop: LoopIR, options: LoweringOptions) -> bool:
