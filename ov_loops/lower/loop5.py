@@ -6,6 +6,13 @@ from collections.abc import Mapping
 
 import openvino as ov
 import openvino.opset15 as ops
+from openvino._pyopenvino.op.util import (
+    BodyOutputDescription,
+    ConcatOutputDescription,
+    InvariantInputDescription,
+    MergedInputDescription,
+    SliceInputDescription,
+)
 
 from ov_loops.contract.kinds import CARRIED_MARK, STEP_MARK, TENSOR, mark
 from ov_loops.contract.spec import (
@@ -81,6 +88,11 @@ def build_loop(
     for ports of rank above MAX_PORT_RANK. `external_inputs` maps each port_map input's
     external_port (2, 3, ...) to its outer value. `name` (the ONNX node path) is also kept in
     the Loop's rt_info as `ov_loops_path`, which the IR keeps too.
+
+    The port map is set whole (`set_input_descriptions`, `set_output_descriptions`) and the
+    Loop validated once: each of OpenVINO's set_invariant_input, set_merged_input, ...,
+    get_iter_value validates the Loop, its body and every body nested in it again, which made
+    the build of an outer Loop of a nest cost its ports times its nested bodies' size.
     """
     loop = ops.loop(trip_count, condition)
     loop.set_friendly_name(name)
@@ -89,57 +101,82 @@ def build_loop(
     current = -1 if spec.current_iteration is None else spec.current_iteration
     condition_result = -1 if spec.execution_condition is None else spec.execution_condition
     loop.set_special_body_ports([current, condition_result])
-    parameters = body.get_parameters()
-    results = body.get_results()
+    arguments, descriptions = _input_descriptions(spec, external_inputs)
+    loop.set_arguments([trip_count, condition, *arguments])
+    loop.set_input_descriptions(descriptions)
+    outputs, produced = _output_descriptions(spec)
+    loop.set_output_descriptions(outputs)
+    loop.set_output_size(len(outputs))
+    loop.validate_and_infer_types()
+    _refuse_high_rank_ports(loop, name)
+    return [loop.output(index) for index in produced]
 
+
+def _input_descriptions(
+    spec: LoopSpec, external_inputs: Mapping[int, ov.Output]
+) -> tuple[list[ov.Output], list]:
+    """The Loop's inputs from 2 on (its port_map inputs' outer values) and their descriptions,
+    as OpenVINO's set_sliced_input, set_merged_input and set_invariant_input make them."""
     inputs = sorted(
         (*spec.sliced_inputs, *spec.merged_inputs, *spec.invariant_inputs),
         key=lambda entry: entry.external_port,
     )
+    arguments, descriptions = [], []
     for port, entry in enumerate(inputs, start=2):
         assert entry.external_port == port, f"port_map inputs must be 2..n, got {entry}"
-        value = external_inputs[port]
-        parameter = parameters[entry.body_parameter]
+        arguments.append(external_inputs[port])
         if isinstance(entry, SlicedInput):
-            loop.set_sliced_input(
-                parameter, value, entry.start, entry.stride, entry.part_size, entry.end, entry.axis
+            described = SliceInputDescription(
+                port,
+                entry.body_parameter,
+                entry.start,
+                entry.stride,
+                entry.part_size,
+                entry.end,
+                entry.axis,
             )
         elif isinstance(entry, MergedInput):
-            loop.set_merged_input(parameter, value, results[entry.body_result].output(0))
+            described = MergedInputDescription(port, entry.body_parameter, entry.body_result)
         else:
             assert isinstance(entry, InvariantInput)
-            loop.set_invariant_input(parameter, value)
-
-    produced = _outputs(loop, spec, results)
-    loop.validate_and_infer_types()
-    _refuse_high_rank_ports(loop, name)
-    return produced
+            described = InvariantInputDescription(port, entry.body_parameter)
+        descriptions.append(described)
+    return arguments, descriptions
 
 
-def _outputs(loop: ov.Node, spec: LoopSpec, results: list) -> list[ov.Output]:
-    """The Loop's outputs in external_port order (stacked slices and last values)."""
-    outputs = sorted(
+def _output_descriptions(spec: LoopSpec) -> tuple[list, list[int]]:
+    """The descriptions of the Loop's outputs, one per stacked slice and one per body Result
+    read as a last value (as OpenVINO's get_concatenated_slices and get_iter_value make them),
+    and the Loop output of each port_map output in external_port order. One Loop output per
+    body Result: two outputs of one Result crash the CPU plugin when that Result is a body
+    Parameter (docs/pitfalls.md)."""
+    entries = sorted(
         (*spec.concatenated_outputs, *spec.last_value_outputs),
         key=lambda entry: entry.external_port,
     )
-    produced = []
-    last_values: dict[int, ov.Output] = {}
-    for port, entry in enumerate(outputs):
+    descriptions, produced, last_values = [], [], {}
+    for port, entry in enumerate(entries):
         assert entry.external_port == port, f"outputs must be 0..n, got {entry}"
-        value = results[entry.body_result].output(0)
+        index = len(descriptions)
         if isinstance(entry, ConcatenatedOutput):
-            produced.append(
-                loop.get_concatenated_slices(
-                    value, entry.start, entry.stride, entry.part_size, entry.end, entry.axis
+            descriptions.append(
+                ConcatOutputDescription(
+                    entry.body_result,
+                    index,
+                    entry.start,
+                    entry.stride,
+                    entry.part_size,
+                    entry.end,
+                    entry.axis,
                 )
             )
+        elif entry.body_result not in last_values:
+            last_values[entry.body_result] = index
+            descriptions.append(BodyOutputDescription(entry.body_result, index, -1))
         else:
-            # One Loop output per body Result: two outputs of one Result crash the CPU plugin
-            # when that Result is a body Parameter (docs/pitfalls.md).
-            if entry.body_result not in last_values:
-                last_values[entry.body_result] = loop.get_iter_value(value, -1)
-            produced.append(last_values[entry.body_result])
-    return produced
+            index = last_values[entry.body_result]
+        produced.append(index)
+    return descriptions, produced
 
 
 def _refuse_high_rank_ports(loop: ov.Node, name: str) -> None:
