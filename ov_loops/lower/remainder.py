@@ -70,7 +70,8 @@ def split_factor(loop: LoopIR, options: LoweringOptions) -> int | None:
         return None
     if not always_true(loop.body_value(loop.spec.execution_condition)):
         return None
-    if not unrollable(loop) or shapes_kept(loop) or not carried_shapes_kept(loop):
+    # shapes first: most loops have static ones (masked unrolling), and unrollable costs more
+    if shapes_kept(loop) or not carried_shapes_kept(loop) or not unrollable(loop):
         return None
     if not _results_split(loop):
         return None
