@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 import openvino as ov
 import openvino.opset15 as ops
-from openvino._pyopenvino.op.util import (
+from openvino.op.util import (
     BodyOutputDescription,
     ConcatOutputDescription,
     InvariantInputDescription,
