@@ -27,8 +27,8 @@ from ov_loops.contract.spec import (
     SlicedInput,
 )
 from ov_loops.errors import InputError, reading
+from ov_loops.ir.kinds import KEPT_TYPES, LOOP_TYPES
 
-LOOP_TYPES = ("Loop", "TensorIterator")
 SLICING = ("axis", "start", "stride", "part_size", "end")
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 DECIMAL = re.compile(r"\s*[+-]?[0-9]{1,40}\s*")
@@ -347,9 +347,6 @@ def _main_graph_elements(path: Path, keep: Callable[[etree._Element], bool]):
 def _has_data(layer: Layer) -> bool:
     """A Const whose size is not a positive integer (0, garbage) needs no .bin; BIN001 judges it."""
     return layer.type == "Const" and (integer(layer.data.get("size")) or 0) > 0
-
-
-KEPT_TYPES = (*LOOP_TYPES, "If")  # layers whose XML (port_map, bodies, ports) the rules read
 
 
 def read_graph(element: etree._Element, path: Path) -> Graph:
