@@ -85,6 +85,24 @@ def test_save_skips_validation_without_loop_layers(tmp_path, monkeypatch):
         ov_loops.save(_counting_loop(np.bool_(True)), tmp_path / "loop.xml")
 
 
+LOOP_FREE_SAVE = """
+import sys
+import numpy as np, openvino as ov, openvino.opset15 as ops
+import ov_loops.api
+x = ops.parameter([2], np.float32, name="x")
+ov_loops.api.save(ov.Model([ops.result(ops.relu(x))], [x], "flat"), sys.argv[1])
+print(sorted(name for name in sys.modules if name.startswith(("lxml", "ov_loops.ir"))))
+"""
+
+
+def test_save_of_a_loop_free_ir_imports_neither_lxml_nor_the_validator(tmp_path):
+    """Nothing to validate, nothing to import: lxml and the rules grew the process 4.1 MiB."""
+    done = run_python(["-c", LOOP_FREE_SAVE, str(tmp_path / "flat.xml")], tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "['ov_loops.ir', 'ov_loops.ir.kinds']"
+    assert (tmp_path / "flat.xml").is_file() and (tmp_path / "flat.bin").is_file()
+
+
 def _counting_onnx(doubling: bool = False):
     """M trips of v = v (an Identity: folded away) or, `doubling`, of v = v + v."""
     step = (

@@ -7,6 +7,7 @@ network, and keeps lxml's limits on node size and depth (huge_tree off).
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -27,8 +28,8 @@ from ov_loops.contract.spec import (
     SlicedInput,
 )
 from ov_loops.errors import InputError, reading
+from ov_loops.ir.kinds import KEPT_TYPES, LOOP_TYPES
 
-LOOP_TYPES = ("Loop", "TensorIterator")
 SLICING = ("axis", "start", "stride", "part_size", "end")
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 DECIMAL = re.compile(r"\s*[+-]?[0-9]{1,40}\s*")
@@ -97,7 +98,7 @@ class Layer:
         return 0 if shape.strip() == "" else len(shape.split(","))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Edge:
     from_layer: str
     from_port: int
@@ -210,7 +211,7 @@ def read_ir(
     with _well_formed(path):
         for element in _main_graph_elements(path, keep):
             if element.tag == "edge":
-                edges.append(_read_edge(element, path))
+                edges.append(_read_edge(element, path, layers))
                 continue
             layer = _read_layer(element, path, keeps(element))
             layers[layer.id] = layer
@@ -349,9 +350,6 @@ def _has_data(layer: Layer) -> bool:
     return layer.type == "Const" and (integer(layer.data.get("size")) or 0) > 0
 
 
-KEPT_TYPES = (*LOOP_TYPES, "If")  # layers whose XML (port_map, bodies, ports) the rules read
-
-
 def read_graph(element: etree._Element, path: Path) -> Graph:
     """A (body) graph, kept whole in memory."""
     layers: dict[str, Layer] = {}
@@ -361,18 +359,27 @@ def read_graph(element: etree._Element, path: Path) -> Graph:
             layers[layer.id] = layer
     edges_element = element.find("edges")
     edges = [
-        _read_edge(node, path)
+        _read_edge(node, path, layers)
         for node in (edges_element if edges_element is not None else [])
         if node.tag == "edge"
     ]
     return Graph(layers, edges)
 
 
-def _read_edge(node: etree._Element, path: Path) -> Edge:
+def _read_edge(node: etree._Element, path: Path, layers: dict[str, Layer]) -> Edge:
+    """An edge; the ids of layers in `layers` are their string objects, not copies (a graph
+    names each layer in its edges: a main graph of 1,000 loops held 1 MiB of copies)."""
     from_port, to_port = integer(node.get("from-port")), integer(node.get("to-port"))
     if from_port is None or to_port is None:
         raise InputError(f"{path}:{node.sourceline}: malformed <edge> (ports must be integers)")
-    return Edge(node.get("from-layer"), from_port, node.get("to-layer"), to_port)
+    from_layer = _layer_id(node.get("from-layer"), layers)
+    return Edge(from_layer, from_port, _layer_id(node.get("to-layer"), layers), to_port)
+
+
+def _layer_id(text: str | None, layers: dict[str, Layer]) -> str | None:
+    """`text`, as the id string of the layer it names when that is in `layers`."""
+    layer = layers.get(text)
+    return text if layer is None else layer.id
 
 
 def _read_layer(node: etree._Element, path: Path, keep: bool) -> Layer:
@@ -384,8 +391,8 @@ def _read_layer(node: etree._Element, path: Path, keep: bool) -> Layer:
     layer = Layer(
         id=layer_id,
         name=node.get("name", ""),
-        type=node.get("type", ""),
-        version=node.get("version", ""),
+        type=sys.intern(node.get("type", "")),  # a few values, each in many layers
+        version=sys.intern(node.get("version", "")),
         line=node.sourceline or 0,
         data=dict(data.attrib) if data is not None else {},
         element=node if keep else None,

@@ -143,7 +143,7 @@ def _validate(document: IRDocument, occurrences: Occurrences, target: str | None
     each loop's, outermost first."""
     report = Report(document.path, 0)
     layers = document.graph.layers.values()
-    bins = {layer.id: list(_bin_findings(document, layer)) for layer in layers}
+    bins = {layer.id: found for layer in layers if (found := list(_bin_findings(document, layer)))}
     loop_findings: list[Finding] = []
     representatives: dict[bytes, Representative] = {}
     for index, occurrence in enumerate(occurrences.listed):
@@ -157,7 +157,7 @@ def _validate(document: IRDocument, occurrences: Occurrences, target: str | None
         bins[judged.layer_id] = judged.bins
         report.loops += judged.loops
         loop_findings.extend(judged.findings)
-    report.findings = [finding for findings in bins.values() for finding in findings]
+    report.findings = [finding for layer in layers for finding in bins.get(layer.id, ())]
     report.findings.extend(loop_findings)
     return report
 
