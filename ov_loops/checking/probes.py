@@ -33,10 +33,10 @@ import openvino as ov
 import openvino.opset15 as ops
 
 from ov_loops.contract.kinds import STEP_MARK
+from ov_loops.ir.kinds import LOOP_TYPES  # an IR layer's type is its op's type name
 from ov_loops.lower.remainder import REMAINDER
 from ov_loops.reference.trace import Trace
 
-LOOP_TYPES = ("Loop", "TensorIterator")
 # key_of(loop node, path of its graph) -> the loop's key, or None to leave it alone
 KeyOf = Callable[[ov.Node, str], "str | None"]
 # pick(model) -> the main-graph values to emit, by key
