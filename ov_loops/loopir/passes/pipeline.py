@@ -15,9 +15,7 @@ more.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
 
 import openvino as ov
 
@@ -55,6 +53,7 @@ from ov_loops.loopir.passes.unbounded_carries import UnboundedCarryLengths
 from ov_loops.loopir.passes.unroll_iterations import UnrollIterations, chosen_factor
 from ov_loops.loopir.passes.zero_run_carry import BranchZeroRunsOfReshapedCarries
 from ov_loops.loopir.passes.zero_run_guards import GuardZeroIterationRuns
+from ov_loops.record import Record
 from ov_loops.targets import TARGETS as TARGET_TABLE
 from ov_loops.targets import Target, check_count, check_target, check_unroll
 
@@ -98,13 +97,15 @@ AFTER_CELLS: tuple[type[LoopPass], ...] = (
 PIPELINE: tuple[type[LoopPass], ...] = (*BEFORE_CELLS, *AFTER_CELLS)
 
 
-@dataclass(frozen=True)
-class DecisionPoint:
+class DecisionPoint(Record):
     """A choice lowering makes between two stages of PIPELINE that a profile switches like an
     optimisation: from `level` on, unless the profile `skips` its `name`."""
 
-    name: str
-    level: OptimizeLevel
+    __slots__ = ("name", "level")
+
+    def __init__(self, name: str, level: OptimizeLevel) -> None:
+        self.name = name
+        self.level = level
 
 
 # Between BEFORE_CELLS and AFTER_CELLS: a body that is one RNN/GRU/LSTM step may become its
@@ -119,22 +120,47 @@ Step = type[LoopPass] | DecisionPoint
 ModelWorkaround = Callable[[ov.Model], object]
 
 
-@dataclass(frozen=True)
-class TargetProfile:
+class TargetProfile(Record):
     """A target's name, the names of the workaround passes it runs, and optimisations it
     `skips` whatever the level (e.g. to test passes switched on at random); `unroll`: loops of
     at most that many iterations become straight-line graph (lower/unroll.py); `static`: every
     loop must have a constant trip count and static shapes, or conversion is refused;
     `model_workarounds` run on the whole converted model, in order (the driver calls them)."""
 
-    name: str
-    passes: frozenset[str]
-    skips: frozenset[str] = frozenset()
-    unroll: int = 0
-    static: bool = False
-    stateful: bool = False  # top-level loops keep carried values in Variables (lower/stateful.py)
-    max_trip_count: int | None = None  # the trip count of loops without one (lower/select.py)
-    model_workarounds: tuple[ModelWorkaround, ...] = ()
+    __slots__ = (
+        "name",
+        "passes",
+        "skips",
+        "unroll",
+        "static",
+        "stateful",
+        "max_trip_count",
+        "model_workarounds",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        passes: frozenset[str],
+        skips: frozenset[str] = frozenset(),
+        unroll: int = 0,
+        static: bool = False,
+        stateful: bool = False,
+        max_trip_count: int | None = None,
+        model_workarounds: tuple[ModelWorkaround, ...] = (),
+    ) -> None:
+        self.name = name
+        self.passes = passes
+        self.skips = skips
+        self.unroll = unroll
+        self.static = static
+        self.stateful = (
+            stateful  # top-level loops keep carried values in Variables (lower/stateful.py)
+        )
+        self.max_trip_count = (
+            max_trip_count  # the trip count of loops without one (lower/select.py)
+        )
+        self.model_workarounds = model_workarounds
 
     def runs(self, step: Step, optimize: OptimizeLevel) -> bool:
         """Whether pass (or decision point) `step` runs for this target at level `optimize`."""
@@ -225,26 +251,30 @@ def target_profile(
     profile = TARGETS[check_target(target)]
     check_unroll(unroll)
     if stateful:
-        profile = dataclasses.replace(profile, stateful=True)
+        profile = profile.replace(stateful=True)
     if max_trip_count is not None:
         check_count("max_trip_count", max_trip_count)
-        profile = dataclasses.replace(profile, max_trip_count=max_trip_count)
+        profile = profile.replace(max_trip_count=max_trip_count)
     if unroll is None:
         return profile
     passes = profile.passes | UNROLLING if unroll else profile.passes
-    return dataclasses.replace(profile, unroll=max(profile.unroll, unroll), passes=passes)
+    return profile.replace(unroll=max(profile.unroll, unroll), passes=passes)
 
 
-@dataclass(frozen=True)
-class LoweringOptions:
+class LoweringOptions(Record):
     """How the loops of one conversion are lowered: the target's profile (its workarounds,
     unrolling, static shapes, state) and the optimisation level. The one object the API and the
     CLI (`ConvertOptions.lowering`, which validates the level) and the Theano builder hand to
     `lower.select.lower`; `optimize` is not checked again here."""
 
-    target: TargetProfile = CPU
-    optimize: OptimizeLevel = "default"
-    loops: int = 1  # the model's loops (every depth): they share max's unrolling op budget
+    __slots__ = ("target", "optimize", "loops")
+
+    def __init__(
+        self, target: TargetProfile = CPU, optimize: OptimizeLevel = "default", loops: int = 1
+    ) -> None:
+        self.target = target
+        self.optimize = optimize
+        self.loops = loops  # the model's loops (every depth): they share max's unrolling op budget
 
     def runs(self, step: Step) -> bool:
         """Whether pass (or decision point) `step` runs for these options."""

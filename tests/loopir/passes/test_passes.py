@@ -505,7 +505,7 @@ def test_a_pipeline_checks_its_loop_at_the_end():
     """A pass returning its loop unchanged is not checked again after it (it promises what it
     required); a body changed in place under it is still caught when the pipeline ends."""
     loop, _, _ = runtime_counter_two_carried()
-    profile = dataclasses.replace(PLAIN, passes=frozenset({AddsAParameterInPlace.name}))
+    profile = PLAIN.replace(passes=frozenset({AddsAParameterInPlace.name}))
     with pytest.raises(SpecError, match="body Parameters not fed"):
         profile.run(loop, passes=(AddsAParameterInPlace,))
 

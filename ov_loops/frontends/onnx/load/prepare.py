@@ -9,7 +9,6 @@ a valid model. The sequence rewrite also records the parts it made of each seque
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from functools import partial
 
 from ov_loops.frontends.onnx.load.checker import check_model
@@ -33,16 +32,19 @@ from ov_loops.frontends.onnx.rewrites.sequences.sequences import lower_sequences
 from ov_loops.frontends.onnx.rewrites.shapeless_inputs import (
     shapeless_inputs_take_declared_shapes,
 )
+from ov_loops.record import Record
 
 Rewrite = Callable[[schema.ModelProto], schema.ModelProto]
 
 
-@dataclass
-class PreparedModel:
+class PreparedModel(Record):
     """A model ready for conversion, and what its rewrites made that the model cannot say."""
 
-    model: schema.ModelProto
-    sequences: SequenceParts = field(default_factory=SequenceParts)
+    __slots__ = ("model", "sequences")
+
+    def __init__(self, model: schema.ModelProto, sequences: SequenceParts | None = None) -> None:
+        self.model = model
+        self.sequences = SequenceParts() if sequences is None else sequences
 
 
 def rewrites(sequences: SequenceParts, check: bool = True) -> tuple[Rewrite, ...]:
