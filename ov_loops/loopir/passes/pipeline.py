@@ -24,7 +24,7 @@ from ov_loops.loopir.passes import base
 from ov_loops.loopir.passes.abs_concats import CopyConcatsBeforeAbs, copy_concats_before_abs
 from ov_loops.loopir.passes.accumulators import StackAccumulators
 from ov_loops.loopir.passes.back_edges import CopyBackEdges
-from ov_loops.loopir.passes.base import LoopPass
+from ov_loops.loopir.passes.base import DeferredPass, LoopPass
 from ov_loops.loopir.passes.concat_copies import (
     CopyCapturesIntoConcats,
     copy_loop_outputs_into_concats,
@@ -41,21 +41,44 @@ from ov_loops.loopir.passes.hoist_sliced import HoistSlicedComputation
 from ov_loops.loopir.passes.iteration_first import IterationParameterFirst
 from ov_loops.loopir.passes.levels import OPTIMIZE_LEVELS, OptimizeLevel
 from ov_loops.loopir.passes.licm import HoistInvariantComputation
-from ov_loops.loopir.passes.linear_recurrences import SolveLinearRecurrences
 from ov_loops.loopir.passes.merge_matmuls import MergeSharedMatMuls
-from ov_loops.loopir.passes.outer_products import SumOuterProductsAfterLoop
 from ov_loops.loopir.passes.pack_carried import PackCarriedValues
 from ov_loops.loopir.passes.port_rank import FlattenHighRankStacks
-from ov_loops.loopir.passes.proven_trip_count import ProveTripCount
-from ov_loops.loopir.passes.row_products import MultiplyRowsByInvariants
 from ov_loops.loopir.passes.simplify import SimplifyBody
 from ov_loops.loopir.passes.unbounded_carries import UnboundedCarryLengths
-from ov_loops.loopir.passes.unroll_iterations import UnrollIterations, chosen_factor
 from ov_loops.loopir.passes.zero_run_carry import BranchZeroRunsOfReshapedCarries
 from ov_loops.loopir.passes.zero_run_guards import GuardZeroIterationRuns
 from ov_loops.record import Record
 from ov_loops.targets import TARGETS as TARGET_TABLE
 from ov_loops.targets import Target, check_count, check_target, check_unroll
+
+# A pass in the pipeline: its class, or the class's name until it runs.
+PassKind = type[LoopPass] | DeferredPass
+
+
+def _deferred(module: str, class_name: str, name: str, level: str | None) -> DeferredPass:
+    return DeferredPass(f"ov_loops.loopir.passes.{module}", class_name, name, level)
+
+
+# Passes a default CPU conversion does not run, imported when one runs (base.DeferredPass).
+ProveTripCount = _deferred("proven_trip_count", "ProveTripCount", "prove-trip-count", None)
+SumOuterProductsAfterLoop = _deferred(
+    "outer_products", "SumOuterProductsAfterLoop", "sum-outer-products", "max"
+)
+SolveLinearRecurrences = _deferred(
+    "linear_recurrences", "SolveLinearRecurrences", "solve-linear-recurrences", "max"
+)
+MultiplyRowsByInvariants = _deferred(
+    "row_products", "MultiplyRowsByInvariants", "multiply-rows-by-invariants", "max"
+)
+UnrollIterations = _deferred("unroll_iterations", "UnrollIterations", "unroll-iterations", "max")
+DEFERRED = (
+    ProveTripCount,
+    SumOuterProductsAfterLoop,
+    SolveLinearRecurrences,
+    MultiplyRowsByInvariants,
+    UnrollIterations,
+)
 
 # The optimisations that shape the body before a lowering is chosen (lower/select.py): cells
 # are recognised after the body is simplified, dead values are gone, invariant work has left,
@@ -63,7 +86,7 @@ from ov_loops.targets import Target, check_count, check_target, check_unroll
 # (MOC folds the exporters' transposes and shape arithmetic; carried weights become invariant
 # constants; tf2onnx's Concat accumulator becomes the stacked h), and before the passes that
 # change the step itself: hoisting takes x W out of the body, unrolling chains copies of it.
-BEFORE_CELLS: tuple[type[LoopPass], ...] = (
+BEFORE_CELLS: tuple[PassKind, ...] = (
     InlineConstantCaptures,
     CopyConcatsBeforeAbs,
     RemoveDeadValues,
@@ -77,7 +100,7 @@ BEFORE_CELLS: tuple[type[LoopPass], ...] = (
 # first (the cell patterns read them one by one; the merged product of a sliced part is then
 # hoisted as one); carried values packed into one back edge after unrolling (its copies pass
 # them on unpacked).
-AFTER_CELLS: tuple[type[LoopPass], ...] = (
+AFTER_CELLS: tuple[PassKind, ...] = (
     MergeSharedMatMuls,
     HoistSlicedComputation,
     SumOuterProductsAfterLoop,
@@ -94,7 +117,7 @@ AFTER_CELLS: tuple[type[LoopPass], ...] = (
     UnboundedCarryLengths,
     IterationParameterFirst,
 )
-PIPELINE: tuple[type[LoopPass], ...] = (*BEFORE_CELLS, *AFTER_CELLS)
+PIPELINE: tuple[PassKind, ...] = (*BEFORE_CELLS, *AFTER_CELLS)
 
 
 class DecisionPoint(Record):
@@ -116,7 +139,7 @@ class DecisionPoint(Record):
 # moving it to "default" would need only a LOOP table per level.
 RECOGNIZE_CELLS = DecisionPoint("recognize-cells", "max")
 
-Step = type[LoopPass] | DecisionPoint
+Step = PassKind | DecisionPoint
 ModelWorkaround = Callable[[ov.Model], object]
 
 
@@ -182,8 +205,8 @@ class TargetProfile(Record):
         self,
         loop: LoopIR,
         optimize: OptimizeLevel = "none",
-        passes: tuple[type[LoopPass], ...] = PIPELINE,
-        made: Callable[[type[LoopPass]], LoopPass] = lambda kind: kind(),
+        passes: tuple[PassKind, ...] = PIPELINE,
+        made: Callable[[PassKind], LoopPass] = lambda kind: kind(),
     ) -> LoopIR:
         """`loop` after every pass of `passes` (by default all of PIPELINE) that runs, in order
         (each instance `made` of its class); each pass requires what the one before ensured
@@ -288,13 +311,17 @@ class LoweringOptions(Record):
     def unroll_factor(self, loop: LoopIR) -> int | None:
         """k as `unroll-iterations` would choose it for `loop` when it runs at these options;
         None when it does not run or leaves the loop whole."""
-        return chosen_factor(loop, self.loops) if self.unrolls else None
+        if not self.unrolls:
+            return None
+        from ov_loops.loopir.passes.unroll_iterations import chosen_factor
 
-    def run(self, loop: LoopIR, passes: tuple[type[LoopPass], ...] = PIPELINE) -> LoopIR:
+        return chosen_factor(loop, self.loops)
+
+    def run(self, loop: LoopIR, passes: tuple[PassKind, ...] = PIPELINE) -> LoopIR:
         """`loop` after the passes of `passes` that run for these options, in order."""
         return self.target.run(loop, self.optimize, passes, self._made)
 
-    def _made(self, kind: type[LoopPass]) -> LoopPass:
+    def _made(self, kind: PassKind) -> LoopPass:
         """Pass `kind` for this conversion: unroll-iterations knows the model's loops."""
         return UnrollIterations(loops=self.loops) if kind is UnrollIterations else kind()
 

@@ -27,6 +27,7 @@ from ov_loops.loopir.passes.constants import InlineConstantCaptures
 from ov_loops.loopir.passes.levels import OPTIMIZE_LEVELS
 from ov_loops.loopir.passes.pipeline import (
     CPU,
+    DEFERRED,
     GPU,
     NPU,
     PIPELINE,
@@ -392,6 +393,16 @@ def test_profiles_switch_the_passes_on():
     assert GPU.passes == NPU.passes == CPU.passes | UNROLLING
     assert PLAIN.passes == frozenset()
     assert len({kind.name for kind in PIPELINE}) == len(PIPELINE)
+
+
+@pytest.mark.parametrize("deferred", DEFERRED, ids=lambda deferred: deferred.name)
+def test_a_deferred_pass_is_its_class_once_imported(deferred):
+    """The pipeline names the passes a default conversion does not run by module and class
+    (base.DeferredPass): its name and level are the class's, and calling it makes the pass."""
+    kind = deferred.kind()
+    assert issubclass(kind, LoopPass) and deferred in PIPELINE
+    assert (deferred.name, deferred.level) == (kind.name, kind.level)
+    assert type(deferred()) is kind
 
 
 @pytest.mark.parametrize("profile", [CPU, PLAIN], ids=lambda profile: profile.name)

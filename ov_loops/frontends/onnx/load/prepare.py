@@ -28,7 +28,7 @@ from ov_loops.frontends.onnx.rewrites.placeholder_domain import refuse_placehold
 from ov_loops.frontends.onnx.rewrites.sequences.sequence_appends import (
     lists_appended_in_loops_become_scan_outputs,
 )
-from ov_loops.frontends.onnx.rewrites.sequences.sequences import lower_sequences
+from ov_loops.frontends.onnx.rewrites.sequences.sequence_types import has_sequences
 from ov_loops.frontends.onnx.rewrites.shapeless_inputs import (
     shapeless_inputs_take_declared_shapes,
 )
@@ -47,6 +47,17 @@ class PreparedModel(Record):
         self.sequences = SequenceParts() if sequences is None else sequences
 
 
+def _lower_sequences(model: schema.ModelProto, record: SequenceParts) -> schema.ModelProto:
+    """rewrites/sequences/sequences.py's lower_sequences, imported for a model that holds
+    sequences or optionals (after the fast path of lists appended in loops): a model without
+    any does not import the general sequence rewrite (tests/test_startup.py)."""
+    if not has_sequences(model):
+        return model
+    from ov_loops.frontends.onnx.rewrites.sequences.sequences import lower_sequences
+
+    return lower_sequences(model, record=record)
+
+
 def rewrites(sequences: SequenceParts, check: bool = True) -> tuple[Rewrite, ...]:
     """The rewrites, in order; the sequence rewrite records its parts in `sequences`. Without
     `check`, structural checks stand in for the ONNX checker (load/structure.py), which then
@@ -61,7 +72,7 @@ def rewrites(sequences: SequenceParts, check: bool = True) -> tuple[Rewrite, ...
         # inlining too
         shapeless_inputs_take_declared_shapes,  # after inlining: a function's loop may take one
         lists_appended_in_loops_become_scan_outputs,  # the fast path before the general rewrite
-        partial(lower_sequences, record=sequences),  # before the two below: it writes empty
+        partial(_lower_sequences, record=sequences),  # before the two below: it writes empty
         # constants
         expand_to_an_empty_shape_is_identity,
         keep_empty_constants_empty,

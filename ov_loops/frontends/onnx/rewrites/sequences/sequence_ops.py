@@ -17,10 +17,14 @@ Each kernel's docstring states the op's semantics (ONNX operator spec, onnx.defs
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ov_loops.contract.kinds import OPTIONAL, OPTIONAL_SEQUENCE, SEQUENCE, SequenceKind
 from ov_loops.frontends.onnx.proto import schema
-from ov_loops.frontends.onnx.rewrites.sequences.sequence_emit import Emit
 from ov_loops.record import Record
+
+if TYPE_CHECKING:  # imported with the general rewrite, which emits (sequences.py)
+    from ov_loops.frontends.onnx.rewrites.sequences.sequence_emit import Emit
 
 # What is known before run time of the rank of a sequence's elements: EMPTY (the sequence never
 # holds an element, so any rank fits), an int (every element has it), or None (unknown/varies).
