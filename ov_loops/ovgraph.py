@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
-from dataclasses import dataclass
 
 import numpy as np
 import openvino as ov
 import openvino.opset15 as ops
 
 from ov_loops import opfactory
+from ov_loops.record import Record
 
 
 def is_constant(value: ov.Output) -> bool:
@@ -306,13 +306,15 @@ def ops_by_type(model: ov.Model) -> dict[str, list[ov.Node]]:
     return walk(model).by_type
 
 
-@dataclass(frozen=True)
-class Walk:
+class Walk(Record):
     """One walk of a model and of the bodies in it: the ops by type name (as `all_ops`, in its
     order), and the ordered ops of each graph holding a body (outer graphs first)."""
 
-    by_type: dict[str, list[ov.Node]]
-    holders: list[list[ov.Node]]
+    __slots__ = ("by_type", "holders")
+
+    def __init__(self, by_type: dict[str, list[ov.Node]], holders: list[list[ov.Node]]) -> None:
+        self.by_type = by_type
+        self.holders = holders
 
 
 def walk(model: ov.Model) -> Walk:

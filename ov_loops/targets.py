@@ -5,9 +5,8 @@ the names without OpenVINO, and the validator reads GPU_UNROLL_BELOW with lxml a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ov_loops.errors import InputError
+from ov_loops.record import Record
 
 # OpenVINO's GPU plugin unrolls every Loop/TensorIterator of fewer than 16 iterations itself
 # (src/plugins/intel_gpu/src/plugin/transformations_pipeline.cpp: the callback of
@@ -15,16 +14,18 @@ from ov_loops.errors import InputError
 GPU_UNROLL_BELOW = 16
 
 
-@dataclass(frozen=True)
-class Target:
+class Target(Record):
     """A device as `--target` names it: loops of at most `unroll` iterations become
     straight-line graph (their trip counts proven from execution conditions when it is not 0);
     `static`: every loop must have a constant trip count and static shapes, or conversion is
     refused. Every target runs the CPU plugin's workarounds (they keep Loop-5's semantics)."""
 
-    name: str
-    unroll: int = 0
-    static: bool = False
+    __slots__ = ("name", "unroll", "static")
+
+    def __init__(self, name: str, unroll: int = 0, static: bool = False) -> None:
+        self.name = name
+        self.unroll = unroll
+        self.static = static
 
 
 TARGETS = (

@@ -1,7 +1,7 @@
 """What a fresh process loads and reads before it does its work: `ov-loops --help` none of the
 commands' modules, `ov-loops convert` of a one-loop model none of `check`'s and `validate`'s
-and none of the lowerings a default CPU conversion does not take; the installed version is
-read once per process, from the header of its metadata."""
+and none of the lowerings and passes a default CPU conversion does not take; the installed
+version is read once per process, from the header of its metadata."""
 
 from __future__ import annotations
 
@@ -47,6 +47,22 @@ NOT_TAKEN = {
         "zero_run_branch",
     )
 }
+# The passes it does not run: of level max, and of targets that unroll (pipeline.DEFERRED).
+NOT_RUN = {
+    f"ov_loops.loopir.passes.{name}"
+    for name in (
+        "linear_recurrences",
+        "outer_products",
+        "proven_trip_count",
+        "row_products",
+        "unroll_iterations",
+    )
+}
+# The general rewrite of sequences and optionals, for a model without any (load/prepare.py).
+NOT_REWRITTEN = {
+    f"ov_loops.frontends.onnx.rewrites.sequences.{name}"
+    for name in ("sequences", "sequence_nodes", "sequence_concat", "sequence_emit")
+}
 
 CELL_MODULES = {name for name in NOT_TAKEN if name.startswith("ov_loops.lower.cell")}
 
@@ -81,11 +97,12 @@ def test_a_command_loads_its_own_modules(tmp_path, command, expected):
 
 
 def test_convert_loads_neither_check_nor_the_lowerings_it_does_not_take(tmp_path):
+    """Nor the passes it does not run, nor the rewrite of sequences of a model without any."""
     source = write(tmp_path, loop_captures_main_graph_and_initializer()[0])
     code, modules = _loaded(tmp_path, "convert", str(source), "-o", str(tmp_path / "o.xml"))
     assert code == 0 and (tmp_path / "o.xml").exists()
     assert "ov_loops.lower.loop5" in modules  # it did lower a loop
-    assert modules & (NOT_CONVERTS | NOT_TAKEN) == set()
+    assert modules & (NOT_CONVERTS | NOT_TAKEN | NOT_RUN | NOT_REWRITTEN) == set()
 
 
 def test_convert_at_max_loads_no_cell_module_for_a_body_that_cannot_be_a_cell(tmp_path):

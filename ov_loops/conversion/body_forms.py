@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import openvino as ov
 
@@ -31,6 +30,7 @@ from ov_loops.conversion.unsupported import unconverted
 from ov_loops.frontends.onnx.ops.placeholders import PLACEHOLDER_DOMAIN
 from ov_loops.frontends.onnx.proto import schema
 from ov_loops.ovgraph import SUBGRAPH_OPS
+from ov_loops.record import Record
 
 _SINK = re.compile(r"(.*)(/sink_port_\d+)")
 _EXTERNAL = schema.TensorProto.EXTERNAL
@@ -111,15 +111,22 @@ def _attributes(node: schema.NodeProto) -> list[bytes] | None:
     return kept
 
 
-@dataclass(frozen=True)
-class _Renaming:
+class _Renaming(Record):
     """A copy of a converted body and, per op in order, its type, its friendly name (the
     position of a name, or _AUTO, and a suffix) and the names of its outputs' tensors
     (positions)."""
 
-    model: ov.Model
-    ops: tuple[tuple[str, int, str, tuple[tuple[int, ...], ...]], ...]
-    name: int
+    __slots__ = ("model", "ops", "name")
+
+    def __init__(
+        self,
+        model: ov.Model,
+        ops: tuple[tuple[str, int, str, tuple[tuple[int, ...], ...]], ...],
+        name: int,
+    ) -> None:
+        self.model = model
+        self.ops = ops
+        self.name = name
 
     @classmethod
     def of(cls, model: ov.Model, names: list[str]) -> _Renaming | None:

@@ -14,10 +14,8 @@ contains the loop, which returns it.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import partial
 
 import openvino as ov
@@ -55,6 +53,7 @@ from ov_loops.loopir.passes.pipeline import DEFAULT_LOWERING, LoweringOptions
 from ov_loops.lower.select import lower
 from ov_loops.lower.shared_ops import share_ops
 from ov_loops.ovgraph import ops_by_type, walk
+from ov_loops.record import Record
 
 MAIN = -1  # the key of the main graph among loops' parents
 
@@ -98,7 +97,7 @@ class Converter:
             self._model.graph, "main", self._registrar(MAIN, True), self._registrar(MAIN)
         )
         self._register_nested_loops()
-        self._options = dataclasses.replace(self._options, loops=len(self._loops))
+        self._options = self._options.replace(loops=len(self._loops))
         if self._unsupported:  # before the frontend sees the model: some of these crash it
             raise UnsupportedError(self._unsupported)
         main = schema.ModelProto()
@@ -246,17 +245,28 @@ class Converter:
         return lowered.values, [report] if lowered.folded else [report, *nested]
 
 
-@dataclass(frozen=True)
-class _LoopContext:
+class _LoopContext(Record):
     """What the translation of one loop asks of its converter (ops.body.LoopContext)."""
 
-    template: schema.GraphProto
-    model: schema.ModelProto
-    keeps_state: bool
-    convert: Callable[[schema.ModelProto], tuple[ov.Model, list[ConvertedLoop]]]
-    lower: Callable[[LoopIR, list], tuple[list[ov.Output], list[ConvertedLoop]]]
-    refuse: Callable[[list[UnsupportedItem]], None]
-    guarded_counts: dict
+    __slots__ = ("template", "model", "keeps_state", "convert", "lower", "refuse", "guarded_counts")
+
+    def __init__(
+        self,
+        template: schema.GraphProto,
+        model: schema.ModelProto,
+        keeps_state: bool,
+        convert: Callable[[schema.ModelProto], tuple[ov.Model, list[ConvertedLoop]]],
+        lower: Callable[[LoopIR, list], tuple[list[ov.Output], list[ConvertedLoop]]],
+        refuse: Callable[[list[UnsupportedItem]], None],
+        guarded_counts: dict,
+    ) -> None:
+        self.template = template
+        self.model = model
+        self.keeps_state = keeps_state
+        self.convert = convert
+        self.lower = lower
+        self.refuse = refuse
+        self.guarded_counts = guarded_counts
 
 
 def convert_model(

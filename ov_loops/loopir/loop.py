@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 import numpy as np
 import openvino as ov
@@ -25,38 +24,48 @@ from ov_loops.contract.kinds import CarriedValue
 from ov_loops.contract.spec import TRIP_COUNT_CONSTANT, LoopSpec, SpecError
 from ov_loops.loopir.steps import Step
 from ov_loops.loopir.trip_count import InitialCondition, TripCount
+from ov_loops.record import Record
 
 
-@dataclass(frozen=True)
-class LoopResult:
+class LoopResult(Record):
     """One value the loop gives its graph: Loop-5 output `port`, then the post-loop `after`
     steps in order. `initial` is its value when the loop runs zero times, if that is an outer
     value (a carried value's initial value); `empty_shape` the shape of a concatenated output
     after zero iterations, when the frontend knows it better than the body's static dims."""
 
-    port: int
-    initial: ov.Output | None = None
-    empty_shape: ov.Output | None = None
-    after: tuple[Step, ...] = ()
+    __slots__ = ("port", "initial", "empty_shape", "after")
+
+    def __init__(
+        self,
+        port: int,
+        initial: ov.Output | None = None,
+        empty_shape: ov.Output | None = None,
+        after: tuple[Step, ...] = (),
+    ) -> None:
+        self.port = port
+        self.initial = initial
+        self.empty_shape = empty_shape
+        self.after = after
 
     def with_step(self, step: Step) -> LoopResult:
         """This result with `step` among its post-loop steps, in the steps' phase order."""
         steps = sorted((*self.after, step), key=lambda existing: existing.phase)
-        return dataclasses.replace(self, after=tuple(steps))
+        return self.replace(after=tuple(steps))
 
 
-@dataclass(frozen=True)
-class Fallback:
+class Fallback(Record):
     """The loop a pass replaced by a computation that holds only on some inputs: the lowering
     runs `loop` instead (a Loop-5 in an If, lower/fallback.py) when the replacement's output
     port `safe_port`, a boolean, is false. Its output ports mean what the replacement's do."""
 
-    loop: LoopIR
-    safe_port: int
+    __slots__ = ("loop", "safe_port")
+
+    def __init__(self, loop: LoopIR, safe_port: int) -> None:
+        self.loop = loop
+        self.safe_port = safe_port
 
 
-@dataclass(frozen=True)
-class LoopIR:
+class LoopIR(Record):
     """A loop: node path, op, LoopSpec, body, the outer value of every port_map input (by
     external port), trip count and initial condition, logical carried values, and the values it
     gives its graph (in the frontend's output order); `applied` says what optimisations did
@@ -68,31 +77,70 @@ class LoopIR:
     loop's body; `not_unrolled` why
     unroll-iterations left it whole when the report says so (its share of the op budget)."""
 
-    path: str
-    op: str
-    spec: LoopSpec
-    body: ov.Model
-    outer: Mapping[int, ov.Output]
-    trip: TripCount
-    start: InitialCondition
-    carried: tuple[CarriedValue, ...]
-    results: tuple[LoopResult, ...]
-    applied: tuple[str, ...] = ()
-    zero_run_branch: bool = False
-    fallback: Fallback | None = None
-    in_main_graph: bool = True  # a node of the main graph itself, not of a body or If branch
-    # a node of a loop's body (at any depth, If branches in it too): that loop's simplify-body
-    # runs MOC on a body holding this one (passes/simplify.py)
-    in_loop_body: bool = False
-    # how many iterations of the loop as its frontend made it one Loop-5 iteration runs (k once
-    # unrolled by k); `check` maps the Loop-5's iterations back (lower/loop5.py marks it)
-    iterations_per_step: int = 1
-    not_unrolled: str | None = None  # why level max left it whole, when worth a report
-    # The body's (Parameter, Result) counts when check() last passed: all else it reads is
-    # frozen, so a pipeline checking one LoopIR before and after each pass checks it once.
-    _checked: tuple[int, int] | None = dataclasses.field(
-        default=None, init=False, repr=False, compare=False
+    __slots__ = (
+        "path",
+        "op",
+        "spec",
+        "body",
+        "outer",
+        "trip",
+        "start",
+        "carried",
+        "results",
+        "applied",
+        "zero_run_branch",
+        "fallback",
+        "in_main_graph",
+        "in_loop_body",
+        "iterations_per_step",
+        "not_unrolled",
+        "_checked",
     )
+
+    def __init__(
+        self,
+        path: str,
+        op: str,
+        spec: LoopSpec,
+        body: ov.Model,
+        outer: Mapping[int, ov.Output],
+        trip: TripCount,
+        start: InitialCondition,
+        carried: tuple[CarriedValue, ...],
+        results: tuple[LoopResult, ...],
+        applied: tuple[str, ...] = (),
+        zero_run_branch: bool = False,
+        fallback: Fallback | None = None,
+        in_main_graph: bool = True,
+        in_loop_body: bool = False,
+        iterations_per_step: int = 1,
+        not_unrolled: str | None = None,
+    ) -> None:
+        self.path = path
+        self.op = op
+        self.spec = spec
+        self.body = body
+        self.outer = outer
+        self.trip = trip
+        self.start = start
+        self.carried = carried
+        self.results = results
+        self.applied = applied
+        self.zero_run_branch = zero_run_branch
+        self.fallback = fallback
+        self.in_main_graph = (
+            in_main_graph  # a node of the main graph itself, not of a body or If branch
+        )
+        # a node of a loop's body (at any depth, If branches in it too): that loop's simplify-body
+        # runs MOC on a body holding this one (passes/simplify.py)
+        self.in_loop_body = in_loop_body
+        # how many iterations of the loop as its frontend made it one Loop-5 iteration runs (k once
+        # unrolled by k); `check` maps the Loop-5's iterations back (lower/loop5.py marks it)
+        self.iterations_per_step = iterations_per_step
+        self.not_unrolled = not_unrolled  # why level max left it whole, when worth a report
+        # The body's (Parameter, Result) counts when check() last passed: all else it reads is
+        # unchanged, so a pipeline checking one LoopIR before and after each pass checks it once.
+        self._checked: tuple[int, int] | None = None
 
     @property
     def may_run_zero(self) -> bool:
@@ -133,7 +181,7 @@ class LoopIR:
             problems.append(f"spec trip count {spec.trip_count}, trip count {self.trip.constant}")
         if problems:
             raise SpecError(f"{self.path}: LoopIR: " + "; ".join(problems))
-        object.__setattr__(self, "_checked", counts)  # frozen: the memo is not a field's change
+        self._checked = counts  # a memo, not a field
 
     def with_trip_count(self, count: int) -> LoopIR:
         """This loop with the constant trip count `count` (its spec's too)."""
@@ -155,7 +203,9 @@ class LoopIR:
         if unknown:
             raise TypeError(f"LoopIR has no fields {sorted(unknown)}")
         copy = object.__new__(LoopIR)
-        copy.__dict__.update(self.__dict__, **changes, _checked=None)
+        for name in self._fields:
+            setattr(copy, name, changes[name] if name in changes else getattr(self, name))
+        copy._checked = None
         return copy
 
     def with_body(self, results: list, parameters: list, spec: LoopSpec | None = None) -> LoopIR:
@@ -177,4 +227,4 @@ class LoopIR:
         return body.replace(outer=outer)
 
 
-_FIELDS = frozenset(field.name for field in dataclasses.fields(LoopIR) if field.init)
+_FIELDS = frozenset(LoopIR._fields)

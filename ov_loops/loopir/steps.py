@@ -9,7 +9,6 @@ frontends' own step is `Reverse`.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
@@ -19,18 +18,21 @@ import openvino as ov
 from ov_loops import ovgraph
 from ov_loops.loopir.trip_count import InitialCondition, TripCount, runs_zero
 from ov_loops.opfactory import constant, op
+from ov_loops.record import Record
 
 if TYPE_CHECKING:
     from ov_loops.loopir.loop import LoopResult
 
 
-@dataclass
-class AfterLoop:
+class AfterLoop(Record):
     """What post-loop steps may read: the Loop's outputs by port and whether it ran zero times."""
 
-    outputs: list[ov.Output]
-    trip: TripCount
-    start: InitialCondition
+    __slots__ = ("outputs", "trip", "start", "__dict__")  # __dict__: `zero` is cached
+
+    def __init__(self, outputs: list[ov.Output], trip: TripCount, start: InitialCondition) -> None:
+        self.outputs = outputs
+        self.trip = trip
+        self.start = start
 
     @cached_property
     def zero(self) -> ov.Output | None:
@@ -53,14 +55,17 @@ class Step(Protocol):
         """Apply these steps (all of this class) to their values; return the new values."""
 
 
-@dataclass(frozen=True)
-class Reverse:
+class Reverse(Record):
     """Reverse the value along `axis` (a Scan output that prepends: ONNX Scan's direction 1)::
 
     value = value[::-1] along axis
     """
 
-    axis: int
+    __slots__ = ("axis",)
+
+    def __init__(self, axis: int) -> None:
+        self.axis = axis
+
     phase: ClassVar[int] = 2
 
     @classmethod
@@ -86,17 +91,20 @@ def apply_steps(results: Sequence[LoopResult], after: AfterLoop) -> list[ov.Outp
     return values
 
 
-@dataclass(frozen=True)
-class PrependInitial:
+class PrependInitial(Record):
     """The initial value of an accumulator before its parts, stacked with axes of their own
     when each has `rows` > 1 (passes/accumulators.py)::
 
         value = concat(initial, value if rows == 1 else merge axes axis, axis + 1 of value, axis)
     """
 
-    initial: ov.Output
-    axis: int
-    rows: int = 1
+    __slots__ = ("initial", "axis", "rows")
+
+    def __init__(self, initial: ov.Output, axis: int, rows: int = 1) -> None:
+        self.initial = initial
+        self.axis = axis
+        self.rows = rows
+
     phase: ClassVar[int] = 2
 
     @classmethod

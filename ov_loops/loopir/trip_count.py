@@ -7,7 +7,6 @@ of 2**31-1 and more become unbounded (-1).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 import numpy as np
 import openvino as ov
@@ -17,6 +16,7 @@ from ov_loops.contract.spec import TRIP_COUNT_CONSTANT, TRIP_COUNT_INPUT, TRIP_C
 from ov_loops.errors import ConversionError
 from ov_loops.opfactory import constant, op
 from ov_loops.ovgraph import folded_value, length, twin
+from ov_loops.record import Record
 
 INT32_MAX = 2**31 - 1
 
@@ -30,19 +30,29 @@ def _scalar(value: ov.Output, element_type: ov.Type) -> ov.Output:
     return op("Reshape", value, constant([], np.int64), special_zero=False).output(0)
 
 
-@dataclass(frozen=True)
-class TripCount:
+class TripCount(Record):
     """What the Loop receives as trip count, where it came from, and whether it may be zero;
     what is known of a runtime count: a divisor (`multiple_of`) and an upper bound (`most`),
     which the two loops of a split loop have (lower/remainder.py)."""
 
-    value: ov.Output
-    source: str
-    constant: int | None
-    runtime: bool
-    multiple_of: int = 1
-    most: int | None = None
-    _built: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    __slots__ = ("value", "source", "constant", "runtime", "multiple_of", "most", "_built")
+
+    def __init__(
+        self,
+        value: ov.Output,
+        source: str,
+        constant: int | None,
+        runtime: bool,
+        multiple_of: int = 1,
+        most: int | None = None,
+    ) -> None:
+        self.value = value
+        self.source = source
+        self.constant = constant
+        self.runtime = runtime
+        self.multiple_of = multiple_of
+        self.most = most
+        self._built: dict = {}
 
     @property
     def proven_zero(self) -> bool:
@@ -155,13 +165,15 @@ def _guarded(value: ov.Output) -> TripCount:
     return TripCount(guarded, TRIP_COUNT_INPUT, None, True)
 
 
-@dataclass(frozen=True)
-class InitialCondition:
+class InitialCondition(Record):
     """What the Loop receives as initial execution condition."""
 
-    value: ov.Output
-    constant: bool | None
-    runtime: bool
+    __slots__ = ("value", "constant", "runtime")
+
+    def __init__(self, value: ov.Output, constant: bool | None, runtime: bool) -> None:
+        self.value = value
+        self.constant = constant
+        self.runtime = runtime
 
 
 def initial_condition(value: ov.Output | None) -> InitialCondition:

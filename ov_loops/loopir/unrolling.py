@@ -7,7 +7,6 @@ loops partially (loopir/passes/unroll_iterations.py) and the lowering that unrol
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
@@ -29,6 +28,7 @@ from ov_loops.loopir.steps import AfterLoop
 from ov_loops.loopir.trip_count import INT32_MAX, TripCount
 from ov_loops.opfactory import constant, op
 from ov_loops.ovgraph import constant_value, empty_shape, length, twin
+from ov_loops.record import Record
 
 STRUCTURAL = {"Parameter", "Result", "Constant"}
 SUBGRAPH_OPS = {"Loop", "TensorIterator", "If"}
@@ -106,15 +106,17 @@ def always_true(value: ov.Output) -> bool:
     return known is not None and bool(np.all(known))
 
 
-@dataclass(frozen=True)
-class Plan:
+class Plan(Record):
     """How a loop is unrolled: `factor` copies; whether copies past the trip count (`limited`)
     or after a false condition (`conditional`) must be masked."""
 
-    factor: int
-    limited: bool
-    conditional: bool
-    counted: bool
+    __slots__ = ("factor", "limited", "conditional", "counted")
+
+    def __init__(self, factor: int, limited: bool, conditional: bool, counted: bool) -> None:
+        self.factor = factor
+        self.limited = limited
+        self.conditional = conditional
+        self.counted = counted
 
     @classmethod
     def of(cls, loop: LoopIR, factor: int) -> Plan:
@@ -148,8 +150,7 @@ class Plan:
         return f"copies past {past} masked"
 
 
-@dataclass(frozen=True)
-class Unchunk:
+class Unchunk(Record):
     """A stacked output the Loop gathered as [..., chunks, k, ...] (chunks at `axis`): its
     parts in one axis, and only the first `count` of them when copies were masked (`count` a
     constant, or the value of Loop output `count_port`, clamped to the parts there are, and 0
@@ -158,9 +159,13 @@ class Unchunk:
         value = value.reshape(..., chunks * k, ...)[:count] along axis
     """
 
-    axis: int
-    count: int | None
-    count_port: int | None
+    __slots__ = ("axis", "count", "count_port")
+
+    def __init__(self, axis: int, count: int | None, count_port: int | None) -> None:
+        self.axis = axis
+        self.count = count
+        self.count_port = count_port
+
     phase: ClassVar[int] = 0
 
     @classmethod
@@ -419,7 +424,7 @@ class UnrolledBody:
                     shape = empty_shape(
                         self.source.body_value(bodies[result.port]), axes[result.port]
                     )
-                    result = dataclasses.replace(result, empty_shape=shape)
+                    result = result.replace(empty_shape=shape)
             results.append(result)
         return tuple(results)
 

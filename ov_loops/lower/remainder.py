@@ -22,8 +22,6 @@ k), the second is not (its trip count says it is below k).
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import openvino as ov
 from openvino.opset15 import if_op
@@ -151,9 +149,7 @@ def _rest_loop(
     initial = {e.body_result: carried[e.external_port] for e in spec.merged_inputs}
     last = {e.external_port: e.body_result for e in spec.last_value_outputs}
     results = tuple(
-        dataclasses.replace(result, initial=initial[last[result.port]])
-        if result.port in last
-        else result
+        result.replace(initial=initial[last[result.port]]) if result.port in last else result
         for result in loop.results
     )
     return rest.replace(trip=trip, results=results)

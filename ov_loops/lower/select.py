@@ -6,9 +6,6 @@ them does not load their modules (a fresh process's fixed cost)."""
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass
-
 import openvino as ov
 
 from ov_loops.contract.spec import TRIP_COUNT_UNBOUNDED, LoopSpec
@@ -21,24 +18,50 @@ from ov_loops.loopir.passes.pipeline import (
 )
 from ov_loops.lower.loop5 import lower_to_loop5
 from ov_loops.lower.remainder import lower_split, split_factor
+from ov_loops.record import Record
 
 
-@dataclass(frozen=True)
-class Lowered:
+class Lowered(Record):
     """What a loop became: its values (in result order) and the LoopSpec of the Loop-5 emitted,
     or why it was folded away; `becomes` names the op that computes it ("Loop-5",
     "LSTMSequence-5", ...; spec None then, and folded None)."""
 
-    values: list[ov.Output]
-    spec: LoopSpec | None
-    folded: str | None = None
-    applied: tuple[str, ...] = ()
-    carried: tuple[str, ...] = ()  # the names of the carried values the Loop-5 carries
-    becomes: str = "Loop-5"
-    states: tuple[ov.Node, ...] = ()  # the Assigns of a stateful loop (lower/stateful.py)
-    streaming: str | None = None  # with --stateful: its states, and the values calls restart
-    not_unrolled: str | None = None  # why a target that unrolls (or max) left it a loop
-    remainder: LoopSpec | None = None  # a split loop's second Loop-5 (lower/remainder.py)
+    __slots__ = (
+        "values",
+        "spec",
+        "folded",
+        "applied",
+        "carried",
+        "becomes",
+        "states",
+        "streaming",
+        "not_unrolled",
+        "remainder",
+    )
+
+    def __init__(
+        self,
+        values: list[ov.Output],
+        spec: LoopSpec | None,
+        folded: str | None = None,
+        applied: tuple[str, ...] = (),
+        carried: tuple[str, ...] = (),
+        becomes: str = "Loop-5",
+        states: tuple[ov.Node, ...] = (),
+        streaming: str | None = None,
+        not_unrolled: str | None = None,
+        remainder: LoopSpec | None = None,
+    ) -> None:
+        self.values = values
+        self.spec = spec
+        self.folded = folded
+        self.applied = applied
+        self.carried = carried  # the names of the carried values the Loop-5 carries
+        self.becomes = becomes
+        self.states = states  # the Assigns of a stateful loop (lower/stateful.py)
+        self.streaming = streaming  # with --stateful: its states, and the values calls restart
+        self.not_unrolled = not_unrolled  # why a target that unrolls (or max) left it a loop
+        self.remainder = remainder  # a split loop's second Loop-5 (lower/remainder.py)
 
 
 def lower(loop: LoopIR, options: LoweringOptions) -> Lowered:
@@ -54,7 +77,7 @@ def lower(loop: LoopIR, options: LoweringOptions) -> Lowered:
     loop, states, streaming = read_states(loop)
     lowered = _lowered(loop, options)
     assigns = assign_states(lowered.values, states)
-    return dataclasses.replace(lowered, states=assigns, streaming=streaming)
+    return lowered.replace(states=assigns, streaming=streaming)
 
 
 def _lowered(loop: LoopIR, options: LoweringOptions) -> Lowered:
@@ -84,19 +107,19 @@ def _lowered(loop: LoopIR, options: LoweringOptions) -> Lowered:
     if options.runs(RECOGNIZE_CELLS):
         lowered, loop = _as_cell(loop, names)
         if lowered is not None:
-            return dataclasses.replace(lowered, not_unrolled=why)
+            return lowered.replace(not_unrolled=why)
     factor = split_factor(loop, options)
     if factor is not None:
         first, rest, values = lower_split(loop, options, factor)
         lowered = Lowered(values, first.spec, None, first.applied, names, remainder=rest)
-        return dataclasses.replace(lowered, not_unrolled=why)
+        return lowered.replace(not_unrolled=why)
     loop = options.run(loop, AFTER_CELLS)
     why = why or loop.not_unrolled
     names = tuple(value.name for value in loop.carried)
     if _inlined(loop, options):
         return _unrolled(loop, "inlined its one iteration", names)
     lowered = Lowered(lower_to_loop5(loop, target.static), loop.spec, None, loop.applied, names)
-    return dataclasses.replace(lowered, not_unrolled=why)
+    return lowered.replace(not_unrolled=why)
 
 
 def _folded(loop: LoopIR, names: tuple[str, ...]) -> Lowered:

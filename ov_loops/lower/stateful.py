@@ -32,7 +32,6 @@ or gives a state the fixed shape of its first value (`_init_guard`).
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -163,9 +162,9 @@ def _guards_from(
     for index, result in enumerate(loop.results):
         own = reads.get(index)
         if own is not None and _key(own[0]) == _key(result.initial):
-            result = dataclasses.replace(result, initial=own[1])
+            result = result.replace(initial=own[1])
         elif index not in kept and _key(result.initial) in by_outer:
-            result = dataclasses.replace(result, initial=by_outer[_key(result.initial)])
+            result = result.replace(initial=by_outer[_key(result.initial)])
         results.append(result)
     return tuple(results)
 

@@ -9,8 +9,6 @@ one compiled model, runs whose trip count and batch change from run to run.
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import onnxruntime as ort
 import openvino as ov
@@ -134,8 +132,8 @@ def test_an_rnn_of_symbolic_batch_on_the_cpu_with_changing_lengths_and_batches()
     every output of the inference stale on the CPU (OpenVINO 2026.4.1) until that Loop went
     into an If (docs/pitfalls.md)."""
     made = rnn_loop_model(8, batch="B")
-    options = LoweringOptions(dataclasses.replace(CPU, skips=frozenset({RECOGNIZE_CELLS.name})))
-    options = dataclasses.replace(options, optimize="max")
+    options = LoweringOptions(CPU.replace(skips=frozenset({RECOGNIZE_CELLS.name})))
+    options = options.replace(optimize="max")
     conversion = Converter(load_model(made), options).convert()
     (loop,) = conversion.loops
     assert any("second Loop-5" in done for done in loop.optimizations)

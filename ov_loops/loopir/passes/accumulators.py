@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass
-
 import numpy as np
 import openvino as ov
 import openvino.opset15 as ops
@@ -20,16 +17,19 @@ from ov_loops.loopir.shared_edits import (
     without_merged,
 )
 from ov_loops.loopir.steps import PrependInitial
+from ov_loops.record import Record
 
 
-@dataclass(frozen=True)
-class _Append:
+class _Append(Record):
     """A carried value (merged input `merged`) the body extends by `part` along `axis`."""
 
-    merged: int
-    axis: int
-    part: ov.Output
-    length: int
+    __slots__ = ("merged", "axis", "part", "length")
+
+    def __init__(self, merged: int, axis: int, part: ov.Output, length: int) -> None:
+        self.merged = merged
+        self.axis = axis
+        self.part = part
+        self.length = length
 
 
 class StackAccumulators(LoopPass):
@@ -139,7 +139,7 @@ def _result(result: LoopResult, moved: dict, stacked: dict, ports_of: dict) -> L
     """`result` reading its output's new port; an accumulator's reads its concatenated output,
     with the initial value prepended (and shaping the output after zero iterations)."""
     if result.port not in stacked:
-        return dataclasses.replace(result, port=moved[result.port])
+        return result.replace(port=moved[result.port])
     append = stacked[result.port]
     initial = result.initial
     return LoopResult(

@@ -21,6 +21,7 @@ The errors a pass raises on purpose (its refusals) pass unchanged.
 
 from __future__ import annotations
 
+import importlib
 import os
 from typing import ClassVar
 
@@ -74,3 +75,29 @@ class LoopPass:
                 f"{loop.path}: pass {self.name} failed: {message_line(exc)}"
             ) from exc
         return after
+
+
+class DeferredPass:
+    """A pass of the pipeline named by its module and class, imported when first made: the
+    optimisations of level max and the workarounds of targets that unroll, which a default CPU
+    conversion never runs, so that it does not import them (tests/test_startup.py). It reads as
+    the class in the pipeline: `name` and `level` (stated here, checked against the class by
+    tests/loopir/passes/test_passes.py), and calling it makes the pass."""
+
+    __slots__ = ("module", "class_name", "name", "level")
+
+    def __init__(self, module: str, class_name: str, name: str, level: str | None) -> None:
+        self.module = module
+        self.class_name = class_name
+        self.name = name
+        self.level = level
+
+    def kind(self) -> type[LoopPass]:
+        """The pass's class (its module imported)."""
+        return getattr(importlib.import_module(self.module), self.class_name)
+
+    def __call__(self, *args: object, **kwargs: object) -> LoopPass:
+        return self.kind()(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"DeferredPass({self.module}.{self.class_name})"

@@ -4,7 +4,6 @@ nothing reads."""
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from typing import ClassVar
 
 import openvino as ov
@@ -17,6 +16,7 @@ from ov_loops.loopir.loop import LoopIR, LoopResult
 from ov_loops.loopir.passes.base import LoopPass
 from ov_loops.loopir.shared_edits import inline_constant
 from ov_loops.loopir.steps import AfterLoop
+from ov_loops.record import Record
 
 
 class RemoveDeadValues(LoopPass):
@@ -85,14 +85,17 @@ def _inline_if_constant(loop: LoopIR, entry: MergedInput) -> None:
                     reader.replace_source_output(shared)
 
 
-@dataclass(frozen=True)
-class OuterValue:
+class OuterValue(Record):
     """The result is `value`, an outer value (a carried value that never changes)::
 
     value = outer value
     """
 
-    value: ov.Output
+    __slots__ = ("value",)
+
+    def __init__(self, value: ov.Output) -> None:
+        self.value = value
+
     phase: ClassVar[int] = 0
 
     @classmethod

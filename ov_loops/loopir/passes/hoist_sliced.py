@@ -34,7 +34,6 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
@@ -48,17 +47,20 @@ from ov_loops.contract.spec import SlicedInput
 from ov_loops.loopir.loop import LoopIR
 from ov_loops.loopir.passes.base import LoopPass
 from ov_loops.ovgraph import dimensions
+from ov_loops.record import Record
 
 Build = Callable[[list[ov.Output]], ov.Output]
 
 
-@dataclass(frozen=True)
-class Batching:
+class Batching(Record):
     """A node on inputs with one more axis: `axis` is that axis in its output, `build` makes the
     batched node from the batched inputs (in the node's input order)."""
 
-    axis: int
-    build: Build
+    __slots__ = ("axis", "build")
+
+    def __init__(self, axis: int, build: Build) -> None:
+        self.axis = axis
+        self.build = build
 
 
 # A batching rule: (node, the extra axis of each input or None for an input without it) ->
@@ -71,10 +73,12 @@ def _light(node: ov.Node) -> bool:
     return False
 
 
-@dataclass(frozen=True)
-class _Registered:
-    batch: Rule
-    heavy: Callable[[ov.Node], bool]
+class _Registered(Record):
+    __slots__ = ("batch", "heavy")
+
+    def __init__(self, batch: Rule, heavy: Callable[[ov.Node], bool]) -> None:
+        self.batch = batch
+        self.heavy = heavy
 
 
 RULES: dict[str, _Registered] = {}
@@ -224,16 +228,20 @@ def _batched_vector(node: ov.Node, ranks, axes, vectors: list[int]) -> Batching 
 
 
 # -- the region --------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Slicing:
+class Slicing(Record):
     """How parts are cut from a sliced tensor: its slicing axis, start, stride and end, and its
     length along that axis (a static length, or the outer value when it is dynamic)."""
 
-    axis: int
-    start: int
-    stride: int
-    end: int
-    length: int | ov.Output
+    __slots__ = ("axis", "start", "stride", "end", "length")
+
+    def __init__(
+        self, axis: int, start: int, stride: int, end: int, length: int | ov.Output
+    ) -> None:
+        self.axis = axis
+        self.start = start
+        self.stride = stride
+        self.end = end
+        self.length = length
 
     def agrees(self, other: Slicing) -> bool:
         """Whether parts cut so and parts cut as `other` are the same rows of their tensors."""
@@ -245,17 +253,26 @@ class Slicing:
         return self.length == other.length
 
 
-@dataclass(frozen=True)
-class _Value:
+class _Value(Record):
     """A region value and how to compute it before the loop: `build` on the outer forms of the
     body nodes it `reads`. Batched values (per-iteration parts) have the extra `axis` in their
     outer form and their parts' `slicing`; `heavy` if a heavy op computes it or feeds it."""
 
-    reads: tuple[ov.Node, ...]
-    build: Build
-    axis: int | None = None
-    slicing: Slicing | None = None
-    heavy: bool = False
+    __slots__ = ("reads", "build", "axis", "slicing", "heavy")
+
+    def __init__(
+        self,
+        reads: tuple[ov.Node, ...],
+        build: Build,
+        axis: int | None = None,
+        slicing: Slicing | None = None,
+        heavy: bool = False,
+    ) -> None:
+        self.reads = reads
+        self.build = build
+        self.axis = axis
+        self.slicing = slicing
+        self.heavy = heavy
 
 
 def _given(value: ov.Output) -> Build:

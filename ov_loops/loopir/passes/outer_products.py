@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
@@ -21,17 +19,20 @@ from ov_loops.loopir.shared_edits import (
     without_merged,
 )
 from ov_loops.loopir.steps import AfterLoop
+from ov_loops.record import Record
 
 
-@dataclass(frozen=True)
-class _Sum:
+class _Sum(Record):
     """A carried value (merged input `merged`, body Result `result`) that each iteration adds
     MatMul(a, b, transpose_a) to: a [k, m], b [k, n]."""
 
-    merged: int
-    result: int
-    a: ov.Output
-    b: ov.Output
+    __slots__ = ("merged", "result", "a", "b")
+
+    def __init__(self, merged: int, result: int, a: ov.Output, b: ov.Output) -> None:
+        self.merged = merged
+        self.result = result
+        self.a = a
+        self.b = b
 
     @property
     def rows(self) -> int:
@@ -97,7 +98,7 @@ def _result(
     """`result` reading its output's new port; a summed accumulator's reads the stack, which
     `AddStackedProducts` turns into acc0 + A^T B."""
     if result.port not in summed:
-        return dataclasses.replace(result, port=moved[result.port])
+        return result.replace(port=moved[result.port])
     found = summed[result.port]
     entry = loop.spec.merged_inputs[found.merged]
     initial = loop.outer[entry.external_port]
@@ -107,8 +108,7 @@ def _result(
     )
 
 
-@dataclass(frozen=True)
-class AddStackedProducts:
+class AddStackedProducts(Record):
     """The stack of [a_t, b_t] rows (with an axis of their own when `rows` > 1) as the sum of
     their products added to the initial value (SumOuterProductsAfterLoop)::
 
@@ -116,9 +116,13 @@ class AddStackedProducts:
         value = initial + MatMul(A, B, transpose_a)
     """
 
-    initial: ov.Output
-    columns: int
-    rows: int = 1
+    __slots__ = ("initial", "columns", "rows")
+
+    def __init__(self, initial: ov.Output, columns: int, rows: int = 1) -> None:
+        self.initial = initial
+        self.columns = columns
+        self.rows = rows
+
     phase: ClassVar[int] = 2
 
     @classmethod

@@ -14,7 +14,6 @@ import dataclasses
 import itertools
 import math
 from collections import defaultdict
-from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
@@ -29,6 +28,7 @@ from ov_loops.loopir.loop import LoopIR, LoopResult
 from ov_loops.loopir.passes.base import LoopPass
 from ov_loops.loopir.steps import AfterLoop
 from ov_loops.ovgraph import dimensions, lengths
+from ov_loops.record import Record
 
 MAX_PACKED = 4096  # elements of a packed value of static shape
 MAX_PACKED_WIDTH = 256  # its last dim when its other dims are dynamic
@@ -297,16 +297,19 @@ def _last_values_from_pack(
     return outputs, results
 
 
-@dataclass(frozen=True)
-class Unpacked:
+class Unpacked(Record):
     """The slot of a packed carried value that is one member's::
 
     value = value[..., start : start + width]    (along `axis`, the last)
     """
 
-    axis: int
-    start: int
-    width: int
+    __slots__ = ("axis", "start", "width")
+
+    def __init__(self, axis: int, start: int, width: int) -> None:
+        self.axis = axis
+        self.start = start
+        self.width = width
+
     phase: ClassVar[int] = 0
 
     @classmethod

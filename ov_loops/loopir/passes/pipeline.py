@@ -15,9 +15,7 @@ more.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
 
 import openvino as ov
 
@@ -26,7 +24,7 @@ from ov_loops.loopir.passes import base
 from ov_loops.loopir.passes.abs_concats import CopyConcatsBeforeAbs, copy_concats_before_abs
 from ov_loops.loopir.passes.accumulators import StackAccumulators
 from ov_loops.loopir.passes.back_edges import CopyBackEdges
-from ov_loops.loopir.passes.base import LoopPass
+from ov_loops.loopir.passes.base import DeferredPass, LoopPass
 from ov_loops.loopir.passes.concat_copies import (
     CopyCapturesIntoConcats,
     copy_loop_outputs_into_concats,
@@ -43,20 +41,44 @@ from ov_loops.loopir.passes.hoist_sliced import HoistSlicedComputation
 from ov_loops.loopir.passes.iteration_first import IterationParameterFirst
 from ov_loops.loopir.passes.levels import OPTIMIZE_LEVELS, OptimizeLevel
 from ov_loops.loopir.passes.licm import HoistInvariantComputation
-from ov_loops.loopir.passes.linear_recurrences import SolveLinearRecurrences
 from ov_loops.loopir.passes.merge_matmuls import MergeSharedMatMuls
-from ov_loops.loopir.passes.outer_products import SumOuterProductsAfterLoop
 from ov_loops.loopir.passes.pack_carried import PackCarriedValues
 from ov_loops.loopir.passes.port_rank import FlattenHighRankStacks
-from ov_loops.loopir.passes.proven_trip_count import ProveTripCount
-from ov_loops.loopir.passes.row_products import MultiplyRowsByInvariants
 from ov_loops.loopir.passes.simplify import SimplifyBody
 from ov_loops.loopir.passes.unbounded_carries import UnboundedCarryLengths
-from ov_loops.loopir.passes.unroll_iterations import UnrollIterations, chosen_factor
 from ov_loops.loopir.passes.zero_run_carry import BranchZeroRunsOfReshapedCarries
 from ov_loops.loopir.passes.zero_run_guards import GuardZeroIterationRuns
+from ov_loops.record import Record
 from ov_loops.targets import TARGETS as TARGET_TABLE
 from ov_loops.targets import Target, check_count, check_target, check_unroll
+
+# A pass in the pipeline: its class, or the class's name until it runs.
+PassKind = type[LoopPass] | DeferredPass
+
+
+def _deferred(module: str, class_name: str, name: str, level: str | None) -> DeferredPass:
+    return DeferredPass(f"ov_loops.loopir.passes.{module}", class_name, name, level)
+
+
+# Passes a default CPU conversion does not run, imported when one runs (base.DeferredPass).
+ProveTripCount = _deferred("proven_trip_count", "ProveTripCount", "prove-trip-count", None)
+SumOuterProductsAfterLoop = _deferred(
+    "outer_products", "SumOuterProductsAfterLoop", "sum-outer-products", "max"
+)
+SolveLinearRecurrences = _deferred(
+    "linear_recurrences", "SolveLinearRecurrences", "solve-linear-recurrences", "max"
+)
+MultiplyRowsByInvariants = _deferred(
+    "row_products", "MultiplyRowsByInvariants", "multiply-rows-by-invariants", "max"
+)
+UnrollIterations = _deferred("unroll_iterations", "UnrollIterations", "unroll-iterations", "max")
+DEFERRED = (
+    ProveTripCount,
+    SumOuterProductsAfterLoop,
+    SolveLinearRecurrences,
+    MultiplyRowsByInvariants,
+    UnrollIterations,
+)
 
 # The optimisations that shape the body before a lowering is chosen (lower/select.py): cells
 # are recognised after the body is simplified, dead values are gone, invariant work has left,
@@ -64,7 +86,7 @@ from ov_loops.targets import Target, check_count, check_target, check_unroll
 # (MOC folds the exporters' transposes and shape arithmetic; carried weights become invariant
 # constants; tf2onnx's Concat accumulator becomes the stacked h), and before the passes that
 # change the step itself: hoisting takes x W out of the body, unrolling chains copies of it.
-BEFORE_CELLS: tuple[type[LoopPass], ...] = (
+BEFORE_CELLS: tuple[PassKind, ...] = (
     InlineConstantCaptures,
     CopyConcatsBeforeAbs,
     RemoveDeadValues,
@@ -78,7 +100,7 @@ BEFORE_CELLS: tuple[type[LoopPass], ...] = (
 # first (the cell patterns read them one by one; the merged product of a sliced part is then
 # hoisted as one); carried values packed into one back edge after unrolling (its copies pass
 # them on unpacked).
-AFTER_CELLS: tuple[type[LoopPass], ...] = (
+AFTER_CELLS: tuple[PassKind, ...] = (
     MergeSharedMatMuls,
     HoistSlicedComputation,
     SumOuterProductsAfterLoop,
@@ -95,16 +117,18 @@ AFTER_CELLS: tuple[type[LoopPass], ...] = (
     UnboundedCarryLengths,
     IterationParameterFirst,
 )
-PIPELINE: tuple[type[LoopPass], ...] = (*BEFORE_CELLS, *AFTER_CELLS)
+PIPELINE: tuple[PassKind, ...] = (*BEFORE_CELLS, *AFTER_CELLS)
 
 
-@dataclass(frozen=True)
-class DecisionPoint:
+class DecisionPoint(Record):
     """A choice lowering makes between two stages of PIPELINE that a profile switches like an
     optimisation: from `level` on, unless the profile `skips` its `name`."""
 
-    name: str
-    level: OptimizeLevel
+    __slots__ = ("name", "level")
+
+    def __init__(self, name: str, level: OptimizeLevel) -> None:
+        self.name = name
+        self.level = level
 
 
 # Between BEFORE_CELLS and AFTER_CELLS: a body that is one RNN/GRU/LSTM step may become its
@@ -115,26 +139,51 @@ class DecisionPoint:
 # moving it to "default" would need only a LOOP table per level.
 RECOGNIZE_CELLS = DecisionPoint("recognize-cells", "max")
 
-Step = type[LoopPass] | DecisionPoint
+Step = PassKind | DecisionPoint
 ModelWorkaround = Callable[[ov.Model], object]
 
 
-@dataclass(frozen=True)
-class TargetProfile:
+class TargetProfile(Record):
     """A target's name, the names of the workaround passes it runs, and optimisations it
     `skips` whatever the level (e.g. to test passes switched on at random); `unroll`: loops of
     at most that many iterations become straight-line graph (lower/unroll.py); `static`: every
     loop must have a constant trip count and static shapes, or conversion is refused;
     `model_workarounds` run on the whole converted model, in order (the driver calls them)."""
 
-    name: str
-    passes: frozenset[str]
-    skips: frozenset[str] = frozenset()
-    unroll: int = 0
-    static: bool = False
-    stateful: bool = False  # top-level loops keep carried values in Variables (lower/stateful.py)
-    max_trip_count: int | None = None  # the trip count of loops without one (lower/select.py)
-    model_workarounds: tuple[ModelWorkaround, ...] = ()
+    __slots__ = (
+        "name",
+        "passes",
+        "skips",
+        "unroll",
+        "static",
+        "stateful",
+        "max_trip_count",
+        "model_workarounds",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        passes: frozenset[str],
+        skips: frozenset[str] = frozenset(),
+        unroll: int = 0,
+        static: bool = False,
+        stateful: bool = False,
+        max_trip_count: int | None = None,
+        model_workarounds: tuple[ModelWorkaround, ...] = (),
+    ) -> None:
+        self.name = name
+        self.passes = passes
+        self.skips = skips
+        self.unroll = unroll
+        self.static = static
+        self.stateful = (
+            stateful  # top-level loops keep carried values in Variables (lower/stateful.py)
+        )
+        self.max_trip_count = (
+            max_trip_count  # the trip count of loops without one (lower/select.py)
+        )
+        self.model_workarounds = model_workarounds
 
     def runs(self, step: Step, optimize: OptimizeLevel) -> bool:
         """Whether pass (or decision point) `step` runs for this target at level `optimize`."""
@@ -156,8 +205,8 @@ class TargetProfile:
         self,
         loop: LoopIR,
         optimize: OptimizeLevel = "none",
-        passes: tuple[type[LoopPass], ...] = PIPELINE,
-        made: Callable[[type[LoopPass]], LoopPass] = lambda kind: kind(),
+        passes: tuple[PassKind, ...] = PIPELINE,
+        made: Callable[[PassKind], LoopPass] = lambda kind: kind(),
     ) -> LoopIR:
         """`loop` after every pass of `passes` (by default all of PIPELINE) that runs, in order
         (each instance `made` of its class); each pass requires what the one before ensured
@@ -225,26 +274,30 @@ def target_profile(
     profile = TARGETS[check_target(target)]
     check_unroll(unroll)
     if stateful:
-        profile = dataclasses.replace(profile, stateful=True)
+        profile = profile.replace(stateful=True)
     if max_trip_count is not None:
         check_count("max_trip_count", max_trip_count)
-        profile = dataclasses.replace(profile, max_trip_count=max_trip_count)
+        profile = profile.replace(max_trip_count=max_trip_count)
     if unroll is None:
         return profile
     passes = profile.passes | UNROLLING if unroll else profile.passes
-    return dataclasses.replace(profile, unroll=max(profile.unroll, unroll), passes=passes)
+    return profile.replace(unroll=max(profile.unroll, unroll), passes=passes)
 
 
-@dataclass(frozen=True)
-class LoweringOptions:
+class LoweringOptions(Record):
     """How the loops of one conversion are lowered: the target's profile (its workarounds,
     unrolling, static shapes, state) and the optimisation level. The one object the API and the
     CLI (`ConvertOptions.lowering`, which validates the level) and the Theano builder hand to
     `lower.select.lower`; `optimize` is not checked again here."""
 
-    target: TargetProfile = CPU
-    optimize: OptimizeLevel = "default"
-    loops: int = 1  # the model's loops (every depth): they share max's unrolling op budget
+    __slots__ = ("target", "optimize", "loops")
+
+    def __init__(
+        self, target: TargetProfile = CPU, optimize: OptimizeLevel = "default", loops: int = 1
+    ) -> None:
+        self.target = target
+        self.optimize = optimize
+        self.loops = loops  # the model's loops (every depth): they share max's unrolling op budget
 
     def runs(self, step: Step) -> bool:
         """Whether pass (or decision point) `step` runs for these options."""
@@ -258,13 +311,17 @@ class LoweringOptions:
     def unroll_factor(self, loop: LoopIR) -> int | None:
         """k as `unroll-iterations` would choose it for `loop` when it runs at these options;
         None when it does not run or leaves the loop whole."""
-        return chosen_factor(loop, self.loops) if self.unrolls else None
+        if not self.unrolls:
+            return None
+        from ov_loops.loopir.passes.unroll_iterations import chosen_factor
 
-    def run(self, loop: LoopIR, passes: tuple[type[LoopPass], ...] = PIPELINE) -> LoopIR:
+        return chosen_factor(loop, self.loops)
+
+    def run(self, loop: LoopIR, passes: tuple[PassKind, ...] = PIPELINE) -> LoopIR:
         """`loop` after the passes of `passes` that run for these options, in order."""
         return self.target.run(loop, self.optimize, passes, self._made)
 
-    def _made(self, kind: type[LoopPass]) -> LoopPass:
+    def _made(self, kind: PassKind) -> LoopPass:
         """Pass `kind` for this conversion: unroll-iterations knows the model's loops."""
         return UnrollIterations(loops=self.loops) if kind is UnrollIterations else kind()
 

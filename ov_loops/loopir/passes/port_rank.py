@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
@@ -16,19 +15,28 @@ from ov_loops.loopir.loop import LoopIR
 from ov_loops.loopir.passes.base import LoopPass
 from ov_loops.loopir.plugin_limits import MAX_PORT_RANK
 from ov_loops.loopir.steps import AfterLoop
+from ov_loops.record import Record
 
 
-@dataclass(frozen=True)
-class StackedPart:
+class StackedPart(Record):
     """A per-iteration value stacked along `axis` that leaves the body flattened to [1, n] and
     is concatenated along 0; after the Loop it is reshaped (and transposed) back from its
     per-iteration `shape` (a constant) or, when dims are dynamic, from `body_shape`, a body value
     the Loop returns as an extra last-value output."""
 
-    value: ov.Output
-    axis: int
-    shape: ov.Output | None = None
-    body_shape: ov.Output | None = None
+    __slots__ = ("value", "axis", "shape", "body_shape")
+
+    def __init__(
+        self,
+        value: ov.Output,
+        axis: int,
+        shape: ov.Output | None = None,
+        body_shape: ov.Output | None = None,
+    ) -> None:
+        self.value = value
+        self.axis = axis
+        self.shape = shape
+        self.body_shape = body_shape
 
 
 def flattened_part(per_iteration: ov.Output, axis: int) -> StackedPart:
@@ -41,16 +49,19 @@ def flattened_part(per_iteration: ov.Output, axis: int) -> StackedPart:
     return StackedPart(flat, axis, body_shape=ops.shape_of(per_iteration, ov.Type.i64).output(0))
 
 
-@dataclass(frozen=True)
-class Unflatten:
+class Unflatten(Record):
     """Restore a flattened concatenated output (see StackedPart); `shape_port` is the Loop
     output holding the per-iteration shape when it is not a constant::
 
         value = value.reshape(count, *shape) moved so the count is at part.axis
     """
 
-    part: StackedPart
-    shape_port: int | None
+    __slots__ = ("part", "shape_port")
+
+    def __init__(self, part: StackedPart, shape_port: int | None) -> None:
+        self.part = part
+        self.shape_port = shape_port
+
     phase: ClassVar[int] = 0
 
     @classmethod

@@ -6,7 +6,6 @@ stale last values) when a run with zero iterations follows a run with some.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
@@ -19,6 +18,7 @@ from ov_loops.loopir.steps import AfterLoop
 from ov_loops.loopir.unrolling import Unchunk
 from ov_loops.opfactory import constant, op
 from ov_loops.ovgraph import dimensions, dynamic_besides
+from ov_loops.record import Record
 
 
 class GuardZeroIterationRuns(LoopPass):
@@ -65,12 +65,15 @@ def _cut_to_zero_runs(result) -> bool:
     return any(isinstance(step, Unchunk) and step.empty_when_zero_runs for step in result.after)
 
 
-@dataclass(frozen=True)
-class EmptyWhenZeroRuns:
+class EmptyWhenZeroRuns(Record):
     """See `guard_zero_iterations`."""
 
-    axis: int
-    empty_shape: ov.Output | None
+    __slots__ = ("axis", "empty_shape")
+
+    def __init__(self, axis: int, empty_shape: ov.Output | None) -> None:
+        self.axis = axis
+        self.empty_shape = empty_shape
+
     phase: ClassVar[int] = 1
 
     @classmethod
@@ -85,11 +88,14 @@ class EmptyWhenZeroRuns:
         return guard_zero_iterations(values, axes, shapes, zero, lengths)
 
 
-@dataclass(frozen=True)
-class InitialWhenZeroRuns:
+class InitialWhenZeroRuns(Record):
     """See `guard_last_values`."""
 
-    initial: ov.Output
+    __slots__ = ("initial",)
+
+    def __init__(self, initial: ov.Output) -> None:
+        self.initial = initial
+
     phase: ClassVar[int] = 1
 
     @classmethod

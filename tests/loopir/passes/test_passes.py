@@ -27,6 +27,7 @@ from ov_loops.loopir.passes.constants import InlineConstantCaptures
 from ov_loops.loopir.passes.levels import OPTIMIZE_LEVELS
 from ov_loops.loopir.passes.pipeline import (
     CPU,
+    DEFERRED,
     GPU,
     NPU,
     PIPELINE,
@@ -394,6 +395,16 @@ def test_profiles_switch_the_passes_on():
     assert len({kind.name for kind in PIPELINE}) == len(PIPELINE)
 
 
+@pytest.mark.parametrize("deferred", DEFERRED, ids=lambda deferred: deferred.name)
+def test_a_deferred_pass_is_its_class_once_imported(deferred):
+    """The pipeline names the passes a default conversion does not run by module and class
+    (base.DeferredPass): its name and level are the class's, and calling it makes the pass."""
+    kind = deferred.kind()
+    assert issubclass(kind, LoopPass) and deferred in PIPELINE
+    assert (deferred.name, deferred.level) == (kind.name, kind.level)
+    assert type(deferred()) is kind
+
+
 @pytest.mark.parametrize("profile", [CPU, PLAIN], ids=lambda profile: profile.name)
 def test_a_profile_runs_its_passes_in_pipeline_order(profile, monkeypatch):
     ran = []
@@ -505,7 +516,7 @@ def test_a_pipeline_checks_its_loop_at_the_end():
     """A pass returning its loop unchanged is not checked again after it (it promises what it
     required); a body changed in place under it is still caught when the pipeline ends."""
     loop, _, _ = runtime_counter_two_carried()
-    profile = dataclasses.replace(PLAIN, passes=frozenset({AddsAParameterInPlace.name}))
+    profile = PLAIN.replace(passes=frozenset({AddsAParameterInPlace.name}))
     with pytest.raises(SpecError, match="body Parameters not fed"):
         profile.run(loop, passes=(AddsAParameterInPlace,))
 

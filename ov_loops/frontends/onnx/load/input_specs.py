@@ -12,12 +12,12 @@ and a type, a list of those, or a dict from names to a shape, a type or a tuple 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 import numpy as np
 import openvino as ov
 
 from ov_loops.errors import InputError
+from ov_loops.record import Record
 
 # Element type spellings: OpenVINO's short names, and numpy's names.
 ELEMENT_TYPES = {
@@ -43,14 +43,21 @@ _RANGE = re.compile(r"(?P<low>[0-9]*)\.\.(?P<high>[0-9]*)")
 MAX_DIMENSION = 2**63 - 2
 
 
-@dataclass(frozen=True)
-class InputShape:
+class InputShape(Record):
     """One input as the user gives it: its name (None: by position), shape and element type
     (None: as the model declares)."""
 
-    name: str | None = None
-    shape: ov.PartialShape | None = None
-    element: ov.Type | None = None
+    __slots__ = ("name", "shape", "element")
+
+    def __init__(
+        self,
+        name: str | None = None,
+        shape: ov.PartialShape | None = None,
+        element: ov.Type | None = None,
+    ) -> None:
+        self.name = name
+        self.shape = shape
+        self.element = element
 
     def text(self) -> str:
         """The entry in `--input` syntax."""

@@ -9,7 +9,6 @@ a valid model. The sequence rewrite also records the parts it made of each seque
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from functools import partial
 
 from ov_loops.frontends.onnx.load.checker import check_model
@@ -29,20 +28,34 @@ from ov_loops.frontends.onnx.rewrites.placeholder_domain import refuse_placehold
 from ov_loops.frontends.onnx.rewrites.sequences.sequence_appends import (
     lists_appended_in_loops_become_scan_outputs,
 )
-from ov_loops.frontends.onnx.rewrites.sequences.sequences import lower_sequences
+from ov_loops.frontends.onnx.rewrites.sequences.sequence_types import has_sequences
 from ov_loops.frontends.onnx.rewrites.shapeless_inputs import (
     shapeless_inputs_take_declared_shapes,
 )
+from ov_loops.record import Record
 
 Rewrite = Callable[[schema.ModelProto], schema.ModelProto]
 
 
-@dataclass
-class PreparedModel:
+class PreparedModel(Record):
     """A model ready for conversion, and what its rewrites made that the model cannot say."""
 
-    model: schema.ModelProto
-    sequences: SequenceParts = field(default_factory=SequenceParts)
+    __slots__ = ("model", "sequences")
+
+    def __init__(self, model: schema.ModelProto, sequences: SequenceParts | None = None) -> None:
+        self.model = model
+        self.sequences = SequenceParts() if sequences is None else sequences
+
+
+def _lower_sequences(model: schema.ModelProto, record: SequenceParts) -> schema.ModelProto:
+    """rewrites/sequences/sequences.py's lower_sequences, imported for a model that holds
+    sequences or optionals (after the fast path of lists appended in loops): a model without
+    any does not import the general sequence rewrite (tests/test_startup.py)."""
+    if not has_sequences(model):
+        return model
+    from ov_loops.frontends.onnx.rewrites.sequences.sequences import lower_sequences
+
+    return lower_sequences(model, record=record)
 
 
 def rewrites(sequences: SequenceParts, check: bool = True) -> tuple[Rewrite, ...]:
@@ -59,7 +72,7 @@ def rewrites(sequences: SequenceParts, check: bool = True) -> tuple[Rewrite, ...
         # inlining too
         shapeless_inputs_take_declared_shapes,  # after inlining: a function's loop may take one
         lists_appended_in_loops_become_scan_outputs,  # the fast path before the general rewrite
-        partial(lower_sequences, record=sequences),  # before the two below: it writes empty
+        partial(_lower_sequences, record=sequences),  # before the two below: it writes empty
         # constants
         expand_to_an_empty_shape_is_identity,
         keep_empty_constants_empty,

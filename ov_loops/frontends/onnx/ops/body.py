@@ -15,7 +15,6 @@ through their placeholders) and lowers loops; a `LoopContext` is what a translat
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Protocol
 
 import openvino as ov
@@ -29,6 +28,7 @@ from ov_loops.frontends.onnx.proto.scopes import defined_names, fresh_name
 from ov_loops.frontends.onnx.proto.types import TensorType
 from ov_loops.loopir import trip_count as trips
 from ov_loops.loopir.loop import LoopIR
+from ov_loops.record import Record
 
 MAX_SHAPE_RELAXATIONS = 8
 
@@ -66,15 +66,23 @@ class LoopContext(Protocol):
         """The conversion's runtime trip counts guarded so far, by source value (trip_count.py)."""
 
 
-@dataclass(frozen=True)
-class BodyTypes:
+class BodyTypes(Record):
     """The types a body's inputs get from the values arriving: carried values, captures and
     sliced parts (each without its slicing axis), and the shape the loop's condition has."""
 
-    carried: list[TensorType]
-    captures: list[TensorType]
-    sliced: list[TensorType]
-    condition_shape: tuple[int, ...]
+    __slots__ = ("carried", "captures", "sliced", "condition_shape")
+
+    def __init__(
+        self,
+        carried: list[TensorType],
+        captures: list[TensorType],
+        sliced: list[TensorType],
+        condition_shape: tuple[int, ...],
+    ) -> None:
+        self.carried = carried
+        self.captures = captures
+        self.sliced = sliced
+        self.condition_shape = condition_shape
 
 
 def loop_ir(

@@ -13,7 +13,6 @@ to_loop_ir.py maps the layout to Loop-5 ports, once for every op:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cached_property
 from typing import ClassVar, NamedTuple
 
@@ -21,28 +20,33 @@ from ov_loops.contract.kinds import CarriedKind, CarriedValue, grouped, tensors
 from ov_loops.errors import ConversionError, UnsupportedItem
 from ov_loops.frontends.onnx.proto import schema
 from ov_loops.frontends.onnx.proto.scopes import read_names
+from ov_loops.record import Record
 
 
-@dataclass(frozen=True)
-class SlicedRead:
+class SlicedRead(Record):
     """The body reads `source` one part at a time along `axis` (which the body does not see).
 
     `axis` is as written in the model (possibly negative) until normalised against the rank.
     """
 
-    source: str
-    body_input: str
-    axis: int = 0
-    reverse: bool = False
+    __slots__ = ("source", "body_input", "axis", "reverse")
+
+    def __init__(self, source: str, body_input: str, axis: int = 0, reverse: bool = False) -> None:
+        self.source = source
+        self.body_input = body_input
+        self.axis = axis
+        self.reverse = reverse
 
 
-@dataclass(frozen=True)
-class StackedOutput:
+class StackedOutput(Record):
     """Body output `index` is stacked over the iterations along `axis` (prepended if reverse)."""
 
-    index: int
-    axis: int = 0
-    reverse: bool = False
+    __slots__ = ("index", "axis", "reverse")
+
+    def __init__(self, index: int, axis: int = 0, reverse: bool = False) -> None:
+        self.index = index
+        self.axis = axis
+        self.reverse = reverse
 
 
 def refuse_omitted_inputs(
@@ -81,34 +85,82 @@ class PlaceholderValues(NamedTuple):
     sequence_lens: object
 
 
-@dataclass
-class OnnxLoopLayout:
+class OnnxLoopLayout(Record):
     """An ONNX loop node and the roles of its body's inputs and outputs. Each op's class (a
     subclass registered with its opsets, registry.py) reads its node into one (`read`) and
     translates the loop (`loop_ir`, body.py)."""
 
-    node: schema.NodeProto
-    path: str
-    opset: int | None
-    body: schema.GraphProto
-    captures: list[str]
-    sliced: list[SlicedRead]
-    carried_sources: list[str]  # outer names of the initial loop-carried values
-    carried_inputs: list[str]  # body inputs receiving them
-    carried_outputs: list[int]
-    stacked_outputs: list[StackedOutput]
-    trip_source: str | None = None  # outer name of the trip count, if any
-    condition_source: str | None = None  # outer name of the initial condition, if any
-    iteration_input: str | None = None
-    condition_input: str | None = None
-    condition_output: int | None = None
-    sequence_lens_source: str | None = None  # Scan-8's outer name of the sequence lengths
     # the kind of each logical carried value (a sequence takes several inputs); None: tensors.
-    carried_kinds: list[CarriedKind] | None = None
     # whether the node is one of the main graph's own (not in a body or an If branch); set
     # by the driver when it registers the node (node names may hold '/', as paths do)
-    in_main_graph: bool = False
-    in_loop_body: bool = False  # a node of a loop's body (any depth; set with in_main_graph)
+    __slots__ = (
+        "node",
+        "path",
+        "opset",
+        "body",
+        "captures",
+        "sliced",
+        "carried_sources",
+        "carried_inputs",
+        "carried_outputs",
+        "stacked_outputs",
+        "trip_source",
+        "condition_source",
+        "iteration_input",
+        "condition_input",
+        "condition_output",
+        "sequence_lens_source",
+        "carried_kinds",
+        "in_main_graph",
+        "in_loop_body",
+        "__dict__",  # _body_reads is cached
+    )
+
+    def __init__(
+        self,
+        node: schema.NodeProto,
+        path: str,
+        opset: int | None,
+        body: schema.GraphProto,
+        captures: list[str],
+        sliced: list[SlicedRead],
+        carried_sources: list[str],
+        carried_inputs: list[str],
+        carried_outputs: list[int],
+        stacked_outputs: list[StackedOutput],
+        trip_source: str | None = None,
+        condition_source: str | None = None,
+        iteration_input: str | None = None,
+        condition_input: str | None = None,
+        condition_output: int | None = None,
+        sequence_lens_source: str | None = None,
+        carried_kinds: list[CarriedKind] | None = None,
+        in_main_graph: bool = False,
+        in_loop_body: bool = False,
+    ) -> None:
+        self.node = node
+        self.path = path
+        self.opset = opset
+        self.body = body
+        self.captures = captures
+        self.sliced = sliced
+        self.carried_sources = carried_sources  # outer names of the initial loop-carried values
+        self.carried_inputs = carried_inputs  # body inputs receiving them
+        self.carried_outputs = carried_outputs
+        self.stacked_outputs = stacked_outputs
+        self.trip_source = trip_source  # outer name of the trip count, if any
+        self.condition_source = condition_source  # outer name of the initial condition, if any
+        self.iteration_input = iteration_input
+        self.condition_input = condition_input
+        self.condition_output = condition_output
+        self.sequence_lens_source = (
+            sequence_lens_source  # Scan-8's outer name of the sequence lengths
+        )
+        self.carried_kinds = carried_kinds
+        self.in_main_graph = in_main_graph
+        self.in_loop_body = (
+            in_loop_body  # a node of a loop's body (any depth; set with in_main_graph)
+        )
 
     op = ""  # the op type, set when the class is registered (registry.loop_op)
     # Scan requires every sliced input to have the same length; Loop stops at the shortest.

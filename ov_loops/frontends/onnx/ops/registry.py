@@ -17,25 +17,27 @@ package `ops` imports each of its modules, so every op is registered before a lo
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TypeVar
 
 from ov_loops.errors import ConversionError
 from ov_loops.frontends.onnx.proto import schema
+from ov_loops.record import Record
 
 STANDARD_DOMAINS = ("", "ai.onnx")  # the same domain, spelled two ways
 Layout = TypeVar("Layout", bound=type)
 
 
-@dataclass(frozen=True)
-class Registration:
+class Registration(Record):
     """An op type of a domain read by `layout` in opsets first..last (None: every later one)."""
 
-    domain: str
-    op: str
-    first: int
-    last: int | None
-    layout: type
+    __slots__ = ("domain", "op", "first", "last", "layout")
+
+    def __init__(self, domain: str, op: str, first: int, last: int | None, layout: type) -> None:
+        self.domain = domain
+        self.op = op
+        self.first = first
+        self.last = last
+        self.layout = layout
 
     def holds(self, opset: int | None) -> bool:
         """Whether `opset` is in the range; an unknown opset (None) is the latest."""

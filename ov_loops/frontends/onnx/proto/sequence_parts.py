@@ -3,20 +3,25 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from ov_loops.contract.kinds import TENSOR, CarriedKind, SequenceKind
+from ov_loops.record import Record
 
 
-@dataclass
-class SequenceParts:
+class SequenceParts(Record):
     """What the sequence rewrite made of the values the converter and `check` must know as one:
     the parts of each sequence a Loop carries (the names of the body inputs carrying it, in
     order) and of each sequence input of the model, with their kinds. The rewritten model
     cannot say it (its parts are plain tensors); this record comes with it (PreparedModel)."""
 
-    carried: dict[tuple[str, ...], SequenceKind] = field(default_factory=dict)
-    inputs: list[tuple[SequenceKind, tuple[str, ...]]] = field(default_factory=list)
+    __slots__ = ("carried", "inputs")
+
+    def __init__(
+        self,
+        carried: dict[tuple[str, ...], SequenceKind] | None = None,
+        inputs: list[tuple[SequenceKind, tuple[str, ...]]] | None = None,
+    ) -> None:
+        self.carried = dict() if carried is None else carried
+        self.inputs = list() if inputs is None else inputs
 
     def carried_kinds(self, body_inputs: list[str]) -> list[CarriedKind]:
         """The kind of each value carried by the Loop body inputs named `body_inputs`, in order:

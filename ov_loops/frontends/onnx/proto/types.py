@@ -3,12 +3,11 @@ inference knows."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import openvino as ov
 
 from ov_loops.frontends.onnx.proto import helpers, schema
 from ov_loops.frontends.onnx.proto.scopes import all_graphs
+from ov_loops.record import Record
 
 T = schema.TensorProto
 
@@ -39,12 +38,14 @@ _ONNX_TO_OV = {
 _OV_TO_ONNX = {element.get_type_name(): elem_type for elem_type, element in _ONNX_TO_OV.items()}
 
 
-@dataclass(frozen=True)
-class TensorType:
+class TensorType(Record):
     """An ONNX tensor type: elem_type 0 is unknown, `shape` None unknown rank, None dims dynamic."""
 
-    elem_type: int
-    shape: tuple[int | None, ...] | None
+    __slots__ = ("elem_type", "shape")
+
+    def __init__(self, elem_type: int, shape: tuple[int | None, ...] | None) -> None:
+        self.elem_type = elem_type
+        self.shape = shape
 
     def without_axis(self, axis: int) -> TensorType:
         """The type of one part of this tensor along `axis` (which is removed)."""

@@ -5,8 +5,6 @@ is typed from the arriving values, whose batch is dynamic)."""
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import pytest
 
@@ -45,8 +43,8 @@ def test_zero_trips_stack_in_the_bodys_declared_shape(optimize, tmp_path):
 def test_zero_trips_of_the_split_loop_stack_in_the_declared_shape():
     """At max without cells the loop becomes two Loop-5s (lower/remainder.py)."""
     made = _rnn_declaring_its_batch()
-    profile = dataclasses.replace(CPU, skips=frozenset({RECOGNIZE_CELLS.name}))
-    options = dataclasses.replace(LoweringOptions(profile), optimize="max")
+    profile = CPU.replace(skips=frozenset({RECOGNIZE_CELLS.name}))
+    options = LoweringOptions(profile).replace(optimize="max")
     conversion = Converter(load_model(made), options).convert()
     assert any("second Loop-5" in done for done in conversion.loops[0].optimizations)
     compiled, expect = compile_f32(conversion.model), onnxruntime_oracle(made)

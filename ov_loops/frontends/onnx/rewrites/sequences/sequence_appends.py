@@ -60,8 +60,6 @@ Everything else is left as it is for the general rewrite of sequences.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from ov_loops.frontends.onnx.ops.loop import is_loop
@@ -75,6 +73,7 @@ from ov_loops.frontends.onnx.proto.scopes import (
 )
 from ov_loops.frontends.onnx.proto.scopes import fresh_name as _fresh
 from ov_loops.frontends.onnx.rewrites.sequences.carried_shapes import CarriedShapes
+from ov_loops.record import Record
 
 _INITIAL_LISTS = ("SequenceEmpty", "SequenceConstruct")
 _TO_THE_END = 2**62  # a Slice end past the last dim
@@ -85,18 +84,28 @@ _RANDOM_OPS = frozenset(
 _LIST_READERS = ("ConcatFromSequence", "SequenceLength")
 
 
-@dataclass
-class AppendedList:
+class AppendedList(Record):
     """A sequence carried by `loop` (carried value `index`) that the body only appends to,
     itself or through the inner Loops `threads` (outermost first, each with the carried index
     the list has there), each of which runs the same number of iterations every time."""
 
-    loop: schema.NodeProto
-    index: int
-    initial: schema.NodeProto  # SequenceEmpty or SequenceConstruct in the Loop's graph
-    insert: schema.NodeProto  # the innermost body's SequenceInsert(s_in, x)
-    readers: list[schema.NodeProto]  # ConcatFromSequence / SequenceLength of the final list
-    threads: list[tuple[schema.NodeProto, int]]
+    __slots__ = ("loop", "index", "initial", "insert", "readers", "threads")
+
+    def __init__(
+        self,
+        loop: schema.NodeProto,
+        index: int,
+        initial: schema.NodeProto,
+        insert: schema.NodeProto,
+        readers: list[schema.NodeProto],
+        threads: list[tuple[schema.NodeProto, int]],
+    ) -> None:
+        self.loop = loop
+        self.index = index
+        self.initial = initial  # SequenceEmpty or SequenceConstruct in the Loop's graph
+        self.insert = insert  # the innermost body's SequenceInsert(s_in, x)
+        self.readers = readers  # ConcatFromSequence / SequenceLength of the final list
+        self.threads = threads
 
     @property
     def element(self) -> str:

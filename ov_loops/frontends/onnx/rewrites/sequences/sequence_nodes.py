@@ -5,7 +5,6 @@ writes nodes with `e` and binds its outputs; it returns a reason when it cannot.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 
 import numpy as np
 
@@ -129,7 +128,7 @@ def _construct(node, scope, e, info):
 def _insert(node, seq, scope, e, info):
     tensor = node.input[1]
     if not seq.elem_type:
-        seq = replace(seq, elem_type=info.get(tensor, (0, None))[0])
+        seq = seq.replace(elem_type=info.get(tensor, (0, None))[0])
     known = (_rank(info, tensor), info.dims.get(tensor))
     made = sequence_ops.insert(e, seq, tensor, _optional_input(node, 2), known)
     bind(scope, e, node.output[0], made)
@@ -191,7 +190,7 @@ def _optional(node, scope, e, info):
         else:
             made = Sequence(*made.names(), elem_type, EMPTY, optional=True)
     elif given in scope:
-        made = replace(scope[given].as_sequence(), present=e.const(True, np.bool_))
+        made = scope[given].as_sequence().replace(present=e.const(True, np.bool_))
     else:
         elem_type, rank = info.get(given, (0, None))
         made = sequence_ops.construct(e, [given], elem_type, rank)
@@ -252,9 +251,9 @@ def as_kind(e: Emit, value: Sequence, kind: str) -> Sequence:
     """`value` as a value of `kind`: a sequence gets a true `present` as an Optional of a
     sequence, an Optional of a sequence holds its sequence as a sequence."""
     if kind == OPTIONAL_SEQUENCE and value.present is None:
-        return replace(value, present=e.const(True, np.bool_))
+        return value.replace(present=e.const(True, np.bool_))
     if kind != OPTIONAL_SEQUENCE:
-        return replace(value.as_sequence(), optional=kind == OPTIONAL)
+        return value.as_sequence().replace(optional=kind == OPTIONAL)
     return value
 
 

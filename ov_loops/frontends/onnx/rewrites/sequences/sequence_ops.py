@@ -17,11 +17,14 @@ Each kernel's docstring states the op's semantics (ONNX operator spec, onnx.defs
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from ov_loops.contract.kinds import OPTIONAL, OPTIONAL_SEQUENCE, SEQUENCE, SequenceKind
 from ov_loops.frontends.onnx.proto import schema
-from ov_loops.frontends.onnx.rewrites.sequences.sequence_emit import Emit
+from ov_loops.record import Record
+
+if TYPE_CHECKING:  # imported with the general rewrite, which emits (sequences.py)
+    from ov_loops.frontends.onnx.rewrites.sequences.sequence_emit import Emit
 
 # What is known before run time of the rank of a sequence's elements: EMPTY (the sequence never
 # holds an element, so any rank fits), an int (every element has it), or None (unknown/varies).
@@ -52,23 +55,46 @@ def join_dims(first: Dims, second: Dims) -> Dims:
     return tuple(a if a == b else None for a, b in zip(first, second))
 
 
-@dataclass(frozen=True)
-class Sequence:
+class Sequence(Record):
     """A sequence's four tensors by name, its element type and what is known of its rank.
 
     `present` is the name of a bool scalar for an Optional holding a sequence (the sequence is
     empty when absent); an Optional holding a tensor is a Sequence of zero or one element with
     `optional` set."""
 
-    buffer: str
-    sizes: str
-    ranks: str
-    shapes: str
-    elem_type: int
-    rank: Rank = None
-    present: str | None = None
-    optional: bool = False
-    dims: Dims = None
+    __slots__ = (
+        "buffer",
+        "sizes",
+        "ranks",
+        "shapes",
+        "elem_type",
+        "rank",
+        "present",
+        "optional",
+        "dims",
+    )
+
+    def __init__(
+        self,
+        buffer: str,
+        sizes: str,
+        ranks: str,
+        shapes: str,
+        elem_type: int,
+        rank: Rank = None,
+        present: str | None = None,
+        optional: bool = False,
+        dims: Dims = None,
+    ) -> None:
+        self.buffer = buffer
+        self.sizes = sizes
+        self.ranks = ranks
+        self.shapes = shapes
+        self.elem_type = elem_type
+        self.rank = rank
+        self.present = present
+        self.optional = optional
+        self.dims = dims
 
     @property
     def kind(self) -> SequenceKind:
@@ -82,12 +108,12 @@ class Sequence:
 
     def renamed(self, names: tuple[str, ...]) -> Sequence:
         present = names[4] if self.present is not None else None
-        return replace(self, buffer=names[0], sizes=names[1], ranks=names[2], shapes=names[3],
-                       present=present)  # fmt: skip
+        return self.replace(buffer=names[0], sizes=names[1], ranks=names[2], shapes=names[3],
+                            present=present)  # fmt: skip
 
     def as_sequence(self) -> Sequence:
         """The held sequence of an Optional of a sequence; any other value as it is."""
-        return replace(self, present=None, optional=False)
+        return self.replace(present=None, optional=False)
 
 
 def empty(e: Emit, elem_type: int) -> Sequence:
@@ -138,7 +164,7 @@ def _splice(e: Emit, seq: Sequence, p: str, drop: int, new: tuple[str, ...] | No
         middle = [] if new is None else [new[len(parts)]]
         parts.append(e.concat([e.take(vector, e.const([0]), begin), *middle,
                                e.take(vector, end)]))  # fmt: skip
-    return replace(seq, buffer=parts[0], sizes=parts[1], ranks=parts[2], shapes=parts[3])
+    return seq.replace(buffer=parts[0], sizes=parts[1], ranks=parts[2], shapes=parts[3])
 
 
 def insert(
@@ -152,9 +178,9 @@ def insert(
     known_now = {"rank": join_ranks(seq.rank, known[0]), "dims": join_dims(seq.dims, known[1])}
     if at is None:
         parts = [e.concat([old, new]) for old, new in zip(seq.names()[:4], piece)]
-        return replace(seq, buffer=parts[0], sizes=parts[1], ranks=parts[2], shapes=parts[3],
-                       **known_now)  # fmt: skip
-    return replace(_splice(e, seq, position(e, seq, at, 0), 0, piece), **known_now)
+        return seq.replace(buffer=parts[0], sizes=parts[1], ranks=parts[2], shapes=parts[3],
+                           **known_now)  # fmt: skip
+    return _splice(e, seq, position(e, seq, at, 0), 0, piece).replace(**known_now)
 
 
 def erase(e: Emit, seq: Sequence, at: str | None) -> Sequence:
