@@ -10,9 +10,9 @@ import os
 import pytest
 
 import ov_loops.api
+from benchmarks.generated_models import nested_loops
 from ov_loops import heap, staging
-from ov_loops.conversion import frontend
-from tests.onnx_builders import side_by_side_loops
+from ov_loops.loopir.passes import simplify
 
 
 @pytest.fixture
@@ -66,15 +66,22 @@ def test_nothing_happens_without_malloc_trim(monkeypatch, fresh_lookup, error):
     heap.release_freed_heap()  # no error
 
 
-def test_conversion_and_saving_release_the_freed_heap(monkeypatch, tmp_path):
-    """Once after each frontend conversion (the main graph and each body form) and once
-    before the IR is written."""
+def test_moc_and_saving_release_the_freed_heap(monkeypatch, tmp_path):
+    """Once before each MOC run of a body (nest8's outer body: its frontend conversions, one a
+    level, are freed by then) and once before the IR is written."""
     released = []
-    monkeypatch.setattr(frontend, "release_freed_heap", lambda: released.append("frontend"))
+    monkeypatch.setattr(simplify, "release_freed_heap", lambda: released.append("moc"))
     monkeypatch.setattr(staging, "release_freed_heap", lambda: released.append("save"))
-    converted = ov_loops.api.translate(side_by_side_loops(2).SerializeToString()).model
-    conversions = len(released)
-    assert conversions >= 3 and set(released) == {"frontend"}  # main, outer body, nested body
+    monkeypatch.setattr(simplify, "_UNCHANGED", {})  # no body skipped for an earlier test's
+    runs, moc = [], simplify.apply_moc_transformations
+
+    def counted_moc(*args, **kwargs):
+        runs.append(args)
+        return moc(*args, **kwargs)
+
+    monkeypatch.setattr(simplify, "apply_moc_transformations", counted_moc)
+    converted = ov_loops.api.translate(nested_loops(3).SerializeToString()).model
+    assert len(runs) >= 1 and released == ["moc"] * len(runs)
     ov_loops.api.save(converted, tmp_path / "model.xml")
-    assert released[conversions:] == ["save"]
+    assert released[len(runs) :] == ["save"]
     assert (tmp_path / "model.xml").exists()

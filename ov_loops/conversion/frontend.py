@@ -14,7 +14,6 @@ from openvino.frontend.onnx import ConversionExtension
 
 from ov_loops.errors import ConversionError, message_line
 from ov_loops.frontends.onnx.proto import schema
-from ov_loops.heap import release_freed_heap
 
 
 class Frontend:
@@ -31,18 +30,13 @@ class Frontend:
         self, model: schema.ModelProto, path: str, input_shapes: dict[str, ov.PartialShape]
     ) -> ov.Model:
         """`model` converted as far as the frontend can (the graph at `path`, for errors), its
-        inputs given `input_shapes`; ConversionError when OpenVINO fails. The heap the
-        frontend freed (its operator tables) is given back: in a nest of loops the next phase
-        (MOC on the body, whose code pages add to the RSS) would peak on top of it (heap.py)."""
+        inputs given `input_shapes`; ConversionError when OpenVINO fails."""
         try:
             loaded = self._frontend.load(io.BytesIO(model.SerializeToString()))
             _set_input_shapes(loaded, input_shapes)
-            converted = self._frontend.convert_partially(loaded)
+            return self._frontend.convert_partially(loaded)
         except Exception as exc:  # OpenVINO raises plain RuntimeErrors with long messages
             raise ConversionError(f"{path}: OpenVINO cannot convert: {message_line(exc)}") from None
-        del loaded
-        release_freed_heap()
-        return converted
 
     def normalize(self, model: ov.Model) -> None:
         self._frontend.normalize(model)
