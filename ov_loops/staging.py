@@ -27,6 +27,7 @@ import openvino as ov
 
 from ov_loops.conversion.precision import keeps_f64_weights
 from ov_loops.errors import ConversionError, InputError
+from ov_loops.heap import release_freed_heap
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +74,7 @@ def stage(model: ov.Model, xml: Path, compress_to_fp16: bool = True) -> StagedIR
     as f16 when `compress_to_fp16`, unless the model has f64 constants (OpenVINO would round
     those to f16 too: conversion/precision.py). The result holds no reference to the model."""
     started = time.perf_counter()
+    release_freed_heap()  # what the conversion freed, before saving adds lxml and the validator
     if compress_to_fp16 and keeps_f64_weights(model):
         log.info("the model has f64 constants: no weights stored as f16 (f64 kept)")
         compress_to_fp16 = False

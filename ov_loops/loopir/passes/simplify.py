@@ -27,6 +27,7 @@ import openvino as ov
 from openvino._offline_transformations import apply_moc_transformations
 
 from ov_loops.contract.spec import SpecError
+from ov_loops.heap import release_freed_heap
 from ov_loops.loopir.loop import LoopIR
 from ov_loops.loopir.moc_inert import moc_inert
 from ov_loops.loopir.passes import base
@@ -73,7 +74,10 @@ class SimplifyBody(LoopPass):
 def simplified(model: ov.Model) -> ov.Model | None:
     """A copy of `model` with Identity ops that feed no Result bypassed (MOC keeps Identity-16,
     which the ONNX frontend makes of ONNX Identity), then OpenVINO's MOC transformations with
-    constant folding; None when a Loop in it no longer has a consistent port map."""
+    constant folding; None when a Loop in it no longer has a consistent port map. The heap
+    freed before (the frontend's conversions of the body and those nested in it) is given back
+    first: MOC's scratch and, the first time, its code pages would add to it (heap.py)."""
+    release_freed_heap()
     copy = model.clone()
     for op in copy.get_ordered_ops():
         readers = op.output(0).get_target_inputs() if op.get_output_size() == 1 else ()
