@@ -12,7 +12,10 @@ import pytest
 import ov_loops.api
 from benchmarks.generated_models import nested_loops
 from ov_loops import heap, staging
+from ov_loops.conversion.driver import Converter
+from ov_loops.frontends.onnx.load.load import load_model
 from ov_loops.loopir.passes import simplify
+from tests.onnx_builders import side_by_side_loops
 
 
 @pytest.fixture
@@ -85,3 +88,47 @@ def test_moc_and_saving_release_the_freed_heap(monkeypatch, tmp_path):
     ov_loops.api.save(converted, tmp_path / "model.xml")
     assert released[len(runs) :] == ["save"]
     assert (tmp_path / "model.xml").exists()
+
+
+# -- glibc's fast bins off while a model converts ------------------------------------------------
+
+
+class _Mallopt:
+    def __init__(self) -> None:
+        self.calls: list[tuple[int, int]] = []
+
+    def __call__(self, parameter: int, value: int) -> int:
+        self.calls.append((parameter, value))
+        return 1
+
+
+def test_a_conversion_runs_with_fast_bins_off_and_restores_them(monkeypatch):
+    mallopt = _Mallopt()
+    monkeypatch.setattr(heap, "_mallopt", lambda: mallopt)
+    conversion = Converter(load_model(side_by_side_loops(2))).convert()
+    assert len(conversion.loops) == 4
+    assert mallopt.calls == [(heap.M_MXFAST, 0), (heap.M_MXFAST, 128)]
+
+
+def test_fast_bins_are_restored_when_the_conversion_fails(monkeypatch):
+    mallopt = _Mallopt()
+    monkeypatch.setattr(heap, "_mallopt", lambda: mallopt)
+    with pytest.raises(RuntimeError), heap.without_fast_bins():
+        raise RuntimeError("the conversion failed")
+    assert mallopt.calls[-1] == (heap.M_MXFAST, heap.DEFAULT_MXFAST)
+
+
+def test_fast_bins_the_user_tuned_are_left_alone(monkeypatch):
+    monkeypatch.setenv("GLIBC_TUNABLES", "glibc.malloc.mxfast=64")
+    assert heap._mallopt() is None
+
+
+@pytest.mark.skipif(
+    not (os.confstr("CS_GNU_LIBC_VERSION") or "").startswith("glibc"), reason="glibc only"
+)
+def test_glibc_takes_the_setting(monkeypatch):
+    monkeypatch.delenv("GLIBC_TUNABLES", raising=False)
+    mallopt = heap._mallopt()
+    assert mallopt is not None
+    with heap.without_fast_bins():
+        assert mallopt(heap.M_MXFAST, 0) == 1  # accepted, as the context set it

@@ -20,7 +20,6 @@ from functools import partial
 
 import openvino as ov
 
-from ov_loops.conversion.allocator import without_fast_bins
 from ov_loops.conversion.body_forms import BodyForms
 from ov_loops.conversion.collector import existing_objects_frozen
 from ov_loops.conversion.frontend import Frontend
@@ -47,6 +46,7 @@ from ov_loops.frontends.onnx.proto import schema
 from ov_loops.frontends.onnx.proto.body_types import with_declared_inputs
 from ov_loops.frontends.onnx.proto.opsets import opset_version
 from ov_loops.frontends.onnx.proto.types import known_types, only_tensors
+from ov_loops.heap import without_fast_bins
 from ov_loops.logs import progress
 from ov_loops.loopir.loop import LoopIR
 from ov_loops.loopir.passes.pipeline import DEFAULT_LOWERING, LoweringOptions
