@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ov_loops.errors import InputError, UnsupportedError, UnsupportedItem
-from ov_loops.frontends.onnx.proto import schema
+from ov_loops.frontends.onnx.proto import extension, schema
 from ov_loops.frontends.onnx.proto.scopes import all_graphs, node_label
 
 _STANDARD = ("", "ai.onnx")
@@ -22,11 +22,9 @@ def inline_local_functions(model: schema.ModelProto) -> schema.ModelProto:
     """
     if not model.functions:
         return model
-    import onnx.inliner  # onnx's C++ extension: for models with local functions only
-
     left = _align_opsets(model)
     try:
-        inlined = onnx.inliner.inline_local_functions(model)
+        inlined = extension.inline_local_functions(model)
     except Exception as exc:  # the inliner raises bare C++ errors
         raise InputError(f"cannot inline the model's local functions: {exc}") from None
     calls = [
@@ -63,13 +61,8 @@ def _align_opsets(model: schema.ModelProto) -> dict[tuple[str, str], str]:
 
 def _same_schema(op_type: str, version: int, other: int) -> bool:
     """Whether `op_type` has the same schema at ai.onnx opsets `version` and `other`."""
-    import onnx.defs
-
-    try:
-        first = onnx.defs.get_schema(op_type, version).since_version
-        return first == onnx.defs.get_schema(op_type, other).since_version
-    except onnx.defs.SchemaError:  # not an op at one of them
-        return False
+    first = extension.since_version(op_type, version)
+    return first is not None and first == extension.since_version(op_type, other)
 
 
 def _standard_ops(function: schema.FunctionProto) -> set[str]:

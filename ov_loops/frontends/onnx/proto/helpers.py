@@ -16,7 +16,6 @@ import numpy as np
 from ov_loops.frontends.onnx.proto.schema import (
     AttributeProto,
     GraphProto,
-    ModelProto,
     NodeProto,
     OperatorSetIdProto,
     TensorProto,
@@ -213,11 +212,3 @@ def to_array(tensor: TensorProto) -> np.ndarray:
     else:
         flat = np.asarray(getattr(tensor, field), dtype)
     return flat.astype(dtype, copy=False).reshape(tuple(tensor.dims))
-
-
-def infer_shapes(model: ModelProto, data_prop: bool = False) -> ModelProto:
-    """onnx's shape inference (which imports onnx and fills its op-schema registry: 16 MiB
-    on the first call), for the models whose types cannot be read from the model itself."""
-    import onnx.shape_inference
-
-    return onnx.shape_inference.infer_shapes(model, data_prop=data_prop)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import openvino as ov
 
-from ov_loops.frontends.onnx.proto import helpers, schema
+from ov_loops.frontends.onnx.proto import extension, schema
 from ov_loops.frontends.onnx.proto.scopes import all_graphs
 from ov_loops.record import Record
 
@@ -88,7 +88,7 @@ def known_types(model: schema.ModelProto) -> dict[str, schema.TypeProto]:
     model itself declares.
     """
     try:
-        inferred = helpers.infer_shapes(model)
+        inferred = extension.infer_shapes(model)
     except Exception:  # inference is advisory here; conversion reports real problems
         inferred = model
     types: dict[str, schema.TypeProto] = {}
