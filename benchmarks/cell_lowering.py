@@ -13,7 +13,6 @@ every round, benchmarks/timing.py); each cell is the median latency and the spre
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import sys
 import tempfile
@@ -30,7 +29,7 @@ from ov_loops.frontends.onnx.load.load import load_model  # noqa: E402
 from ov_loops.loopir.passes.pipeline import CPU, RECOGNIZE_CELLS, LoweringOptions  # noqa: E402
 
 CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": 1, "NUM_STREAMS": 1}
-WITHOUT_CELLS = dataclasses.replace(CPU, skips=frozenset({RECOGNIZE_CELLS.name}))
+WITHOUT_CELLS = CPU.replace(skips=frozenset({RECOGNIZE_CELLS.name}))
 FORCED = CPU
 
 

@@ -25,7 +25,6 @@ and to openvino.convert_model.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -100,7 +99,7 @@ def batch_static(feeds: dict[str, np.ndarray], entry: dict) -> str:
 
 def converted(path: Path, feeds: dict, entry: dict, without: tuple[str, ...]) -> dict:
     """Each OpenVINO column's model."""
-    skipping = LoweringOptions(dataclasses.replace(CPU, skips=frozenset(without)), "default")
+    skipping = LoweringOptions(CPU.replace(skips=frozenset(without)), "default")
     return {
         "openvino": ov.convert_model(str(path)),
         "none": ov_loops.convert(path, optimize="none"),

@@ -19,7 +19,6 @@ elementwise work alone, which "default" leaves in the body and "forced" hoists.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import io
 import sys
 from pathlib import Path
@@ -55,7 +54,7 @@ def forced_conversion(data: bytes) -> ov.Model:
     rules = dict(hoist_sliced.RULES)
     try:
         for name, rule in rules.items():
-            hoist_sliced.RULES[name] = dataclasses.replace(rule, heavy=lambda node: True)
+            hoist_sliced.RULES[name] = rule.replace(heavy=lambda node: True)
         return ov_loops.convert(data, optimize="default")
     finally:
         hoist_sliced.RULES.update(rules)

@@ -26,7 +26,6 @@ are the process's CPU time (benchmarks/timing.py, clock "cpu").
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import io
 import statistics
 import sys
@@ -55,7 +54,7 @@ BODIES = (
     ("matmul", 5),
 )
 LEVELS = ("none", "default", "max")
-WITHOUT_CELLS = dataclasses.replace(CPU, skips=frozenset({RECOGNIZE_CELLS.name}))
+WITHOUT_CELLS = CPU.replace(skips=frozenset({RECOGNIZE_CELLS.name}))
 
 
 def _chain(value: ov.Output, count: int) -> ov.Output:
