@@ -9,7 +9,6 @@ elements removed.
 from __future__ import annotations
 
 import random
-import time
 from pathlib import Path
 
 import pytest
@@ -22,6 +21,7 @@ from tests.harness import assert_one_line_error, run_cli
 
 SAMPLES = Path(__file__).resolve().parents[2] / "ir_samples"
 VALID = sorted((SAMPLES / "valid").glob("*.xml"))
+MUTANTS = 1000  # mutated samples the campaign tries (each one to three mutations)
 
 
 def _mutated(tmp_path: Path, mutate, name: str = "loop_all_ports", keep_bin: bool = True) -> Path:
@@ -165,8 +165,7 @@ def _survives(xml: Path) -> None:
 def test_mutated_samples_give_findings_or_input_error_never_an_exception(tmp_path):
     rng = random.Random(9)
     sources = {path: etree.parse(str(path)) for path in VALID}
-    deadline, tried = time.monotonic() + 15, 0
-    while time.monotonic() < deadline and tried < 3000:
+    for tried in range(MUTANTS):  # a fixed count: the same mutants on every machine
         source = rng.choice(VALID)
         root = etree.fromstring(etree.tostring(sources[source]))
         for _ in range(rng.randint(1, 3)):
@@ -180,8 +179,6 @@ def test_mutated_samples_give_findings_or_input_error_never_an_exception(tmp_pat
             kept = tmp_path / f"mutant_{tried}.xml"
             kept.write_bytes(xml.read_bytes())
             raise AssertionError(f"{type(exc).__name__}: {exc} on {kept}") from exc
-        tried += 1
-    assert tried >= 50
 
 
 def test_mutated_samples_never_print_a_traceback_on_the_cli(tmp_path):
