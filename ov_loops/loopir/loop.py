@@ -128,9 +128,8 @@ class LoopIR(Record):
         self.applied = applied
         self.zero_run_branch = zero_run_branch
         self.fallback = fallback
-        self.in_main_graph = (
-            in_main_graph  # a node of the main graph itself, not of a body or If branch
-        )
+        # a node of the main graph itself, not of a body or If branch
+        self.in_main_graph = in_main_graph
         # a node of a loop's body (at any depth, If branches in it too): that loop's simplify-body
         # runs MOC on a body holding this one (passes/simplify.py)
         self.in_loop_body = in_loop_body

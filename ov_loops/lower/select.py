@@ -18,6 +18,7 @@ from ov_loops.loopir.passes.pipeline import (
 )
 from ov_loops.lower.loop5 import lower_to_loop5
 from ov_loops.lower.remainder import lower_split, split_factor
+from ov_loops.ovgraph import SUBGRAPH_OPS
 from ov_loops.record import Record
 
 
@@ -158,9 +159,9 @@ def _as_cell(loop: LoopIR, names: tuple[str, ...]) -> tuple[Lowered | None, Loop
 
 # Every cell step (lower/cell_match.py) has a gate's MatMul (lower/cell_patterns.py: an affine
 # form's terms are MatMuls) and one of these activations; a Loop, If or TensorIterator in the
-# body is never part of one.
+# body is never part of one. CELL_ACTIVATIONS is cell_patterns.RNN_ACTIVATIONS' keys, written
+# here not to import it (tests/lower/test_select.py holds them equal).
 CELL_ACTIVATIONS = frozenset({"Sigmoid", "Tanh", "Relu"})
-NOT_IN_CELLS = frozenset({"Loop", "If", "TensorIterator"})
 
 
 def may_be_cell(body: ov.Model) -> bool:
@@ -168,7 +169,7 @@ def may_be_cell(body: ov.Model) -> bool:
     lower/cells.py's recognition cannot match (a cheap test before loading its modules, about
     10 ms of a fresh process, and before running it on each loop of a model)."""
     kinds = {node.get_type_name() for node in body.get_ordered_ops()}
-    return "MatMul" in kinds and bool(kinds & CELL_ACTIVATIONS) and kinds.isdisjoint(NOT_IN_CELLS)
+    return "MatMul" in kinds and bool(kinds & CELL_ACTIVATIONS) and kinds.isdisjoint(SUBGRAPH_OPS)
 
 
 def _inlined(loop: LoopIR, options: LoweringOptions) -> bool:

@@ -43,3 +43,12 @@ def test_a_matmul_and_an_activation_may_be_a_cell(activation):
 )
 def test_a_body_without_what_every_cell_has_is_no_cell(body):
     assert not may_be_cell(body())
+
+
+def test_the_cheap_test_knows_every_activation_cell_recognition_matches():
+    """select.py names the activations without importing the cell modules: the two lists must
+    stay one (a new activation in cell_patterns.py alone would be skipped silently)."""
+    from ov_loops.lower.cell_patterns import RNN_ACTIVATIONS
+    from ov_loops.lower.select import CELL_ACTIVATIONS
+
+    assert set(RNN_ACTIVATIONS) == CELL_ACTIVATIONS

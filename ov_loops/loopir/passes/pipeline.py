@@ -177,12 +177,10 @@ class TargetProfile(Record):
         self.skips = skips
         self.unroll = unroll
         self.static = static
-        self.stateful = (
-            stateful  # top-level loops keep carried values in Variables (lower/stateful.py)
-        )
-        self.max_trip_count = (
-            max_trip_count  # the trip count of loops without one (lower/select.py)
-        )
+        # top-level loops keep carried values in Variables (lower/stateful.py)
+        self.stateful = stateful
+        # the trip count of loops without one (lower/select.py)
+        self.max_trip_count = max_trip_count
         self.model_workarounds = model_workarounds
 
     def runs(self, step: Step, optimize: OptimizeLevel) -> bool:

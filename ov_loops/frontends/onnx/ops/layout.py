@@ -153,14 +153,12 @@ class OnnxLoopLayout(Record):
         self.iteration_input = iteration_input
         self.condition_input = condition_input
         self.condition_output = condition_output
-        self.sequence_lens_source = (
-            sequence_lens_source  # Scan-8's outer name of the sequence lengths
-        )
+        # Scan-8's outer name of the sequence lengths
+        self.sequence_lens_source = sequence_lens_source
         self.carried_kinds = carried_kinds
         self.in_main_graph = in_main_graph
-        self.in_loop_body = (
-            in_loop_body  # a node of a loop's body (any depth; set with in_main_graph)
-        )
+        # a node of a loop's body (any depth; set with in_main_graph)
+        self.in_loop_body = in_loop_body
 
     op = ""  # the op type, set when the class is registered (registry.loop_op)
     # Scan requires every sliced input to have the same length; Loop stops at the shortest.
