@@ -18,7 +18,9 @@ Two differences to save_model's files are OpenVINO's, not ours: its clone drops 
 of a loop body's output that has two (big300's RNN body, `r_h_out,r_scan`; in place keeps
 both); and a body's Constant output (a Constant read by a Result) compressed postponed writes
 the Convert's output and the Result's input as FP16, though the Convert makes f32 (in place:
-FP32).
+FP32). And at `--optimize max` a few body Results get an `output_names` attribute from the
+clone that in place leaves out; read back, both IRs have the same ops, names and types
+(torch_rnn_stack, torch_ts_two_layer_gru_by_hand).
 """
 
 from __future__ import annotations
