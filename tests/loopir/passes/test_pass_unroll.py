@@ -18,7 +18,7 @@ import ov_loops
 from ov_loops.loopir.loop import LoopIR
 from ov_loops.loopir.passes.pipeline import CPU, LoweringOptions
 from ov_loops.loopir.passes.unroll_iterations import UnrollIterations, chosen_factor, masked_limit
-from ov_loops.loopir.unrolling import Unchunk
+from ov_loops.loopir.steps import Unchunk
 from ov_loops.lower.loop5 import lower_to_loop5
 from ov_loops.lower.select import lower
 from ov_loops.reference.onnx_reference import run_onnx
