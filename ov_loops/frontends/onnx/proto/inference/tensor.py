@@ -66,12 +66,18 @@ def gather(ctx: NodeContext) -> list:
 
 def gemm(ctx: NodeContext) -> list:
     """Gemm: A's element type; shape (M, N), M = A's dim 0 (dim 1 when transA), N = B's dim
-    1 (dim 0 when transB), unknown when that input's shape is; A and B of rank 2."""
+    1 (dim 0 when transB), unknown when that input's shape is; A and B of rank 2, their inner
+    dims equal when both are numbers (C is not checked)."""
     a, b = tensor_input(ctx, 0), tensor_input(ctx, 1)
     if any(value.shape is not None and len(value.shape) != 2 for value in (a, b)):
         raise Unsure("Gemm of inputs not of rank 2")
-    rows = None if a.shape is None else a.shape[1 if ctx.attr("transA", 0) else 0]
-    columns = None if b.shape is None else b.shape[0 if ctx.attr("transB", 0) else 1]
+    trans_a, trans_b = bool(ctx.attr("transA", 0)), bool(ctx.attr("transB", 0))
+    if a.shape is not None and b.shape is not None:
+        inner = (a.shape[0 if trans_a else 1], b.shape[1 if trans_b else 0])
+        if all(isinstance(dim, int) for dim in inner) and inner[0] != inner[1]:
+            raise Unsure("Gemm of mismatched inner dims")
+    rows = None if a.shape is None else a.shape[1 if trans_a else 0]
+    columns = None if b.shape is None else b.shape[0 if trans_b else 1]
     return [Tensor(a.elem, (rows, columns))]
 
 
