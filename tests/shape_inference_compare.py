@@ -76,7 +76,7 @@ def _all_symbols(made: onnx.ModelProto) -> set[str]:
 def compared(made: onnx.ModelProto, data_prop: bool = False) -> list[str] | None:
     """None when ov_loops' inference does not cover `made`; else the differences between its
     answer and onnx's (onnx's error counts as a difference)."""
-    ours = inference.own_inference(made)
+    ours = inference.own_inference(made, data_prop)
     if ours is None:
         return None
     try:

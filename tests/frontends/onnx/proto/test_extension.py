@@ -59,7 +59,9 @@ def test_shape_inference_is_onnx_own_on_what_the_conversion_infers(name, monkeyp
     rewrites infer while converting: onnx's answer to each of them."""
     path = next(p for p in CORPUS + BENCH if p.stem == name)
     original, asked = extension.infer_shapes, []
-    monkeypatch.setattr(inference, "own_inference", lambda made: None)  # onnx's answers all
+    monkeypatch.setattr(
+        inference, "own_inference", lambda made, data_prop=False: None
+    )  # onnx's answers all
 
     def compared(made, data_prop=False):  # the callers suppress errors: recorded, not raised
         inferred = original(made, data_prop)

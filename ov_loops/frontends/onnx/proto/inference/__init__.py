@@ -6,30 +6,37 @@ rule for, at ai.onnx opset 13 to 23, IR version 4 or newer, no local functions, 
 tensor and sequence-of-tensor types. Anywhere it is unsure of onnx's answer (an op onnx would
 fail on, a type it does not model) it answers None, and the caller runs onnx's. It fills no
 op-schema registry (onnx's: 7 MiB on the first call) and makes no serialisation round trip.
-Data propagation (data_prop) changes nothing here: no rule reads a value onnx could propagate.
+With data propagation (data_prop), a rule that would read a shape value onnx may have
+propagated (not a constant of the node's graph) is unsure (proto/inference/shaping.py).
 """
 
 from __future__ import annotations
 
 from ov_loops.frontends.onnx.proto import extension, schema
-from ov_loops.frontends.onnx.proto.inference import control, elementwise, sequence, tensor
+from ov_loops.frontends.onnx.proto.inference import (
+    control,
+    elementwise,
+    sequence,
+    shaping,
+    tensor,
+)
 from ov_loops.frontends.onnx.proto.inference.graphs import GraphWalk
 from ov_loops.frontends.onnx.proto.inference.kinds import Symbols, Unsure
 from ov_loops.frontends.onnx.proto.scopes import subgraphs
 
-RULES = {**elementwise.RULES, **tensor.RULES, **control.RULES, **sequence.RULES}
+RULES = {**elementwise.RULES, **tensor.RULES, **shaping.RULES, **control.RULES, **sequence.RULES}
 _OPSETS = range(13, 24)
 
 
 def infer_shapes(model: schema.ModelProto, data_prop: bool = False) -> schema.ModelProto:
     """`model` with the types onnx's shape inference finds (extension.infer_shapes): ours
     when it covers the model, else onnx's (which raises what onnx raises)."""
-    return own_inference(model) or extension.infer_shapes(model, data_prop=data_prop)
+    return own_inference(model, data_prop) or extension.infer_shapes(model, data_prop=data_prop)
 
 
-def own_inference(model: schema.ModelProto) -> schema.ModelProto | None:
-    """`model` with the types onnx's shape inference finds (with or without data_prop), or
-    None when ov_loops' inference does not cover it."""
+def own_inference(model: schema.ModelProto, data_prop: bool = False) -> schema.ModelProto | None:
+    """`model` with the types onnx's shape inference finds, or None when ov_loops' inference
+    does not cover it."""
     graphs = _graphs(model.graph)
     opset = _default_opset(model)
     if opset is None or model.ir_version < 4 or model.functions or graphs is None:
@@ -37,7 +44,7 @@ def own_inference(model: schema.ModelProto) -> schema.ModelProto | None:
     inferred = schema.ModelProto()
     inferred.CopyFrom(model)
     try:
-        walk = GraphWalk(RULES, Symbols(inferred, _graphs(inferred.graph)), opset)
+        walk = GraphWalk(RULES, Symbols(inferred, _graphs(inferred.graph)), opset, data_prop)
         walk.infer(inferred.graph, {})
     except Unsure:
         return None

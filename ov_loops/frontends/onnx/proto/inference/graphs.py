@@ -34,6 +34,7 @@ class NodeContext:
         self.node = node
         self.inputs = inputs
         self.opset = walk.opset
+        self.data_prop = walk.data_prop
         self._walk = walk
         self._attrs = {attr.name: attr for attr in node.attribute}
 
@@ -70,18 +71,20 @@ class NodeContext:
 
     def subgraph(self, graph: schema.GraphProto, inputs: list[Type | None]) -> list[Type | None]:
         """The output types of `graph` inferred with `inputs` as its input types."""
-        return GraphWalk(self._walk.rules, self._walk.symbols, self.opset).infer(
-            graph, self._walk.scope, inputs
-        )
+        inner = GraphWalk(self._walk.rules, self._walk.symbols, self.opset, self.data_prop)
+        return inner.infer(graph, self._walk.scope, inputs)
 
 
 class GraphWalk:
     """Infers one graph in place (value_info appended, outputs and inputs refined)."""
 
-    def __init__(self, rules: dict[str, Rule], symbols: Symbols, opset: int) -> None:
+    def __init__(
+        self, rules: dict[str, Rule], symbols: Symbols, opset: int, data_prop: bool
+    ) -> None:
         self.rules = rules
         self.symbols = symbols
         self.opset = opset
+        self.data_prop = data_prop  # onnx's data propagation: rules reading values may differ
         self.scope: dict[str, Type] = {}
         self.constants: dict[str, schema.TensorProto] = {}
 
