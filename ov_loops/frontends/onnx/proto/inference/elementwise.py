@@ -92,7 +92,9 @@ def cast(ctx: NodeContext) -> list:
 
 
 def cast_like(ctx: NodeContext) -> list:
-    """CastLike: input 1's element type, input 0's shape."""
+    """CastLike (opset 15+): input 1's element type, input 0's shape."""
+    if ctx.opset < 15:
+        raise Unsure("CastLike before opset 15")
     return [Tensor(tensor_input(ctx, 1).elem, tensor_input(ctx, 0).shape)]
 
 
