@@ -248,12 +248,16 @@ def twin(node: ov.Node, excluded: Collection[int] = ()) -> ov.Node | None:
     read = [value for value in values if not is_constant(value)]
     if not read or computed_copy(node, [_source(value) for value in values]):
         return None
-    key = computation_key(node)
+    kind, size, key = node.get_type_name(), node.get_output_size(), None
     excluded = {*excluded, node.get_instance_id()}
     for reader in read[0].get_target_inputs():
         other = reader.get_node()
-        if other.get_instance_id() in excluded or other.get_output_size() != node.get_output_size():
+        # the type first: most readers are of another, and a key reads every input's source
+        if other.get_type_name() != kind or other.get_output_size() != size:
             continue
+        if other.get_instance_id() in excluded:
+            continue
+        key = computation_key(node) if key is None else key
         if computation_key(other) == key and same_attributes(node, other):
             return other
     return None

@@ -49,7 +49,7 @@ from ov_loops.frontends.onnx.ops.layout import OnnxLoopLayout
 from ov_loops.frontends.onnx.ops.registry import is_loop_op, lookup
 from ov_loops.frontends.onnx.proto.opsets import opset_version
 from ov_loops.frontends.onnx.proto.scopes import all_graphs
-from ov_loops.lower.remainder import REMAINDER
+from ov_loops.lower.loop5 import REMAINDER
 from ov_loops.reference.trace import LoopRun, Trace, Where, loop_key
 
 # Assign: a sink (stateful IR), whose value is its input's

@@ -34,7 +34,7 @@ import openvino.opset15 as ops
 
 from ov_loops.contract.kinds import STEP_MARK
 from ov_loops.ir.kinds import LOOP_TYPES  # an IR layer's type is its op's type name
-from ov_loops.lower.remainder import REMAINDER
+from ov_loops.lower.loop5 import REMAINDER
 from ov_loops.reference.trace import Trace
 
 # key_of(loop node, path of its graph) -> the loop's key, or None to leave it alone

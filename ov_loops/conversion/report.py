@@ -9,7 +9,7 @@ import openvino as ov
 
 from ov_loops.contract.spec import LoopSpec
 from ov_loops.loopir.read_back import spec_of
-from ov_loops.lower.remainder import REMAINDER
+from ov_loops.lower.loop5 import REMAINDER
 
 
 @dataclass(frozen=True)

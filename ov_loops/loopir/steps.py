@@ -3,7 +3,9 @@
 A LoopResult lists its steps in phase order. The lowering applies them phase by phase; within a
 phase the steps of one kind are applied together (`apply_all`), so they may share constants as
 one call. Passes that add steps define them next to themselves (zero_run_guards, port_rank); the
-frontends' own step is `Reverse`.
+frontends' own step is `Reverse`. `Unchunk` (loopir/unrolling.py's) is here: the zero-run
+guards read it at every level, and unrolling, at level max or on targets that unroll alone, is
+imported only then.
 """
 
 from __future__ import annotations
@@ -127,3 +129,73 @@ def _merged(value: ov.Output, step: PrependInitial) -> ov.Output:
     gathered = (op("Concat", dims, count, axis=0), constant(order, np.int64), constant(0, np.int64))
     shape = op("Gather", *gathered, batch_dims=0)
     return op("Reshape", value, shape, special_zero=False).output(0)
+
+
+class Unchunk(Record):
+    """A stacked output the Loop gathered as [..., chunks, k, ...] (chunks at `axis`): its
+    parts in one axis, and only the first `count` of them when copies were masked (`count` a
+    constant, or the value of Loop output `count_port`, clamped to the parts there are, and 0
+    when the loop ran no iteration: the CPU plugin's outputs are stale then, zero_run_guards.py)::
+
+        value = value.reshape(..., chunks * k, ...)[:count] along axis
+    """
+
+    __slots__ = ("axis", "count", "count_port")
+
+    def __init__(self, axis: int, count: int | None, count_port: int | None) -> None:
+        self.axis = axis
+        self.count = count
+        self.count_port = count_port
+
+    phase: ClassVar[int] = 0
+
+    @classmethod
+    def apply_all(cls, items, after: AfterLoop) -> list[ov.Output]:
+        return [step.unchunk(value, after) for value, step in items]
+
+    @property
+    def empty_when_zero_runs(self) -> bool:
+        """Whether the output is already empty after a run of no iteration."""
+        return self.count_port is not None
+
+    def unchunk(self, value: ov.Output, after: AfterLoop) -> ov.Output:
+        target, size = self._merged_shape(value)
+        value = op("Reshape", value, target, special_zero=False).output(0)
+        if self.count is None and self.count_port is None:
+            return value
+        if self.count_port is None:
+            kept = _i64(self.count)
+        else:
+            counted = op("Reshape", after.outputs[self.count_port], _i64(1), special_zero=False)
+            kept = op("Maximum", op("Minimum", counted, size), _i64(0))
+            if after.zero is not None:
+                kept = op("Select", after.zero, _i64(0), kept)
+        lengths = op("Concat", kept, op("Subtract", size, kept), axis=0)
+        axis = constant(self.axis, np.int64)
+        return op("VariadicSplit", value, axis, lengths).output(0)
+
+    def _merged_shape(self, value: ov.Output) -> tuple[ov.Output, ov.Output]:
+        """The shape of `value` with dims `axis` and `axis + 1` merged, and the merged dim
+        ([1] each). Constants for a static shape: the CPU plugin computes a Reshape of a
+        zero-element tensor to a ShapeOf-derived shape wrongly (refuses it, or fills the
+        output with stale data, OpenVINO 2026.4)."""
+        axis, shape = self.axis, value.get_partial_shape()
+        if shape.is_static:
+            dims = [d.get_length() for d in shape]
+            merged = dims[axis] * dims[axis + 1]
+            return _i64(*dims[:axis], merged, *dims[axis + 2 :]), _i64(merged)
+        rank = shape.rank.get_length()
+        shape_of = op("ShapeOf", value, output_type="i64")
+        before = op("Slice", shape_of, _i64(0), _i64(axis), _i64(1))
+        size = op(
+            "ReduceProd",
+            op("Slice", shape_of, _i64(axis), _i64(axis + 2), _i64(1)),
+            _i64(0),
+            keep_dims=True,
+        )
+        rest = op("Slice", shape_of, _i64(axis + 2), _i64(rank), _i64(1))
+        return op("Concat", before, size, rest, axis=0).output(0), size.output(0)
+
+
+def _i64(*values: int) -> ov.Output:
+    return constant(values, np.int64)

@@ -1,13 +1,13 @@
 """Unrolling a LoopIR: k copies of its body chained in one iteration (`UnrolledBody`, as `Plan`
-says), the conditions under which it can be (`unrollable`, `shapes_kept`), and the post-loop
-step that cuts stacked outputs back to the copies that ran (`Unchunk`). The pass that unrolls
-loops partially (loopir/passes/unroll_iterations.py) and the lowering that unrolls them fully
-(lower/unroll.py) both build on it; the semantics are UnrollIterations'."""
+says) and the conditions under which it can be (`unrollable`, `shapes_kept`); the post-loop
+step that cuts stacked outputs back to the copies that ran, `Unchunk`, is in loopir/steps.py
+(the zero-run guards read it at every level). The pass that unrolls loops partially
+(loopir/passes/unroll_iterations.py) and the lowering that unrolls them fully (lower/unroll.py),
+and the split of lower/remainder.py, all build on it; the semantics are UnrollIterations'."""
 
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar
 
 import numpy as np
 import openvino as ov
@@ -24,7 +24,7 @@ from ov_loops.contract.spec import (
 from ov_loops.loopir.analysis import computes_from_constants
 from ov_loops.loopir.loop import LoopIR, LoopResult
 from ov_loops.loopir.plugin_limits import MAX_PORT_RANK
-from ov_loops.loopir.steps import AfterLoop
+from ov_loops.loopir.steps import Unchunk
 from ov_loops.loopir.trip_count import INT32_MAX, TripCount
 from ov_loops.opfactory import constant, op
 from ov_loops.ovgraph import constant_value, empty_shape, length, twin
@@ -148,72 +148,6 @@ class Plan(Record):
             if needed
         )
         return f"copies past {past} masked"
-
-
-class Unchunk(Record):
-    """A stacked output the Loop gathered as [..., chunks, k, ...] (chunks at `axis`): its
-    parts in one axis, and only the first `count` of them when copies were masked (`count` a
-    constant, or the value of Loop output `count_port`, clamped to the parts there are, and 0
-    when the loop ran no iteration: the CPU plugin's outputs are stale then, zero_run_guards.py)::
-
-        value = value.reshape(..., chunks * k, ...)[:count] along axis
-    """
-
-    __slots__ = ("axis", "count", "count_port")
-
-    def __init__(self, axis: int, count: int | None, count_port: int | None) -> None:
-        self.axis = axis
-        self.count = count
-        self.count_port = count_port
-
-    phase: ClassVar[int] = 0
-
-    @classmethod
-    def apply_all(cls, items, after: AfterLoop) -> list[ov.Output]:
-        return [step.unchunk(value, after) for value, step in items]
-
-    @property
-    def empty_when_zero_runs(self) -> bool:
-        """Whether the output is already empty after a run of no iteration."""
-        return self.count_port is not None
-
-    def unchunk(self, value: ov.Output, after: AfterLoop) -> ov.Output:
-        target, size = self._merged_shape(value)
-        value = op("Reshape", value, target, special_zero=False).output(0)
-        if self.count is None and self.count_port is None:
-            return value
-        if self.count_port is None:
-            kept = _i64(self.count)
-        else:
-            counted = op("Reshape", after.outputs[self.count_port], _i64(1), special_zero=False)
-            kept = op("Maximum", op("Minimum", counted, size), _i64(0))
-            if after.zero is not None:
-                kept = op("Select", after.zero, _i64(0), kept)
-        lengths = op("Concat", kept, op("Subtract", size, kept), axis=0)
-        axis = constant(self.axis, np.int64)
-        return op("VariadicSplit", value, axis, lengths).output(0)
-
-    def _merged_shape(self, value: ov.Output) -> tuple[ov.Output, ov.Output]:
-        """The shape of `value` with dims `axis` and `axis + 1` merged, and the merged dim
-        ([1] each). Constants for a static shape: the CPU plugin computes a Reshape of a
-        zero-element tensor to a ShapeOf-derived shape wrongly (refuses it, or fills the
-        output with stale data, OpenVINO 2026.4)."""
-        axis, shape = self.axis, value.get_partial_shape()
-        if shape.is_static:
-            dims = [d.get_length() for d in shape]
-            merged = dims[axis] * dims[axis + 1]
-            return _i64(*dims[:axis], merged, *dims[axis + 2 :]), _i64(merged)
-        rank = shape.rank.get_length()
-        shape_of = op("ShapeOf", value, output_type="i64")
-        before = op("Slice", shape_of, _i64(0), _i64(axis), _i64(1))
-        size = op(
-            "ReduceProd",
-            op("Slice", shape_of, _i64(axis), _i64(axis + 2), _i64(1)),
-            _i64(0),
-            keep_dims=True,
-        )
-        rest = op("Slice", shape_of, _i64(axis + 2), _i64(rank), _i64(1))
-        return op("Concat", before, size, rest, axis=0).output(0), size.output(0)
 
 
 def _i64(*values: int) -> ov.Output:

@@ -27,6 +27,9 @@ from ov_loops.loopir.loop import LoopIR
 from ov_loops.loopir.plugin_limits import MAX_PORT_RANK
 from ov_loops.loopir.steps import AfterLoop, apply_steps
 
+# The `ov_loops_path` of a split loop's second Loop-5 (lower/remainder.py): the first's and this.
+REMAINDER = "/remainder"
+
 
 def lower_to_loop5(loop: LoopIR, starts_true: bool = False) -> list[ov.Output]:
     """The Loop-5 for `loop` (in an If that takes its runs of no iteration when

@@ -43,11 +43,9 @@ from ov_loops.loopir.unrolling import (
     shapes_kept,
     unrollable,
 )
-from ov_loops.lower.loop5 import lower_to_loop5
+from ov_loops.lower.loop5 import REMAINDER, lower_to_loop5
 from ov_loops.opfactory import constant, op
 from ov_loops.ovgraph import copy, length
-
-REMAINDER = "/remainder"  # the second Loop-5's path: the first's and this
 
 
 def split_factor(loop: LoopIR, options: LoweringOptions) -> int | None:

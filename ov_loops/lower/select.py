@@ -1,8 +1,8 @@
 """Choosing a lowering per loop and target.
 
 The lowerings a loop at level "default" for CPU does not take (cells, folding, unrolling,
-static shapes, streaming states) are imported where chosen: a conversion that needs none of
-them does not load their modules (a fresh process's fixed cost)."""
+the remainder split, static shapes, streaming states) are imported where chosen: a conversion
+that needs none of them does not load their modules (a fresh process's fixed cost)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,6 @@ from ov_loops.loopir.passes.pipeline import (
     LoweringOptions,
 )
 from ov_loops.lower.loop5 import lower_to_loop5
-from ov_loops.lower.remainder import lower_split, split_factor
 from ov_loops.ovgraph import SUBGRAPH_OPS
 from ov_loops.record import Record
 
@@ -109,11 +108,9 @@ def _lowered(loop: LoopIR, options: LoweringOptions) -> Lowered:
         lowered, loop = _as_cell(loop, names)
         if lowered is not None:
             return lowered.replace(not_unrolled=why)
-    factor = split_factor(loop, options)
-    if factor is not None:
-        first, rest, values = lower_split(loop, options, factor)
-        lowered = Lowered(values, first.spec, None, first.applied, names, remainder=rest)
-        return lowered.replace(not_unrolled=why)
+    split = _split(loop, options, names)
+    if split is not None:
+        return split.replace(not_unrolled=why)
     loop = options.run(loop, AFTER_CELLS)
     why = why or loop.not_unrolled
     names = tuple(value.name for value in loop.carried)
@@ -121,6 +118,21 @@ def _lowered(loop: LoopIR, options: LoweringOptions) -> Lowered:
         return _unrolled(loop, "inlined its one iteration", names)
     lowered = Lowered(lower_to_loop5(loop, target.static), loop.spec, None, loop.applied, names)
     return lowered.replace(not_unrolled=why)
+
+
+def _split(loop: LoopIR, options: LoweringOptions, names: tuple[str, ...]) -> Lowered | None:
+    """`loop` as two Loop-5s (lower/remainder.py) when `split_factor` gives it a k, else None;
+    its first conditions (unrolling runs, the target unrolls no loop whole) asked here, so that
+    the default level, which does not unroll, imports neither remainder.py nor unrolling."""
+    if not options.unrolls or options.target.unroll:
+        return None
+    from ov_loops.lower.remainder import lower_split, split_factor
+
+    factor = split_factor(loop, options)
+    if factor is None:
+        return None
+    first, rest, values = lower_split(loop, options, factor)
+    return Lowered(values, first.spec, None, first.applied, names, remainder=rest)
 
 
 def _folded(loop: LoopIR, names: tuple[str, ...]) -> Lowered:

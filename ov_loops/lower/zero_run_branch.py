@@ -17,8 +17,8 @@ import openvino.opset15 as ops
 from ov_loops import ovgraph
 from ov_loops.contract.spec import ConcatenatedOutput, LoopSpec
 from ov_loops.loopir.loop import LoopIR
+from ov_loops.loopir.steps import Unchunk
 from ov_loops.loopir.trip_count import runs_zero
-from ov_loops.loopir.unrolling import Unchunk
 from ov_loops.lower.fold import empty_of_shape
 
 LoopBuilder = Callable[

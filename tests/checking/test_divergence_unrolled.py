@@ -17,7 +17,7 @@ import ov_loops
 from benchmarks.rnn_cell import rnn_cell_nodes
 from benchmarks.rnn_loop import rnn_weights
 from ov_loops.checking.probes import LOOP_TYPES
-from ov_loops.lower.remainder import REMAINDER
+from ov_loops.lower.loop5 import REMAINDER
 from tests.checking.test_divergence import _bumped_above, faulty_device
 from tests.harness import save_and_reload
 

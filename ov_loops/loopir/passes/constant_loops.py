@@ -47,7 +47,8 @@ class KeepConstantLoopsAtRunTime(LoopPass):
     def run(self, loop: LoopIR) -> LoopIR:
         if not may_give_dynamic_shape(loop):
             return loop
-        if not (has_if(loop.body) and computes_from_constants(loop)) and not from_shapes(loop):
+        # computes_from_constants first: has_if walks every nested body (quadratic in depth)
+        if not (computes_from_constants(loop) and has_if(loop.body)) and not from_shapes(loop):
             return loop
         zero = runtime_zero(ov.Type.i32)
         parameter = ops.parameter([], ov.Type.i32)

@@ -61,9 +61,12 @@ class UnrollIterations(LoopPass):
         self.loops = loops  # the loops of the model, sharing OP_BUDGET
 
     def run(self, loop: LoopIR) -> LoopIR:
-        factor = self.factor or chosen_factor(loop, self.loops)
-        wanted = self.factor or (chosen_factor(loop) if self.loops > 1 else factor)
-        if wanted is None or wanted < 2 or not unrollable(loop):
+        if not unrollable(loop):  # first: a body with a nested loop is common and never unrolled
+            return loop
+        size = body_size(loop.body)  # counted once for both factors
+        factor = self.factor or chosen_factor(loop, self.loops, size)
+        wanted = self.factor or (chosen_factor(loop, 1, size) if self.loops > 1 else factor)
+        if wanted is None or wanted < 2:
             return loop
         if factor is None:
             return loop.replace(not_unrolled=BUDGET)
@@ -80,18 +83,20 @@ def body_size(body: ov.Model) -> int:
     return sum(1 for op in body.get_ordered_ops() if op.get_type_name() not in STRUCTURAL)
 
 
-def chosen_factor(loop: LoopIR, loops: int = 1) -> int | None:
+def chosen_factor(loop: LoopIR, loops: int = 1, size: int | None = None) -> int | None:
     """k: TARGET_BODY_OPS over the body's size, at most MAX_FACTOR, the trip count and what
     the loop's share of OP_BUDGET allows (`loops`: the model's loops); with a constant trip
     count its largest divisor between k/2 and k instead, if there is one; when the copies
     need masking, at most `masked_limit` of the body. A runtime trip count known to be a
     multiple of some k (the first loop of a split loop, lower/remainder.py) gets that k; one
-    known to be at most some bound (its second loop) at most that bound."""
+    known to be at most some bound (its second loop) at most that bound. `size`: the body's
+    `body_size` when the caller has it."""
     if loop.trip.multiple_of > 1:
         return loop.trip.multiple_of
-    factor = min(MAX_FACTOR, TARGET_BODY_OPS // max(1, body_size(loop.body)))
+    size = body_size(loop.body) if size is None else size
+    factor = min(MAX_FACTOR, TARGET_BODY_OPS // max(1, size))
     if loops > 1:
-        factor = min(factor, budget_limit(loop, loops))
+        factor = min(factor, budget_limit(loop, loops, size))
     if loop.trip.most is not None:
         factor = min(factor, loop.trip.most)
     count = loop.trip.constant
@@ -105,7 +110,7 @@ def chosen_factor(loop: LoopIR, loops: int = 1) -> int | None:
     return factor if factor >= 2 else None
 
 
-def budget_limit(loop: LoopIR, loops: int) -> int:
+def budget_limit(loop: LoopIR, loops: int, size: int | None = None) -> int:
     """The largest k whose copies fit `loop`'s share of OP_BUDGET among `loops` loops:
 
         FIXED_OPS + k * (ops of the body + one per body Result + 2) <= OP_BUDGET / loops
@@ -113,8 +118,10 @@ def budget_limit(loop: LoopIR, loops: int) -> int:
     a copy's ops: the body's, its Results' masks (Select) or stacked parts, and the running
     "still going" flag (measured: 7 a copy for a body of 2 ops and 3 Results). The IR at
     max then has at most about OP_BUDGET ops more than at default, whatever the model.
+    `size`: the body's `body_size` when the caller has it.
     """
-    per_copy = body_size(loop.body) + loop.body.get_output_size() + 2
+    size = body_size(loop.body) if size is None else size
+    per_copy = size + loop.body.get_output_size() + 2
     return (OP_BUDGET // loops - FIXED_OPS) // per_copy
 
 

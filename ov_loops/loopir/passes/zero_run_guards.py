@@ -14,8 +14,7 @@ import openvino as ov
 from ov_loops import ovgraph
 from ov_loops.loopir.loop import LoopIR
 from ov_loops.loopir.passes.base import LoopPass
-from ov_loops.loopir.steps import AfterLoop
-from ov_loops.loopir.unrolling import Unchunk
+from ov_loops.loopir.steps import AfterLoop, Unchunk
 from ov_loops.opfactory import constant, op
 from ov_loops.ovgraph import dimensions, dynamic_besides
 from ov_loops.record import Record

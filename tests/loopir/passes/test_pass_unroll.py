@@ -17,8 +17,13 @@ from hypothesis import given, settings
 import ov_loops
 from ov_loops.loopir.loop import LoopIR
 from ov_loops.loopir.passes.pipeline import CPU, LoweringOptions
-from ov_loops.loopir.passes.unroll_iterations import UnrollIterations, chosen_factor, masked_limit
-from ov_loops.loopir.unrolling import Unchunk
+from ov_loops.loopir.passes.unroll_iterations import (
+    UnrollIterations,
+    body_size,
+    chosen_factor,
+    masked_limit,
+)
+from ov_loops.loopir.steps import Unchunk
 from ov_loops.lower.loop5 import lower_to_loop5
 from ov_loops.lower.select import lower
 from ov_loops.reference.onnx_reference import run_onnx
@@ -154,6 +159,17 @@ def test_a_loop_gets_its_share_of_the_op_budget(loops, factor):
     after = UnrollIterations(loops=loops)(loop)
     assert after.iterations_per_step == (factor or 1)
     assert after.not_unrolled == (None if factor else "op budget")
+
+
+@pytest.mark.parametrize("loops", [1, 50, 100])
+def test_a_body_size_given_chooses_as_the_one_counted(loops):
+    """The pass counts the body once for both of its factors: a size given is the size used."""
+    loop, _, _ = captures_constant_and_parameter()
+    large = _with_tanhs(loop, 100)
+    size = body_size(large.body)
+    assert chosen_factor(large, loops, size) == chosen_factor(large, loops)
+    assert chosen_factor(large, 1, size) == 2  # 256 // 106
+    assert chosen_factor(large, 1, 200) is None  # the size given is the one used
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,6 @@ from google.protobuf.message import DecodeError, Message
 from ov_loops.errors import InputError, reading
 from ov_loops.frontends.onnx.load import weights
 from ov_loops.frontends.onnx.load.checker import Unchecked, check_model
-from ov_loops.frontends.onnx.load.not_onnx import not_onnx_error
 from ov_loops.frontends.onnx.load.order import sort_topologically
 from ov_loops.frontends.onnx.load.prepare import PreparedModel, prepare
 from ov_loops.frontends.onnx.proto import schema
@@ -139,10 +138,14 @@ def _parse(data: bytes, what: str, path: Path | None = None) -> schema.ModelProt
     model = schema.ModelProto()
     try:
         model.ParseFromString(data)
+        parsed = True
     except (DecodeError, RuntimeWarning, ValueError):
-        raise not_onnx_error(data, what, path, parsed=False) from None
-    if not model.HasField("graph") or not model.opset_import:
-        raise not_onnx_error(data, what, path, parsed=True)
+        parsed = False
+    if not parsed or not model.HasField("graph") or not model.opset_import:
+        # what the file is instead (not_onnx.py): imported on this failure alone
+        from ov_loops.frontends.onnx.load.not_onnx import not_onnx_error
+
+        raise not_onnx_error(data, what, path, parsed=parsed)
     return model
 
 

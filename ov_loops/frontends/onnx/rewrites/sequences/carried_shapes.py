@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from ov_loops.frontends.onnx.ops.loop import is_loop
-from ov_loops.frontends.onnx.proto import extension, helpers, schema
+from ov_loops.frontends.onnx.proto import helpers, inference, schema
 from ov_loops.frontends.onnx.proto.scopes import (
     all_graphs,
     captured_names,
@@ -106,7 +106,7 @@ class CarriedShapes:
     def _infer(self, model: schema.ModelProto) -> bool:
         """Infer the shapes of `model` into self.shapes; False when inference fails."""
         try:
-            inferred = extension.infer_shapes(model, data_prop=self.data_prop)
+            inferred = inference.infer_shapes(model, data_prop=self.data_prop)
         except Exception:  # inference fails on some valid models: then nothing is known
             self.shapes, self.elem_types = {}, {}
             return False

@@ -3,6 +3,8 @@ which parts the rewrite made is `proto/sequence_parts.py`)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ov_loops.contract.kinds import (
     OPTIONAL,
     OPTIONAL_SEQUENCE,
@@ -12,7 +14,9 @@ from ov_loops.contract.kinds import (
 )
 from ov_loops.frontends.onnx.proto import helpers, schema
 from ov_loops.frontends.onnx.proto.scopes import all_graphs, fresh_name
-from ov_loops.frontends.onnx.rewrites.sequences.sequence_ops import Sequence
+
+if TYPE_CHECKING:  # a model without general sequences never imports sequence_ops.py
+    from ov_loops.frontends.onnx.rewrites.sequences.sequence_ops import Sequence
 
 T = schema.TensorProto
 

@@ -26,7 +26,7 @@ import copy
 
 from ov_loops.errors import UnsupportedError, UnsupportedItem
 from ov_loops.frontends.onnx.ops.loop import is_loop
-from ov_loops.frontends.onnx.proto import extension, helpers, schema
+from ov_loops.frontends.onnx.proto import helpers, inference, schema
 from ov_loops.frontends.onnx.proto.opsets import opset_version
 from ov_loops.frontends.onnx.proto.scopes import (
     all_graphs,
@@ -110,7 +110,7 @@ def _tensor_info(model: schema.ModelProto) -> TensorInfo:
                 element_type(info.type).tensor_type.ClearField("shape")
     outer_constants_inside(stripped.graph)
     with contextlib.suppress(Exception):  # inference is a help, not a requirement
-        stripped = extension.infer_shapes(stripped)
+        stripped = inference.infer_shapes(stripped)
     found = {}
     for graph, _ in all_graphs(stripped.graph, "main"):
         for tensor in graph.initializer:
