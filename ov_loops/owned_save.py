@@ -25,25 +25,25 @@ clone that in place leaves out; read back, both IRs have the same ops, names and
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import openvino as ov
 
 from ov_loops import ovgraph
+from ov_loops.record import Record
 
 RUNTIME_KEY = "OpenVINO Runtime"  # the rt_info key ov.save_model adds (the runtime's version)
 CLONE_BYTES_PER_OP = 2500  # a clone's cost per op (seq1000: +47 MiB for 19,017 layers)
 
 
-@dataclass(frozen=True)
-class Weights:
+class Weights(Record):
     """What `census` counts: the model's ops (bodies' too), its f32 Constants' bytes, whether
     it has f64 Constants."""
 
-    ops: int
-    f32_bytes: int
-    has_f64: bool
+    __slots__ = ("ops", "f32_bytes", "has_f64")
+
+    def __init__(self, ops: int, f32_bytes: int, has_f64: bool) -> None:
+        self.ops, self.f32_bytes, self.has_f64 = ops, f32_bytes, has_f64
 
     def copy_is_cheaper(self) -> bool:
         """Whether compressing in place (an f16 copy of the f32 weights) costs less memory
