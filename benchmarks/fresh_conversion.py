@@ -6,8 +6,10 @@ memory, interleaved, as ratios (conversion_time.py and conversion_memory.py prin
 Each round runs, per model, every method in its own process, in an order rotated from round to
 round (the machine may be shared: compare within a round). Methods:
 
-    none, default, max   ov_loops.translate(path, optimize=...) then ov_loops.save (what
-                         `ov-loops convert` does)
+    none, default, max   ov_loops.translate(path, optimize=...) then ov_loops.save, the
+                         caller holding the model while it saves
+    cli                  the `ov-loops convert` CLI (`python -m ov_loops convert -q`), which
+                         owns its model: ovc's counterpart (process CPU time only)
     convert_model        openvino.convert_model(path) then openvino.save_model
     ovc                  the `ovc` CLI that ships with openvino (process time only)
 
@@ -41,7 +43,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve()
 TREE = HERE.parents[1]
 LEVELS = ("none", "default", "max")
-METHODS = (*LEVELS, "convert_model", "ovc")
+METHODS = (*LEVELS, "cli", "convert_model", "ovc")
+RATIOED = (*LEVELS, "cli")  # the methods whose ratios to the reference the tables print
+WHOLE_PROCESS = ("cli", "ovc")  # timed as a whole process only: not in the time tables
 FAILED: set[tuple[str, str, str]] = set()  # (method, model, last line of its error)
 BENCH_MODELS = sorted(str(path) for path in (HERE.parent / "models").glob("*.onnx"))
 
@@ -69,10 +73,13 @@ def child(method: str, model: str, out: str) -> None:
 
 def run(method: str, model: str, scratch: Path, tree: Path = TREE) -> tuple[float, float, float]:
     """(seconds of the call, of imports and call, peak RSS in MiB) of one conversion in a fresh
-    process with the ov_loops of `tree`; for ovc both are the whole process's (wall time)."""
+    process with the ov_loops of `tree`; for ovc both are the whole process's wall time, for cli
+    its CPU time."""
     out = str(scratch / f"{method}.xml")
     if method == "ovc":
         command = [str(Path(sys.executable).parent / "ovc"), model, "--output_model", out]
+    elif method == "cli":
+        command = [sys.executable, "-m", "ov_loops", "convert", model, "-o", out, "-q"]
     else:
         command = [sys.executable, str(HERE), "--child", method, model, out]
     environment = {**os.environ, "PYTHONPATH": str(tree)}
@@ -92,6 +99,9 @@ def run(method: str, model: str, scratch: Path, tree: Path = TREE) -> tuple[floa
         return math.nan, math.nan, math.nan
     if method == "ovc":
         return wall, wall, usage.ru_maxrss / 1024
+    if method == "cli":
+        seconds = usage.ru_utime + usage.ru_stime
+        return seconds, seconds, usage.ru_maxrss / 1024
     seconds, imports = json.loads(stdout.decode().splitlines()[-1])
     return seconds, imports + seconds, usage.ru_maxrss / 1024
 
@@ -150,7 +160,7 @@ def table(samples: dict, which: int, against: str, methods: list[str], unit: str
     """Medians of measure's `which` (0 call seconds, 1 imports and call, 2 MiB) per method,
     then each ov-loops level's median ratio to `against`, with its spread over the rounds
     (lowest-highest)."""
-    levels = [method for method in methods if method in LEVELS]
+    levels = [method for method in methods if method in RATIOED]
     head = " ".join(f"{method:>13}" for method in methods)
     ratios = " ".join(f"{f'{level}/{against}':>20}" for level in levels)
     print(f"{'model':12} {head}   {ratios}   ({unit}; ratio median lowest-highest)")
@@ -198,7 +208,7 @@ def main(description: str = __doc__.splitlines()[0], tables: str = "time,memory"
     samples = measure(paths, methods, args.rounds, args.tree.resolve())
     fresh = f"{args.rounds} rounds, each conversion in a fresh process"
     if "time" in tables and "convert_model" in methods:  # the ratios' reference
-        timed = [method for method in methods if method != "ovc"]
+        timed = [method for method in methods if method not in WHOLE_PROCESS]
         print(f"conversion call CPU time (its modules imported before), {fresh}")
         table(samples, 0, "convert_model", timed, "s")
         print(f"imports + conversion call CPU time, {fresh}")

@@ -151,3 +151,15 @@ def test_flax_default_prints_every_column_and_no_mismatch(capsys) -> None:
     assert "MISMATCH" not in printed
     for column in ("onnxruntime", "default -2", "B static", "floor packed"):
         assert f"  {column} " in printed
+
+
+def test_fresh_conversion_runs_the_cli_in_a_fresh_process(tmp_path: Path) -> None:
+    """fresh_conversion's `cli` method: `ov-loops convert` measured as ovc is (whole process),
+    its peak RSS beside ovc's; the IR it wrote is cleared from the scratch directory."""
+    from benchmarks import fresh_conversion
+
+    model = str(fresh_conversion.BENCH_MODELS[0])
+    seconds, whole, peak = fresh_conversion.run("cli", model, tmp_path)
+    assert seconds == whole and seconds > 0
+    assert peak > 50  # MiB: OpenVINO alone is more
+    assert not fresh_conversion.FAILED and list(tmp_path.iterdir()) == []

@@ -184,7 +184,7 @@ def run(args: argparse.Namespace) -> int:
     conversion = translate(args.model, output=args.output, **options.translate_keywords())
     record_cli_options(conversion.model, args, options)
     with destination(args, path, conversion.model) as place:
-        staged = stage(conversion.model, place.scratch_xml, options.compress_to_fp16)
+        staged = stage(conversion.model, place.scratch_xml, options.compress_to_fp16, owned=True)
         lines, translated = report_lines(conversion, place.path, args), len(conversion.loops)
         del conversion  # the last reference to the model (tests/test_save_validation.py)
         path = place.commit(staged)
