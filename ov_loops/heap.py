@@ -3,8 +3,8 @@
 glibc keeps the memory a process frees in its heap for later allocations: only a free region
 at the heap's top (over `M_TRIM_THRESHOLD`, which grows up to 64 MiB once large blocks were
 freed) goes back to the system by itself. A conversion frees much of what it allocates (each of
-OpenVINO's ONNX frontend conversions allocates ~0.8 MiB however small the model, presumably its
-operator tables, and frees it when it returns: in a nest of loops one a level), and what it
+OpenVINO's ONNX frontend conversions allocates ~0.8 MiB however small the model, state it holds
+while the call runs, and frees it when it returns: in a nest of loops one a level), and what it
 frees stays in the process's RSS: its peak then counts freed heap under what later phases add
 (the code pages of OpenVINO's transformations at the first MOC run, lxml and the validator when
 saving). `malloc_trim(0)`
