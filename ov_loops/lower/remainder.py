@@ -58,7 +58,7 @@ def split_factor(loop: LoopIR, options: LoweringOptions) -> int | None:
     runs of no iteration: zero_run_carry.py), every last-value result is a carried
     value's and no stacked result starts with an accumulator's initial value; k as
     `unroll-iterations` chooses it."""
-    if not options.unrolls or options.target.unroll:
+    if not options.unrolls_in_part:
         return None
     if loop.trip.source != TRIP_COUNT_INPUT:
         return None

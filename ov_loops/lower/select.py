@@ -122,9 +122,9 @@ def _lowered(loop: LoopIR, options: LoweringOptions) -> Lowered:
 
 def _split(loop: LoopIR, options: LoweringOptions, names: tuple[str, ...]) -> Lowered | None:
     """`loop` as two Loop-5s (lower/remainder.py) when `split_factor` gives it a k, else None;
-    its first conditions (unrolling runs, the target unrolls no loop whole) asked here, so that
-    the default level, which does not unroll, imports neither remainder.py nor unrolling."""
-    if not options.unrolls or options.target.unroll:
+    its first condition (`unrolls_in_part`) asked here, so that the default level, which does
+    not unroll, imports neither remainder.py nor unrolling."""
+    if not options.unrolls_in_part:
         return None
     from ov_loops.lower.remainder import lower_split, split_factor
 

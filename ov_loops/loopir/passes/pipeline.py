@@ -306,6 +306,12 @@ class LoweringOptions(Record):
         """Whether `unroll-iterations` runs at these options."""
         return self.runs(UnrollIterations)
 
+    @property
+    def unrolls_in_part(self) -> bool:
+        """Whether `unroll-iterations` runs and the target unrolls no loop whole (CPU without
+        --unroll): a loop of a runtime trip count may then be split (lower/remainder.py)."""
+        return self.unrolls and not self.target.unroll
+
     def unroll_factor(self, loop: LoopIR) -> int | None:
         """k as `unroll-iterations` would choose it for `loop` when it runs at these options;
         None when it does not run or leaves the loop whole."""

@@ -6,6 +6,7 @@ LoopInferenceFunction and IfInferenceFunction (onnx/defs/controlflow/utils.cc).
 
 from __future__ import annotations
 
+from ov_loops.frontends.onnx.proto import schema
 from ov_loops.frontends.onnx.proto.inference.graphs import NodeContext
 from ov_loops.frontends.onnx.proto.inference.kinds import (
     Sequence,
@@ -15,7 +16,7 @@ from ov_loops.frontends.onnx.proto.inference.kinds import (
     union_shape,
 )
 
-_INT64 = 7
+T = schema.TensorProto
 
 
 def _elem_only(value: Type | None) -> Type:
@@ -34,7 +35,7 @@ def loop(ctx: NodeContext) -> list:
     body = ctx.attr("body")
     states = [_elem_only(value) for value in ctx.inputs[2:]]
     cond = ctx.inputs[1] if len(ctx.inputs) > 1 else None
-    outputs = ctx.subgraph(body, [Tensor(_INT64), cond, *states])
+    outputs = ctx.subgraph(body, [Tensor(T.INT64), cond, *states])
     if len(outputs) != len(ctx.node.output) + 1:
         raise Unsure("a Loop body's outputs differ in number from the Loop's")
     found: list[Type | None] = []

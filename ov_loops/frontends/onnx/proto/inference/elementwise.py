@@ -7,18 +7,11 @@ propagateShapeAndTypeFromFirstInput, multidirectionalBroadcastShapeInference).
 
 from __future__ import annotations
 
+from ov_loops.frontends.onnx.proto import schema
 from ov_loops.frontends.onnx.proto.inference.graphs import NodeContext
 from ov_loops.frontends.onnx.proto.inference.kinds import Dim, Sequence, Shape, Tensor, Unsure
 
-_BOOL = 9
-
-
-def tensor_input(ctx: NodeContext, index: int) -> Tensor:
-    """Input `index`, which must be a tensor of known element type (else onnx fails)."""
-    value = ctx.inputs[index] if index < len(ctx.inputs) else None
-    if not isinstance(value, Tensor) or not value.elem:
-        raise Unsure(f"input {index} of {ctx.node.op_type} is not a typed tensor")
-    return value
+T = schema.TensorProto
 
 
 def same_as_first(ctx: NodeContext) -> list:
@@ -29,13 +22,13 @@ def same_as_first(ctx: NodeContext) -> list:
         if value.elem is None or not value.elem.elem:
             raise Unsure("a sequence of unknown element type")
         return [value]
-    return [tensor_input(ctx, 0)]
+    return [ctx.tensor(0)]
 
 
 def softmax(ctx: NodeContext) -> list:
     """Softmax/LogSoftmax-13: input 0's type and shape; `axis` (default -1) must be in
     [-r, r-1]."""
-    value = tensor_input(ctx, 0)
+    value = ctx.tensor(0)
     if value.shape is not None:
         rank = len(value.shape)
         if not -rank <= int(ctx.attr("axis", -1)) < rank:
@@ -73,14 +66,14 @@ def broadcast(shapes: list[Shape]) -> Shape:
 
 def arithmetic(ctx: NodeContext) -> list:
     """Add, Sub, Mul, Div: input 0's element type, the inputs' broadcast shape."""
-    values = [tensor_input(ctx, index) for index in range(len(ctx.inputs))]
+    values = [ctx.tensor(index) for index in range(len(ctx.inputs))]
     return [Tensor(values[0].elem, broadcast([value.shape for value in values]))]
 
 
 def comparison(ctx: NodeContext) -> list:
     """Less, Greater, Equal, And, Or: bool, the inputs' broadcast shape."""
-    values = [tensor_input(ctx, index) for index in range(len(ctx.inputs))]
-    return [Tensor(_BOOL, broadcast([value.shape for value in values]))]
+    values = [ctx.tensor(index) for index in range(len(ctx.inputs))]
+    return [Tensor(T.BOOL, broadcast([value.shape for value in values]))]
 
 
 def cast(ctx: NodeContext) -> list:
@@ -88,14 +81,14 @@ def cast(ctx: NodeContext) -> list:
     to = ctx.attr("to")
     if not isinstance(to, int) or not to:
         raise Unsure("Cast without `to`")
-    return [Tensor(to, tensor_input(ctx, 0).shape)]
+    return [Tensor(to, ctx.tensor(0).shape)]
 
 
 def cast_like(ctx: NodeContext) -> list:
     """CastLike (opset 15+): input 1's element type, input 0's shape."""
     if ctx.opset < 15:
         raise Unsure("CastLike before opset 15")
-    return [Tensor(tensor_input(ctx, 1).elem, tensor_input(ctx, 0).shape)]
+    return [Tensor(ctx.tensor(1).elem, ctx.tensor(0).shape)]
 
 
 _SAME_AS_FIRST = ["Identity", "Tanh", "Sigmoid", "Relu", "Neg", "Abs", "Exp", "Log", "Sqrt"]

@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from ov_loops.frontends.onnx.proto import schema
 from ov_loops.frontends.onnx.proto.inference.kinds import (
+    Sequence,
     Symbols,
     Tensor,
     Type,
@@ -68,6 +69,20 @@ class NodeContext:
         if index >= len(self.node.input):
             return None
         return self._walk.constants.get(self.node.input[index])
+
+    def tensor(self, index: int) -> Tensor:
+        """Input `index`, which must be a tensor of known element type (else onnx fails)."""
+        value = self.inputs[index] if index < len(self.inputs) else None
+        if not isinstance(value, Tensor) or not value.elem:
+            raise Unsure(f"input {index} of {self.node.op_type} is not a typed tensor")
+        return value
+
+    def sequence(self, index: int) -> Tensor:
+        """The element of sequence input `index`, of known element type."""
+        value = self.inputs[index] if index < len(self.inputs) else None
+        if not isinstance(value, Sequence) or value.elem is None or not value.elem.elem:
+            raise Unsure(f"input {index} of {self.node.op_type} is not a typed sequence")
+        return value.elem
 
     def subgraph(self, graph: schema.GraphProto, inputs: list[Type | None]) -> list[Type | None]:
         """The output types of `graph` inferred with `inputs` as its input types."""

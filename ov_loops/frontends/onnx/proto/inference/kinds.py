@@ -10,9 +10,8 @@ caller falls back to onnx's own inference.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ov_loops.frontends.onnx.proto import schema
+from ov_loops.record import Record
 
 Dim = int | str | None
 Shape = tuple[Dim, ...] | None
@@ -22,19 +21,22 @@ class Unsure(Exception):
     """Raised where ov_loops' inference might not give onnx's answer: fall back to onnx's."""
 
 
-@dataclass(frozen=True)
-class Tensor:
+class Tensor(Record):
     """A tensor type: ONNX element type (0 unknown) and shape (None: unknown rank)."""
 
-    elem: int
-    shape: Shape = None
+    __slots__ = ("elem", "shape")
+
+    def __init__(self, elem: int, shape: Shape = None) -> None:
+        self.elem, self.shape = elem, shape
 
 
-@dataclass(frozen=True)
-class Sequence:
+class Sequence(Record):
     """A sequence of tensors; `elem` None when the element type is unknown."""
 
-    elem: Tensor | None
+    __slots__ = ("elem",)
+
+    def __init__(self, elem: Tensor | None) -> None:
+        self.elem = elem
 
 
 Type = Tensor | Sequence

@@ -6,24 +6,16 @@ functions (onnx/defs/sequence/defs.cc).
 
 from __future__ import annotations
 
-from ov_loops.frontends.onnx.proto.inference.elementwise import tensor_input
+from ov_loops.frontends.onnx.proto import schema
 from ov_loops.frontends.onnx.proto.inference.graphs import NodeContext
 from ov_loops.frontends.onnx.proto.inference.kinds import Sequence, Tensor, Unsure, union_shape
 
-_FLOAT = 1
-
-
-def _sequence_input(ctx: NodeContext, index: int) -> Tensor:
-    """The element of sequence input `index`, of known element type."""
-    value = ctx.inputs[index] if index < len(ctx.inputs) else None
-    if not isinstance(value, Sequence) or value.elem is None or not value.elem.elem:
-        raise Unsure(f"input {index} of {ctx.node.op_type} is not a typed sequence")
-    return value.elem
+T = schema.TensorProto
 
 
 def sequence_empty(ctx: NodeContext) -> list:
     """SequenceEmpty: an empty sequence of tensors of `dtype` (default float)."""
-    dtype = ctx.attr("dtype", _FLOAT)
+    dtype = ctx.attr("dtype", T.FLOAT)
     if not isinstance(dtype, int) or not dtype:
         raise Unsure("SequenceEmpty's dtype")
     return [Sequence(Tensor(dtype))]
@@ -33,7 +25,7 @@ def sequence_insert(ctx: NodeContext) -> list:
     """SequenceInsert: the sequence's element type (the tensor's must be the same); element
     shape the dims the sequence's element and the tensor share (unknown rank when either is,
     or theirs differ)."""
-    element, tensor = _sequence_input(ctx, 0), tensor_input(ctx, 1)
+    element, tensor = ctx.sequence(0), ctx.tensor(1)
     if element.elem != tensor.elem:
         raise Unsure("SequenceInsert of a tensor of another element type")
     if element.shape is None or tensor.shape is None:
@@ -44,7 +36,7 @@ def sequence_insert(ctx: NodeContext) -> list:
 def concat_from_sequence(ctx: NodeContext) -> list:
     """ConcatFromSequence: the elements' type; their shape with dim `axis` unknown
     (new_axis=1: an unknown dim inserted at `axis`, in [-r-1, r])."""
-    element = _sequence_input(ctx, 0)
+    element = ctx.sequence(0)
     if element.shape is None:
         return [Tensor(element.elem)]
     axis, new_axis = ctx.attr("axis"), ctx.attr("new_axis", 0)

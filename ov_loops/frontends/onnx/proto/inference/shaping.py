@@ -10,12 +10,11 @@ inference functions (onnx/defs/tensor/defs.cc, generator/defs.cc).
 
 from __future__ import annotations
 
-from ov_loops.frontends.onnx.proto import helpers
-from ov_loops.frontends.onnx.proto.inference.elementwise import tensor_input
+from ov_loops.frontends.onnx.proto import helpers, schema
 from ov_loops.frontends.onnx.proto.inference.graphs import NodeContext
 from ov_loops.frontends.onnx.proto.inference.kinds import Dim, Tensor, Unsure
 
-_FLOAT, _INT32, _INT64 = 1, 6, 7
+T = schema.TensorProto
 
 
 def _ints(ctx: NodeContext, index: int) -> list[int] | None:
@@ -25,7 +24,7 @@ def _ints(ctx: NodeContext, index: int) -> list[int] | None:
         if ctx.data_prop:
             raise Unsure("a shape input data propagation may know")
         return None
-    if tensor.data_type not in (_INT32, _INT64) or tensor.data_location != tensor.DEFAULT:
+    if tensor.data_type not in (T.INT32, T.INT64) or tensor.data_location != tensor.DEFAULT:
         raise Unsure("a constant input of another type")
     return [int(v) for v in helpers.to_array(tensor).reshape(-1)]
 
@@ -33,7 +32,7 @@ def _ints(ctx: NodeContext, index: int) -> list[int] | None:
 def unsqueeze(ctx: NodeContext) -> list:
     """Unsqueeze-13: dims of 1 inserted at `axes` (in [-r', r'-1], r' the output's rank, no
     repeats); no shape when the axes are not constant."""
-    data = tensor_input(ctx, 0)
+    data = ctx.tensor(0)
     if data.shape is None or len(ctx.inputs) < 2:
         return [Tensor(data.elem)]
     axes = _ints(ctx, 1)
@@ -54,7 +53,7 @@ def slice_(ctx: NodeContext) -> list:
     [start:end:step] of it (starts and ends clamped), a symbol unknown; other dims kept. All
     dims unknown when starts, ends, or axes or steps given with a shape, are not constant (as
     onnx: axes or steps of no known shape count as not given)."""
-    data = tensor_input(ctx, 0)
+    data = ctx.tensor(0)
     if data.shape is None:
         return [Tensor(data.elem)]
     rank = len(data.shape)
@@ -92,8 +91,8 @@ def constant_of_shape(ctx: NodeContext) -> list:
     """ConstantOfShape: `value`'s element type (default float); the shape the constant
     input holds, else as many unknown dims as its length when that is a number."""
     value = ctx.attr("value")
-    elem = _FLOAT if value is None else getattr(value, "data_type", 0)
-    shape = tensor_input(ctx, 0)
+    elem = T.FLOAT if value is None else getattr(value, "data_type", 0)
+    shape = ctx.tensor(0)
     if not elem:
         raise Unsure("ConstantOfShape's value")
     dims = _ints(ctx, 0)

@@ -7,11 +7,12 @@ functions (onnx/defs/generator/defs.cc, tensor/defs.cc, math/defs.cc).
 
 from __future__ import annotations
 
-from ov_loops.frontends.onnx.proto.inference.elementwise import broadcast, tensor_input
+from ov_loops.frontends.onnx.proto import schema
+from ov_loops.frontends.onnx.proto.inference.elementwise import broadcast
 from ov_loops.frontends.onnx.proto.inference.graphs import NodeContext
 from ov_loops.frontends.onnx.proto.inference.kinds import Dim, Tensor, Unsure
 
-_FLOAT, _INT64 = 1, 7
+T = schema.TensorProto
 
 
 def constant(ctx: NodeContext) -> list:
@@ -26,8 +27,8 @@ def constant(ctx: NodeContext) -> list:
         if value.data_location != value.DEFAULT or not value.data_type:
             raise Unsure("Constant of external or untyped data")
         return [Tensor(value.data_type, tuple(value.dims))]
-    scalars = {"value_float": _FLOAT, "value_int": _INT64}
-    lists = {"value_floats": _FLOAT, "value_ints": _INT64}
+    scalars = {"value_float": T.FLOAT, "value_int": T.INT64}
+    lists = {"value_floats": T.FLOAT, "value_ints": T.INT64}
     if name in scalars:
         return [Tensor(scalars[name], ())]
     if name in lists and isinstance(value, tuple):
@@ -38,21 +39,21 @@ def constant(ctx: NodeContext) -> list:
 def shape(ctx: NodeContext) -> list:
     """Shape: an int64 vector of the input's rank; Shape-15 of `end` - `start` (clamped,
     negative ones counted from the end); unknown length when the rank is."""
-    value = tensor_input(ctx, 0)
+    value = ctx.tensor(0)
     if value.shape is None:
-        return [Tensor(_INT64, (None,))]
+        return [Tensor(T.INT64, (None,))]
     rank = len(value.shape)
     start, end = int(ctx.attr("start", 0)), int(ctx.attr("end", rank))
     if ctx.opset < 15 and ctx.attr_names():
         raise Unsure("Shape-13 with attributes")
     start = min(max(start + rank if start < 0 else start, 0), rank)
     end = min(max(end + rank if end < 0 else end, 0), rank)
-    return [Tensor(_INT64, (max(end - start, 0),))]
+    return [Tensor(T.INT64, (max(end - start, 0),))]
 
 
 def gather(ctx: NodeContext) -> list:
     """Gather: data's element type; shape data[:axis] + indices + data[axis+1:]."""
-    data, indices = tensor_input(ctx, 0), tensor_input(ctx, 1)
+    data, indices = ctx.tensor(0), ctx.tensor(1)
     if data.shape is None or indices.shape is None:
         return [Tensor(data.elem)]
     rank = len(data.shape)
@@ -68,7 +69,7 @@ def gemm(ctx: NodeContext) -> list:
     """Gemm: A's element type; shape (M, N), M = A's dim 0 (dim 1 when transA), N = B's dim
     1 (dim 0 when transB), unknown when that input's shape is; A and B of rank 2, their inner
     dims equal when both are numbers (C is not checked)."""
-    a, b = tensor_input(ctx, 0), tensor_input(ctx, 1)
+    a, b = ctx.tensor(0), ctx.tensor(1)
     if any(value.shape is not None and len(value.shape) != 2 for value in (a, b)):
         raise Unsure("Gemm of inputs not of rank 2")
     trans_a, trans_b = bool(ctx.attr("transA", 0)), bool(ctx.attr("transB", 0))
@@ -84,7 +85,7 @@ def gemm(ctx: NodeContext) -> list:
 def matmul(ctx: NodeContext) -> list:
     """MatMul: numpy.matmul's shape: 1-D operands promoted to matrices (and the added dim
     dropped), the batch dims broadcast, inner dims that must agree when both are known."""
-    a, b = tensor_input(ctx, 0), tensor_input(ctx, 1)
+    a, b = ctx.tensor(0), ctx.tensor(1)
     if a.shape is None or b.shape is None:
         return [Tensor(a.elem)]
     if not a.shape or not b.shape:
@@ -106,7 +107,7 @@ def concat(ctx: NodeContext) -> list:
     """Concat: input 0's element type; along `axis` the sum of the inputs' dims (unknown
     when one is), elsewhere their common dim (a value wins over a symbol; the first symbol
     wins); all inputs of one rank."""
-    values = [tensor_input(ctx, index) for index in range(len(ctx.inputs))]
+    values = [ctx.tensor(index) for index in range(len(ctx.inputs))]
     if any(value.shape is None for value in values):
         return [Tensor(values[0].elem)]
     rank = len(values[0].shape)
