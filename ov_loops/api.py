@@ -57,6 +57,22 @@ def translate(
     every unsupported op with its node path) when it cannot be converted.
     """
     options = ConvertOptions(optimize, input, target, unroll, stateful, max_trip_count)
+    return translate_with(model, options, output)
+
+
+def translate_with(
+    model: ModelSource,
+    options: ConvertOptions,
+    output: str | list[str] | None = None,
+    shares_weights: bool = False,
+) -> Conversion:
+    """`translate` with its options in one object (`ov-loops convert` hands its own).
+    `shares_weights`: the weights a model read from a path keeps in its file (or in external-data
+    files) stay there, memory-mapped by OpenVINO's frontend and shared by the model's Constants
+    instead of copied into it; the model then needs those files unchanged while it lives, and
+    the process's working directory is their file system's root while the frontend converts the
+    main graph (conversion/driver.py): for a caller that owns the model and the process, as
+    `ov-loops convert` does."""
     edits = InputOutputEdits(input_shapes(options.input), output_names(output))
     started = time.perf_counter()
     with checked_on_failure(model):
@@ -65,7 +81,9 @@ def translate(
         log.info("read and prepared the ONNX model in %s", since(started))
         started = time.perf_counter()
         try:
-            conversion = convert_model(loaded, options.lowering(), input_shapes=edits.shapes)
+            conversion = convert_model(
+                loaded, options.lowering(), edits.shapes, shares_weights=shares_weights
+            )
         except ConversionError:
             if edits.conflict is None:
                 raise

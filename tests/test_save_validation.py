@@ -127,7 +127,7 @@ def test_cli_convert_exits_1_naming_the_loop_and_the_rule(tmp_path, capsys, monk
     """Whatever produced the model: here a conversion whose model the validator rejects."""
     source = write(tmp_path, _counting_onnx())
     rejected = Conversion(_counting_loop(np.float32(1)), [])
-    monkeypatch.setattr(ov_loops.api, "translate", lambda *args, **kwargs: rejected)
+    monkeypatch.setattr(ov_loops.api, "translate_with", lambda *args, **kwargs: rejected)
     code = main(["convert", str(source), "-o", str(tmp_path / "out" / "model.xml")])
     captured = capsys.readouterr()
     result = subprocess.CompletedProcess([], code, captured.out, captured.err)
@@ -141,7 +141,7 @@ import openvino as ov
 import ov_loops.api, ov_loops.ir.validate
 from ov_loops.cli import main
 
-translate, validate, models = ov_loops.api.translate, ov_loops.ir.validate.validate, []
+translate, validate, models = ov_loops.api.translate_with, ov_loops.ir.validate.validate, []
 
 def translating(*args, **kwargs):
     conversion = translate(*args, **kwargs)
@@ -155,7 +155,7 @@ def validating(path):
     print("alive", [m() is not None for m in models], "held", len(held))
     return validate(path)
 
-ov_loops.api.translate, ov_loops.ir.validate.validate = translating, validating
+ov_loops.api.translate_with, ov_loops.ir.validate.validate = translating, validating
 sys.exit(main(sys.argv[1:]))
 """
 

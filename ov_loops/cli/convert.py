@@ -175,13 +175,14 @@ def run(args: argparse.Namespace) -> int:
     """`ov-loops convert`: translate, save (an IR, or a Model Server repository), report. The
     IR is staged, the report read and the model freed before the IR is validated: validating
     costs about twice as much while the model lives (ov_loops.staging)."""
-    from ov_loops.api import translate
+    from ov_loops.api import translate_with
     from ov_loops.staging import stage
 
     started = time.perf_counter()
     path = output_path(args) if args.layout == "ir" else None
     options = options_from(args)
-    conversion = translate(args.model, output=args.output, **options.translate_keywords())
+    # the model is saved and dropped: its weights may stay in the model's files (mapped)
+    conversion = translate_with(args.model, options, args.output, shares_weights=True)
     record_cli_options(conversion.model, args, options)
     with destination(args, path, conversion.model) as place:
         staged = stage(conversion.model, place.scratch_xml, options.compress_to_fp16, owned=True)

@@ -34,7 +34,7 @@ from ov_loops.errors import (
     message_line,
 )
 from ov_loops.frontends.onnx.load.prepare import PreparedModel
-from ov_loops.frontends.onnx.load.weights import MappedFiles
+from ov_loops.frontends.onnx.load.weights import MappedFiles, refer_to_files
 from ov_loops.frontends.onnx.ops import registry
 from ov_loops.frontends.onnx.ops.layout import OnnxLoopLayout
 from ov_loops.frontends.onnx.ops.placeholders import (
@@ -68,8 +68,10 @@ class Converter:
         prepared: PreparedModel,
         options: LoweringOptions = DEFAULT_LOWERING,
         input_shapes: dict[str, ov.PartialShape] | None = None,
+        shares_weights: bool = False,
     ) -> None:
         self._model = model = prepared.model
+        self._shares_weights = shares_weights
         self._sequences = prepared.sequences
         self._input_shapes = input_shapes or {}
         self._options = options
@@ -175,9 +177,12 @@ class Converter:
         the user wrote it, for node paths. Returns the model, the reports of its loops (in the
         order the frontend expanded them) and the first error of one of them."""
         self._expanded[parent] = []
-        self._files.refer_to_memory(model)
+        root = refer_to_files(model) if parent == MAIN and self._shares_weights else None
+        if root is None:
+            self._files.refer_to_memory(model)
         if parent == MAIN:
-            converted, cloned = self._frontend.convert(model, path, self._input_shapes), False
+            converted = self._frontend.convert(model, path, self._input_shapes, root)
+            cloned = False
         else:  # a body: once per form (body_forms.py)
             convert = partial(self._frontend.convert, model, path, {})
             converted, cloned = self._body_forms.converted(model, convert)
@@ -273,12 +278,17 @@ def convert_model(
     model: PreparedModel,
     options: LoweringOptions = DEFAULT_LOWERING,
     input_shapes: dict[str, ov.PartialShape] | None = None,
+    shares_weights: bool = False,
 ) -> Conversion:
     """Convert a loaded, prepared ONNX model (frontends.onnx.load) lowering its loops as
     `options` say (by default for CPU, every CPU-plugin workaround, at level "default"), and
     the target's model-level workarounds; `input_shapes` are given to the frontend for the main
-    graph's inputs (frontends.onnx.load.io_edits: bounded dims)."""
-    return Converter(model, options, input_shapes).convert()
+    graph's inputs (frontends.onnx.load.io_edits: bounded dims). `shares_weights`: the main
+    graph's tensors kept in files (the model's own file read without its weights, or
+    external-data files) become Constants sharing those files' pages, not copies
+    (weights.refer_to_files): the model needs the files unchanged while it lives, and the
+    process's working directory is their root while the frontend converts the main graph."""
+    return Converter(model, options, input_shapes, shares_weights).convert()
 
 
 def _streamed_recurrent_ops(model: ov.Model) -> tuple[tuple[ov.Node, ...], tuple[str, ...]]:

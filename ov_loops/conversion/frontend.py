@@ -4,9 +4,11 @@ as framework nodes, for the driver to report) and normalises the result."""
 
 from __future__ import annotations
 
+import contextlib
 import io
+import os
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import openvino as ov
 from openvino.frontend import FrontEndManager
@@ -27,19 +29,40 @@ class Frontend:
             self._frontend.add_extension(ConversionExtension(op, domain, callback))
 
     def convert(
-        self, model: schema.ModelProto, path: str, input_shapes: dict[str, ov.PartialShape]
+        self,
+        model: schema.ModelProto,
+        path: str,
+        input_shapes: dict[str, ov.PartialShape],
+        files_root: str | None = None,
     ) -> ov.Model:
         """`model` converted as far as the frontend can (the graph at `path`, for errors), its
-        inputs given `input_shapes`; ConversionError when OpenVINO fails."""
+        inputs given `input_shapes`; ConversionError when OpenVINO fails. `files_root`: the
+        working directory to convert from, the root of the files the model's tensors name
+        (weights.refer_to_files); the previous one is restored after."""
         try:
-            loaded = self._frontend.load(io.BytesIO(model.SerializeToString()))
-            _set_input_shapes(loaded, input_shapes)
-            return self._frontend.convert_partially(loaded)
+            with _working_directory(files_root):
+                loaded = self._frontend.load(io.BytesIO(model.SerializeToString()))
+                _set_input_shapes(loaded, input_shapes)
+                return self._frontend.convert_partially(loaded)
         except Exception as exc:  # OpenVINO raises plain RuntimeErrors with long messages
             raise ConversionError(f"{path}: OpenVINO cannot convert: {message_line(exc)}") from None
 
     def normalize(self, model: ov.Model) -> None:
         self._frontend.normalize(model)
+
+
+@contextlib.contextmanager
+def _working_directory(directory: str | None) -> Iterator[None]:
+    """Change the process's working directory to `directory` (None: leave it) for the `with`."""
+    if directory is None:
+        yield
+        return
+    previous = os.getcwd()
+    os.chdir(directory)
+    try:
+        yield
+    finally:
+        os.chdir(previous)
 
 
 def _set_input_shapes(loaded, shapes: dict[str, ov.PartialShape]) -> None:

@@ -49,9 +49,9 @@ def _counting_frontend(monkeypatch) -> list[str]:
     paths = []
     convert = frontend.Frontend.convert
 
-    def counted(self, model, path, shapes):
+    def counted(self, model, path, *rest):
         paths.append(path)
-        return convert(self, model, path, shapes)
+        return convert(self, model, path, *rest)
 
     monkeypatch.setattr(frontend.Frontend, "convert", counted)
     return paths

@@ -18,6 +18,11 @@ The driver hands OpenVINO's frontend each graph as bytes, and from bytes the fro
 files outside the current directory; so while a model converts its files are mapped into memory
 (MappedFiles) and the graphs handed over name each tensor by its address there (the
 `*/_ORT_MEM_ADDR_/*` location the frontend reads, copying the data once into its Constant).
+Where the caller owns the model and the process (`ov-loops convert`, the driver's
+`shares_weights`) the main graph names each file by its absolute path instead and is converted
+from the file system's root (refer_to_files): the frontend maps the files itself and the
+model's Constants share their pages, so the weights are never copied (big300's peak RSS in
+`ov-loops convert` 705 -> 395 MiB; docs/cli.md).
 """
 
 from __future__ import annotations
@@ -275,6 +280,54 @@ def with_absolute_locations(model: schema.ModelProto, directory: Path) -> None:
 MEMORY = "*/_ORT_MEM_ADDR_/*"  # the location of data at the address `offset` of this process
 
 
+def refer_to_files(model: schema.ModelProto) -> str | None:
+    """The root of the file system holding every file `model`'s tensors are kept in, each
+    tensor then naming its file by absolute path with its offset and length: converted from
+    that working directory (the frontend resolves a tensor's file against it and refuses one
+    outside), OpenVINO's frontend maps the files and the model's Constants share their pages,
+    where MappedFiles' addresses make it copy each tensor (the driver's `shares_weights`).
+    None, nothing referred, when no tensor is kept in a file or the files are not all named by
+    absolute paths under one root (they are once loaded: load.with_absolute_locations)."""
+    locations = {
+        entry.value
+        for tensor in external_tensors(model)
+        for entry in tensor.external_data
+        if entry.key == "location" and entry.value != MEMORY
+    }
+    roots = {Path(location).anchor for location in locations}
+    if len(roots) != 1 or not all(os.path.isabs(location) for location in locations):
+        return None
+    for tensor, location, offset, length in _file_references(model):
+        _refer(tensor, location, offset, length)
+    return roots.pop()
+
+
+def _file_references(
+    model: schema.ModelProto,
+) -> Iterator[tuple[schema.TensorProto, str, int, int]]:
+    """Each tensor of `model` kept in a file, with its file, offset and length in bytes; a
+    tensor of no bytes becomes an empty value instead (nothing to read; a length of 0 would
+    tell the frontend "to the end of the file")."""
+    for tensor in external_tensors(model):
+        entries = {entry.key: entry.value for entry in tensor.external_data}
+        if entries.get("location") == MEMORY:
+            continue
+        location, offset = entries["location"], int(entries.get("offset") or 0)
+        length = int(entries.get("length") or os.path.getsize(location) - offset)
+        if length == 0:
+            del tensor.external_data[:]
+            tensor.data_location = T.DEFAULT
+            tensor.raw_data = b""
+            continue
+        yield tensor, location, offset, length
+
+
+def _refer(tensor: schema.TensorProto, location: str, offset: int, length: int) -> None:
+    del tensor.external_data[:]
+    for key, value in (("location", location), ("offset", offset), ("length", length)):
+        tensor.external_data.add(key=key, value=str(value))
+
+
 class MappedFiles:
     """The files of tensors kept in files, mapped into memory while a model converts (the
     module docstring); closing unmaps them, after which no graph referring to them may be
@@ -285,20 +338,8 @@ class MappedFiles:
 
     def refer_to_memory(self, model: schema.ModelProto) -> None:
         """Make each tensor of `model` kept in a file refer to its bytes in memory instead."""
-        for tensor in external_tensors(model):
-            entries = {entry.key: entry.value for entry in tensor.external_data}
-            if entries.get("location") == MEMORY:
-                continue
-            location, offset = entries["location"], int(entries.get("offset") or 0)
-            length = int(entries.get("length") or os.path.getsize(location) - offset)
-            del tensor.external_data[:]
-            if length == 0:  # nothing to map: an empty value
-                tensor.data_location = T.DEFAULT
-                tensor.raw_data = b""
-                continue
-            address = self._address(location) + offset
-            for key, value in (("location", MEMORY), ("offset", address), ("length", length)):
-                tensor.external_data.add(key=key, value=str(value))
+        for tensor, location, offset, length in _file_references(model):
+            _refer(tensor, MEMORY, self._address(location) + offset, length)
 
     def _address(self, path: str) -> int:
         """Where the file `path` is mapped (mapping it the first time)."""

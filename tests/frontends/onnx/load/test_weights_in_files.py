@@ -3,12 +3,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import onnx
 import openvino as ov
 import pytest
 
 import ov_loops
+from ov_loops.api import translate_with
+from ov_loops.convert_options import ConvertOptions
 from ov_loops.frontends.onnx.load import weights
 from ov_loops.frontends.onnx.load.load import load_model
 from tests.onnx_builders import T, const, graph, loop_body, model, node, typed
@@ -95,10 +99,21 @@ def test_a_file_without_big_tensors_or_not_a_model_is_read_as_usual(tmp_path):
     assert weights.read_without_weights(garbage) is None
 
 
+def _mapped(path) -> bool:
+    """Whether this process maps the file `path` (Linux's /proc/self/maps)."""
+    with open("/proc/self/maps") as maps:
+        return any(line.rstrip().endswith(str(path.resolve())) for line in maps)
+
+
+@pytest.mark.parametrize("shared", [False, True], ids=["copied", "shared"])
 @pytest.mark.parametrize("external", [False, True], ids=["embedded", "external_data"])
-def test_converting_the_path_gives_the_model_converting_it_in_memory_gives(tmp_path, external):
-    """Weights read from the file through memory addresses, or held in the loaded message:
-    the same IR, byte for byte; the loaded message held no weights."""
+def test_converting_the_path_gives_the_model_converting_it_in_memory_gives(
+    tmp_path, monkeypatch, external, shared
+):
+    """Weights read from the file through memory addresses (copied into the model), or mapped
+    by the frontend and shared (`ov-loops convert`'s shares_weights), or held in the loaded
+    message: the same IR, byte for byte; the loaded message held no weights. Shared, the model
+    maps the file while it lives (Linux); the working directory is the caller's again after."""
     made = _model_with_weights_everywhere()
     path = tmp_path / "m.onnx"
     saved = onnx.ModelProto()
@@ -108,7 +123,13 @@ def test_converting_the_path_gives_the_model_converting_it_in_memory_gives(tmp_p
     assert all(
         len(tensor.raw_data) < weights.MIN_BYTES for tensor in weights.all_tensors(loaded.model)
     )
-    from_file = ov_loops.convert(path)
+    monkeypatch.chdir(tmp_path)  # a relative path, as a user gives it
+    options = ConvertOptions()
+    from_file = translate_with(path.name, options, shares_weights=shared).model
+    assert Path.cwd() == tmp_path
+    weights_file = tmp_path / ("m.data" if external else "m.onnx")
+    if Path("/proc/self/maps").exists():
+        assert _mapped(weights_file) == shared
     in_memory = ov_loops.convert(made)
     for name, converted in (("file", from_file), ("memory", in_memory)):
         ov.save_model(converted, tmp_path / f"{name}.xml", compress_to_fp16=False)
@@ -122,3 +143,35 @@ def test_converting_the_path_gives_the_model_converting_it_in_memory_gives(tmp_p
     constant = onnx.numpy_helper.to_array(made.graph.node[0].attribute[0].g.node[0].attribute[0].t)
     expected = tensors["h0"] + 2 * (tensors["W"] + constant) + tensors["B"]
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_tensors_refer_to_their_files_under_one_root_or_not_at_all(tmp_path):
+    """refer_to_files: absolute locations with offset and length, the root returned; an empty
+    tensor becomes an empty value; a relative location refers nothing (None)."""
+    data = tmp_path / "w.bin"
+    data.write_bytes(bytes(range(16)))
+    made = model(
+        graph(
+            [node("Add", ["x", "k"], ["y"])],
+            [typed("x", T.FLOAT, [2])],
+            [typed("y", T.FLOAT, [2])],
+            [const("k", np.zeros(2, np.float32)), const("e", np.zeros(0, np.float32))],
+        )
+    )
+    kept, empty = made.graph.initializer
+    for tensor, offset in ((kept, 8), (empty, 16)):
+        tensor.ClearField("raw_data")
+        tensor.data_location = T.EXTERNAL
+        tensor.external_data.add(key="location", value=str(data))
+        tensor.external_data.add(key="offset", value=str(offset))
+    relative = onnx.ModelProto()
+    relative.CopyFrom(made)
+    relative.graph.initializer[0].external_data[0].value = "w.bin"
+    assert weights.refer_to_files(relative) is None
+    assert weights.refer_to_files(made) == "/"
+    assert {entry.key: entry.value for entry in kept.external_data} == {
+        "location": str(data),
+        "offset": "8",
+        "length": "8",
+    }
+    assert empty.data_location == T.DEFAULT and empty.raw_data == b""
