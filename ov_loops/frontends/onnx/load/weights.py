@@ -286,8 +286,13 @@ def refer_to_files(model: schema.ModelProto) -> str | None:
     that working directory (the frontend resolves a tensor's file against it and refuses one
     outside), OpenVINO's frontend maps the files and the model's Constants share their pages,
     where MappedFiles' addresses make it copy each tensor (the driver's `shares_weights`).
-    None, nothing referred, when no tensor is kept in a file or the files are not all named by
-    absolute paths under one root (they are once loaded: load.with_absolute_locations)."""
+    None, nothing referred, when no tensor is kept in a file, the files are not all named by
+    absolute paths under one root (they are once loaded: load.with_absolute_locations), or the
+    process has no working directory to come back to (removed while it ran)."""
+    try:
+        os.getcwd()
+    except OSError:
+        return None
     locations = {
         entry.value
         for tensor in external_tensors(model)

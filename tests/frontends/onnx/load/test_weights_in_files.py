@@ -145,9 +145,14 @@ def test_converting_the_path_gives_the_model_converting_it_in_memory_gives(
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
 
 
-def test_tensors_refer_to_their_files_under_one_root_or_not_at_all(tmp_path):
+def _removed_directory() -> str:
+    raise FileNotFoundError(2, "No such file or directory")
+
+
+def test_tensors_refer_to_their_files_under_one_root_or_not_at_all(tmp_path, monkeypatch):
     """refer_to_files: absolute locations with offset and length, the root returned; an empty
-    tensor becomes an empty value; a relative location refers nothing (None)."""
+    tensor becomes an empty value; a relative location, or a working directory removed (none to
+    come back to), refers nothing (None)."""
     data = tmp_path / "w.bin"
     data.write_bytes(bytes(range(16)))
     made = model(
@@ -168,6 +173,9 @@ def test_tensors_refer_to_their_files_under_one_root_or_not_at_all(tmp_path):
     relative.CopyFrom(made)
     relative.graph.initializer[0].external_data[0].value = "w.bin"
     assert weights.refer_to_files(relative) is None
+    with monkeypatch.context() as patched:
+        patched.setattr(weights.os, "getcwd", _removed_directory)
+        assert weights.refer_to_files(made) is None
     assert weights.refer_to_files(made) == "/"
     assert {entry.key: entry.value for entry in kept.external_data} == {
         "location": str(data),
