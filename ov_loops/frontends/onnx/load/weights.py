@@ -22,7 +22,7 @@ Where the caller owns the model and the process (`ov-loops convert`, the driver'
 `shares_weights`) the main graph names each file by its absolute path instead and is converted
 from the file system's root (refer_to_files): the frontend maps the files itself and the
 model's Constants share their pages, so the weights are never copied (big300's peak RSS in
-`ov-loops convert` 705 -> 395 MiB; docs/cli.md).
+`ov-loops convert` 705 -> 399 MiB; docs/cli.md).
 """
 
 from __future__ import annotations
