@@ -21,6 +21,12 @@ from __future__ import annotations
 
 import importlib
 
+from ov_loops import lean_openvino
+
+# The process's first `import openvino` after this one leaves OpenVINO's model-conversion API
+# (openvino.tools.ovc, its telemetry) to its first use (ov_loops/lean_openvino.py).
+lean_openvino.install()
+
 # The names below are resolved on first use (PEP 562), so `import ov_loops` (and the validator,
 # `ov_loops.ir`) loads neither onnx, OpenVINO nor numpy until a name that needs them is used;
 # `ov_loops.__version__` is read from the installed package's metadata.
