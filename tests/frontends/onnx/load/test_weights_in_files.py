@@ -183,3 +183,25 @@ def test_tensors_refer_to_their_files_under_one_root_or_not_at_all(tmp_path, mon
         "length": "8",
     }
     assert empty.data_location == T.DEFAULT and empty.raw_data == b""
+
+
+def test_ov_loops_convert_shares_the_weights_and_writes_what_save_writes(tmp_path, monkeypatch):
+    """`ov-loops convert` converts its main graph with the tensors referring to their file
+    (shares_weights), from the file system's root, and writes the .bin `ov_loops.save` writes."""
+    from ov_loops.cli import main
+    from ov_loops.conversion import driver
+
+    path = tmp_path / "m.onnx"
+    onnx.save_model(_model_with_weights_everywhere(), path)
+    roots = []
+    referring = driver.refer_to_files
+
+    def recorded(model):
+        roots.append(referring(model))
+        return roots[-1]
+
+    monkeypatch.setattr(driver, "refer_to_files", recorded)
+    assert main(["convert", str(path), "-o", str(tmp_path / "cli.xml"), "-q"]) == 0
+    assert roots == ["/"]
+    ov_loops.save(ov_loops.convert(path), tmp_path / "api.xml")
+    assert (tmp_path / "cli.bin").read_bytes() == (tmp_path / "api.bin").read_bytes()
