@@ -5,8 +5,8 @@ command-line modules, OpenVINO's telemetry (a thread that imports multiprocessin
 subprocess) and its TensorFlow frontend. ov-loops never calls `convert_model` while converting,
 and those modules were a third of what a conversion's process holds beyond OpenVINO's core
 (`import openvino`: +28.1 MiB of RSS and 0.16-0.22 s of CPU with them, +13.3 MiB and 0.07 s
-without; nest8 translated and saved in a fresh process: peak 77.3 -> 68.9 MiB; measured
-2026-11-28, docs/benchmarks.md).
+without; nest8 translated and saved in a fresh process: peak 77.3 -> 68.9 MiB by its own
+ru_maxrss, 79.0 -> 72.9 by /usr/bin/time; measured 2026-11-28, docs/benchmarks.md).
 
 When `ov_loops` is imported before openvino (`install`, from ov_loops/__init__.py), the first
 `import openvino` (ov-loops' or the caller's) runs openvino/__init__.py with
@@ -88,15 +88,15 @@ class _LeanLoader:
         self._finder.refusing = True
         try:
             self._loader.exec_module(module)
-        except ImportError:  # this openvino needs ovc to import: as usual then
-            self._finder.refusing = False
-            self._finder._uninstall()
-            self._loader.exec_module(module)
-            return
+            refused = False
+        except ImportError:
+            refused = True
         finally:
             self._finder.refusing = False
             self._finder._uninstall()
-        if not any(hasattr(module, name) for name in DEFERRED_NAMES):
+        if refused:  # this openvino needs ovc to import: as usual then
+            self._loader.exec_module(module)
+        elif not any(hasattr(module, name) for name in DEFERRED_NAMES):
             module.__getattr__ = _deferred_attribute
 
 
