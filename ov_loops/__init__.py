@@ -29,7 +29,7 @@ lean_openvino.install()
 
 # The names below are resolved on first use (PEP 562), so `import ov_loops` (and the validator,
 # `ov_loops.ir`) loads neither onnx, OpenVINO nor numpy until a name that needs them is used;
-# `ov_loops.__version__` is read from the installed package's metadata.
+# `ov_loops.__version__` is ov_loops/version.py's literal (the installed metadata's too).
 
 # Each public name and the module that defines it: what a user calls (listed in __all__, and
 # so in help(ov_loops)), then the types of results, options and errors, importable from here
@@ -79,9 +79,9 @@ __all__ = list(_CALLED)
 def __getattr__(name: str) -> object:
     """A public name, imported from its home module the first time it is asked for."""
     if name == "__version__":
-        from ov_loops.version import installed_version
+        from ov_loops.version import VERSION
 
-        globals()[name] = installed_version()
+        globals()[name] = VERSION
         return globals()[name]
     home = _HOMES.get(name)
     if home is None:

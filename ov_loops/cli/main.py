@@ -70,7 +70,7 @@ def version_line() -> str:
     """`ov-loops X (OpenVINO Y, onnx Z)`: the versions that decide what a conversion gives."""
     from importlib.metadata import PackageNotFoundError, version
 
-    from ov_loops.version import installed_version
+    from ov_loops.version import VERSION
 
     found = []
     for name, distribution in (("OpenVINO", "openvino"), ("onnx", "onnx")):
@@ -78,7 +78,7 @@ def version_line() -> str:
             found.append(f"{name} {version(distribution)}")
         except PackageNotFoundError:
             found.append(f"{name} not installed")
-    return f"ov-loops {installed_version()} ({', '.join(found)})"
+    return f"ov-loops {VERSION} ({', '.join(found)})"
 
 
 def _parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import openvino as ov
 
-from ov_loops.version import installed_version
+from ov_loops.version import VERSION
 
 if TYPE_CHECKING:
     from ov_loops.convert_options import ConvertOptions
@@ -38,7 +38,7 @@ def record_conversion(
     for key, value in (("input", options.input), ("output", output)):
         if isinstance(value, str):
             record_parameter(model, key, value)
-    model.set_rt_info(installed_version(), ["ov_loops", "version"])
+    model.set_rt_info(VERSION, ["ov_loops", "version"])
     for key in ("optimize", "target", "stateful", "unroll", "max_trip_count"):
         if getattr(options, key) is not None:
             model.set_rt_info(str(getattr(options, key)), ["ov_loops", key])
