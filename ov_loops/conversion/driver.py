@@ -199,6 +199,7 @@ class Converter:
     # -- the extension -----------------------------------------------------------------------
     def _expand(self, context) -> list[ov.Output]:
         key = context.get_attribute("key")
+        self._files.release_resident_pages()  # the tensors are copied by now (weights.py)
         layout = self._loops[key]
         values = [context.get_input(i) for i in range(context.get_input_size())]
         start = time.perf_counter()

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import ctypes
 from pathlib import Path
 
 import numpy as np
@@ -205,3 +206,42 @@ def test_ov_loops_convert_shares_the_weights_and_writes_what_save_writes(tmp_pat
     assert roots == ["/"]
     ov_loops.save(ov_loops.convert(path), tmp_path / "api.xml")
     assert (tmp_path / "cli.bin").read_bytes() == (tmp_path / "api.bin").read_bytes()
+
+
+def _resident_kib(path: Path) -> int:
+    """The KiB of the file `path`'s pages resident in this process (Linux's smaps)."""
+    resident, inside = 0, False
+    with open("/proc/self/smaps") as smaps:
+        for line in smaps:
+            first = line.split(maxsplit=1)[0]
+            if "-" in first and not first.endswith(":"):  # a mapping's header line
+                inside = line.rstrip().endswith(str(path.resolve()))
+            elif inside and first == "Rss:":
+                resident += int(line.split()[1])
+    return resident
+
+
+@pytest.mark.skipif(not Path("/proc/self/smaps").exists(), reason="needs Linux's smaps")
+def test_released_pages_leave_the_process_and_read_back_the_same(tmp_path):
+    """The driver releases the mapped files' pages once the frontend reaches a loop (it has
+    copied the graph's tensors by then): they leave the resident set, and a tensor read after
+    (a body's, converted later) faults in the same bytes."""
+    big = _big("W", 64 * BIG)
+    main = graph(
+        [node("Add", ["x", "W"], ["y"])],
+        [typed("x", T.FLOAT, [64 * BIG])],
+        [typed("y", T.FLOAT, [64 * BIG])],
+        [big],
+    )
+    path = tmp_path / "m.onnx"
+    onnx.save_model(model(main), path)
+    loaded = load_model(path, weights_in_files=True).model
+    with weights.MappedFiles() as files:
+        files.refer_to_memory(loaded)
+        entries = {entry.key: entry.value for entry in loaded.graph.initializer[0].external_data}
+        address, length = int(entries["offset"]), int(entries["length"])
+        assert ctypes.string_at(address, length) == big.raw_data  # read: the pages resident
+        assert _resident_kib(path) * 1024 >= length
+        files.release_resident_pages()
+        assert _resident_kib(path) * 1024 < length // 8
+        assert ctypes.string_at(address, length) == big.raw_data
