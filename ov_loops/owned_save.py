@@ -25,6 +25,7 @@ clone that in place leaves out; read back, both IRs have the same ops, names and
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 import openvino as ov
@@ -53,10 +54,15 @@ class Weights(Record):
 
 def census(model: ov.Model) -> Weights:
     """Count `model`'s ops and weights (one walk over the bodies too)."""
-    ops = f32_bytes = 0
+    return weigh(ovgraph.all_ops(model))
+
+
+def weigh(ops: Iterable[ov.Node]) -> Weights:
+    """Count `ops` and the weights among them (a census over the ops given)."""
+    count = f32_bytes = 0
     has_f64 = False
-    for op in ovgraph.all_ops(model):
-        ops += 1
+    for op in ops:
+        count += 1
         if op.get_type_name() != "Constant":
             continue
         kind = op.get_output_element_type(0)
@@ -64,7 +70,7 @@ def census(model: ov.Model) -> Weights:
             f32_bytes += op.get_byte_size()
         elif kind == ov.Type.f64:
             has_f64 = True
-    return Weights(ops, f32_bytes, has_f64)
+    return Weights(count, f32_bytes, has_f64)
 
 
 def save_owned(model: ov.Model, xml: Path, compress_to_fp16: bool) -> None:

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import openvino as ov
 
-from ov_loops.conversion.precision import keeps_f64_weights
+from ov_loops.borrowed_save import BorrowedModel
 from ov_loops.errors import ConversionError, InputError
 from ov_loops.heap import release_freed_heap
 from ov_loops.owned_save import census, save_owned
@@ -85,18 +85,18 @@ def stage(
     the model is then changed). Otherwise the model is left as it was."""
     started = time.perf_counter()
     release_freed_heap()  # what the conversion freed, before saving adds lxml and the validator
-    weights = census(model) if owned else None
-    has_f64 = (
-        weights.has_f64 if weights is not None else compress_to_fp16 and keeps_f64_weights(model)
-    )
-    if compress_to_fp16 and has_f64:
+    borrowed = None if owned else BorrowedModel(model)
+    weights = census(model) if borrowed is None else borrowed.weights
+    if compress_to_fp16 and weights.has_f64:
         log.info("the model has f64 constants: no weights stored as f16 (f64 kept)")
         compress_to_fp16 = False
     xml.parent.mkdir(parents=True, exist_ok=True)
-    if weights is not None and (not compress_to_fp16 or weights.copy_is_cheaper()):
-        save_owned(model, xml, compress_to_fp16)
-    else:
+    if compress_to_fp16 and not weights.copy_is_cheaper():
         ov.save_model(model, str(xml), compress_to_fp16=compress_to_fp16)
+    elif borrowed is not None:
+        borrowed.save(xml, compress_to_fp16)
+    else:
+        save_owned(model, xml, compress_to_fp16)
     kind = "f16" if compress_to_fp16 else "f32"
     return StagedIR(xml, _has_subgraphs(model), kind, started)
 

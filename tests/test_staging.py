@@ -1,6 +1,7 @@
-"""ov_loops.staging.stage: the API's save leaves the caller's model as it was; a model the caller
-owns (`ov-loops convert`) is written in place where that costs less memory than save_model's
-clone, keeping f64 weights and `compress_to_fp16=False` as save_model does."""
+"""ov_loops.staging.stage: a model is written in place where that costs less memory than
+save_model's clone, keeping f64 weights and `compress_to_fp16=False` as save_model does; the
+API's save (a model the caller holds) puts the model back as it was, `ov-loops convert` (which
+owns its model) does not need to."""
 
 from __future__ import annotations
 
@@ -59,9 +60,10 @@ def test_api_save_leaves_the_callers_model_as_it_was(tmp_path, compress):
 
 
 def _spied(monkeypatch) -> list[str]:
-    """Which writer stage uses: 'save_model' or 'owned', appended per call."""
+    """Which writer stage uses: 'save_model', 'owned' or 'borrowed', appended per call."""
     used: list[str] = []
     save_model, save_owned = ov.save_model, staging.save_owned
+    save_borrowed = staging.BorrowedModel.save
 
     def spy_save_model(*args, **kwargs):
         used.append("save_model")
@@ -71,8 +73,13 @@ def _spied(monkeypatch) -> list[str]:
         used.append("owned")
         save_owned(*args, **kwargs)
 
+    def spy_borrowed(*args, **kwargs):
+        used.append("borrowed")
+        save_borrowed(*args, **kwargs)
+
     monkeypatch.setattr(ov, "save_model", spy_save_model)
     monkeypatch.setattr(staging, "save_owned", spy_owned)
+    monkeypatch.setattr(staging.BorrowedModel, "save", spy_borrowed)
     return used
 
 
@@ -87,13 +94,15 @@ def _big_weights_model() -> ov.Model:
 @pytest.mark.parametrize(
     ("owned", "big", "compress", "writer"),
     [
-        (False, False, True, "save_model"),
+        (False, False, True, "borrowed"),
+        (False, True, True, "save_model"),
+        (False, True, False, "borrowed"),
         (True, False, True, "owned"),
         (True, True, True, "save_model"),
         (True, True, False, "owned"),  # no compression: nothing copied
     ],
 )
-def test_stage_writes_in_place_only_an_owned_model_and_where_cheaper(
+def test_stage_writes_in_place_where_cheaper_a_borrowed_model_put_back(
     tmp_path, monkeypatch, owned, big, compress, writer
 ):
     used = _spied(monkeypatch)
