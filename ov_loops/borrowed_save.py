@@ -17,7 +17,10 @@ in a `finally` (an error while compressing or serialising leaves the model as it
 What the tests compare before and after (tests/test_borrowed_save.py): `ov.serialize`'s XML
 and .bin, every op's type, names, output types, shapes and tensor names, inputs and rt_info in
 `get_ordered_ops` order (bodies' too), the model's rt_info, what the compiled model computes.
-The walks cost about 1.5 us per op (seq1000, 19,017 ops: ~60 ms with the census).
+The cost (seq1000: 17,016 ops, 3,006 with rt_info, 2,002 f32 Constants; CPU time, load 2-7):
+recording, in the census's walk (which needs 0.05-0.08 s alone), 0.25-0.33 s (RTMap.items()
+costs ~30 us a map, whence only the non-empty ones); putting back 0.11-0.15 s; the save
+(recording included) 0.9-1.2 s against save_model's 0.65-0.93 s, for 37 MiB less peak RSS.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ class BorrowedModel:
         self.model_rt = dict(model.get_rt_info().items())
         self.rt_infos: dict[int, tuple[ov.Node, dict]] = {}  # by instance id; not the empty
         self.constants: list[tuple[ov.Node, list[tuple[ov.Node, int]], set[str]]] = []
+        self.converts: set[str] = set()  # the unique names of the Converts
         self.weights: Weights = weigh(self._recorded(ovgraph.all_ops(model)))
 
     def _recorded(self, ops: Iterable[ov.Node]) -> Iterator[ov.Node]:
@@ -48,7 +52,10 @@ class BorrowedModel:
             rt_info = op.get_rt_info()
             if len(rt_info):  # RTMap.items() costs ~30 us, len() ~0.5 us
                 self.rt_infos[op.get_instance_id()] = (op, dict(rt_info.items()))
-            if op.get_type_name() == "Constant" and op.get_output_element_type(0) == ov.Type.f32:
+            kind = op.get_type_name()
+            if kind == "Convert":
+                self.converts.add(op.get_name())
+            elif kind == "Constant" and op.get_output_element_type(0) == ov.Type.f32:
                 output = op.output(0)
                 readers = [
                     (each.get_node(), each.get_index()) for each in output.get_target_inputs()
@@ -61,7 +68,7 @@ class BorrowedModel:
         `save_owned` writes), without its clone, and put it back as it was (see the module), on
         an error too. Once: what is recorded is the model as it was before."""
         try:
-            save_owned(self.model, xml, compress_to_fp16)
+            save_owned(self.model, xml, compress_to_fp16, self.converts)
         finally:
             self._restore()
 

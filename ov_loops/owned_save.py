@@ -5,8 +5,10 @@ serialises the clone: on a graph of many ops (seq1000: 19,017 layers) the clone 
 part of the save's peak memory (+47 MiB over 122). `save_owned` writes the same files in place:
 OpenVINO's f16 compression (`compress_model_transformation`, what save_model runs but not
 postponed), the fused-names cleanup, the runtime version save_model records, `ov.serialize`.
-The model is changed (its f32 weights become f16 Constants with a Convert): only a caller that
-owns it may (`ov-loops convert`, which drops the model once it is written).
+The model is changed (its f32 weights become f16 Constants with a Convert): a caller that owns
+it writes it so (`ov-loops convert`, which drops the model once it is written); `ov_loops.save`,
+whose caller holds the model, records what changes and puts it back after
+(`ov_loops.borrowed_save`).
 
 The compression in place is not postponed: it makes an f16 copy of every compressed weight (half
 its f32 size; the f32 data may stay alive, shared with the ONNX model's buffer), where the
@@ -73,17 +75,20 @@ def weigh(ops: Iterable[ov.Node]) -> Weights:
     return Weights(count, f32_bytes, has_f64)
 
 
-def save_owned(model: ov.Model, xml: Path, compress_to_fp16: bool) -> None:
+def save_owned(
+    model: ov.Model, xml: Path, compress_to_fp16: bool, converts: set[str] | None = None
+) -> None:
     """Write `model` as `ov.save_model(model, xml, compress_to_fp16)` writes it, changing the
     model instead of a clone of it (see the module): the caller must own it and not use it
-    after."""
+    after, or put it back (`borrowed_save.BorrowedModel`). `converts`: the unique names of the
+    model's Converts (bodies' too) when the caller has them (a walk over the model saved)."""
     from openvino._offline_transformations import (
         apply_fused_names_cleanup,
         compress_model_transformation,
     )
 
     if compress_to_fp16:
-        before = _convert_names(model)
+        before = _convert_names(model) if converts is None else converts
         compress_model_transformation(model)
         _names_back_to_constants(model, before)
     apply_fused_names_cleanup(model)
