@@ -18,25 +18,29 @@ What the tests compare before and after (tests/test_borrowed_save.py): `ov.seria
 and .bin, every op's type, names, output types, shapes and tensor names, inputs and rt_info in
 `get_ordered_ops` order (bodies' too), the model's rt_info, what the compiled model computes.
 The cost (seq1000: 17,016 ops, 3,006 with rt_info, 2,002 f32 Constants; CPU time, load 2-7):
-recording, in the census's walk (which needs 0.05-0.08 s alone), 0.25-0.33 s (RTMap.items()
-costs ~30 us a map, whence only the non-empty ones); putting back 0.11-0.15 s; the save
-(recording included) 0.9-1.2 s against save_model's 0.65-0.93 s, for 37 MiB less peak RSS.
+recording 0.2-0.3 s (RTMap.items() costs ~30 us a map, whence only the non-empty ones), putting
+back 0.11-0.15 s; the save 0.9-1.2 s against save_model's 0.65-0.93 s, for 37 MiB less peak
+RSS. Putting back costs about 1 MiB of its own (`PUT_BACK_BYTES`): a model whose clone costs
+less (a few hundred ops) is written by save_model (ov_loops.staging).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import openvino as ov
 
 from ov_loops import ovgraph
-from ov_loops.owned_save import Weights, save_owned, weigh
+from ov_loops.owned_save import save_owned
+
+PUT_BACK_BYTES = 1 << 20  # what putting a model back costs beyond the in-place save: ~1 MiB
+# (torch_rnn_stack, 69 ops: peak RSS +1.0 MiB against save_model's +0.25; the first
+# RTMap.items() call of a process alone +0.5, OpenVINO's code it runs)
 
 
 class BorrowedModel:
     """A caller's model and what `save_owned` would change in it, recorded to be put back (see
-    the module); `weights` its census, taken in the same walk."""
+    the module)."""
 
     def __init__(self, model: ov.Model) -> None:
         self.model = model
@@ -44,24 +48,21 @@ class BorrowedModel:
         self.rt_infos: dict[int, tuple[ov.Node, dict]] = {}  # by instance id; not the empty
         self.constants: list[tuple[ov.Node, list[tuple[ov.Node, int]], set[str]]] = []
         self.converts: set[str] = set()  # the unique names of the Converts
-        self.weights: Weights = weigh(self._recorded(ovgraph.all_ops(model)))
+        for op in ovgraph.all_ops(model):
+            self._record(op)
 
-    def _recorded(self, ops: Iterable[ov.Node]) -> Iterator[ov.Node]:
-        """`ops`, each recorded as it passes: its rt_info, a f32 Constant's readers and names."""
-        for op in ops:
-            rt_info = op.get_rt_info()
-            if len(rt_info):  # RTMap.items() costs ~30 us, len() ~0.5 us
-                self.rt_infos[op.get_instance_id()] = (op, dict(rt_info.items()))
-            kind = op.get_type_name()
-            if kind == "Convert":
-                self.converts.add(op.get_name())
-            elif kind == "Constant" and op.get_output_element_type(0) == ov.Type.f32:
-                output = op.output(0)
-                readers = [
-                    (each.get_node(), each.get_index()) for each in output.get_target_inputs()
-                ]
-                self.constants.append((op, readers, output.get_names()))
-            yield op
+    def _record(self, op: ov.Node) -> None:
+        """Record `op`'s rt_info, a Convert's name, an f32 Constant's readers and names."""
+        rt_info = op.get_rt_info()
+        if len(rt_info):  # RTMap.items() costs ~30 us, len() ~0.5 us
+            self.rt_infos[op.get_instance_id()] = (op, dict(rt_info.items()))
+        kind = op.get_type_name()
+        if kind == "Convert":
+            self.converts.add(op.get_name())
+        elif kind == "Constant" and op.get_output_element_type(0) == ov.Type.f32:
+            output = op.output(0)
+            readers = [(each.get_node(), each.get_index()) for each in output.get_target_inputs()]
+            self.constants.append((op, readers, output.get_names()))
 
     def save(self, xml: Path, compress_to_fp16: bool) -> None:
         """Write the model as `ov.save_model(model, xml, compress_to_fp16)` writes it (what

@@ -12,9 +12,9 @@ whose caller holds the model, records what changes and puts it back after
 
 The compression in place is not postponed: it makes an f16 copy of every compressed weight (half
 its f32 size; the f32 data may stay alive, shared with the ONNX model's buffer), where the
-postponed form converts each weight as it is written. `copy_is_cheaper` weighs that copy against
-the clone: a model of big weights (big300: 150 MiB of copies against a clone of 0.3 MiB) is
-saved by save_model.
+postponed form converts each weight as it is written. `in_place_is_cheaper` weighs that copy
+against the clone: a model of big weights (big300: 150 MiB of copies against a clone of 0.3 MiB)
+is saved by save_model.
 
 Two differences to save_model's files are OpenVINO's, not ours: its clone drops the second name
 of a loop body's output that has two (big300's RNN body, `r_h_out,r_scan`; in place keeps
@@ -27,7 +27,6 @@ clone that in place leaves out; read back, both IRs have the same ops, names and
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from pathlib import Path
 
 import openvino as ov
@@ -48,23 +47,19 @@ class Weights(Record):
     def __init__(self, ops: int, f32_bytes: int, has_f64: bool) -> None:
         self.ops, self.f32_bytes, self.has_f64 = ops, f32_bytes, has_f64
 
-    def copy_is_cheaper(self) -> bool:
-        """Whether compressing in place (an f16 copy of the f32 weights) costs less memory
-        than save_model's clone of the graph."""
-        return self.f32_bytes // 2 < self.ops * CLONE_BYTES_PER_OP
+    def in_place_is_cheaper(self, compress_to_fp16: bool, fixed_bytes: int = 0) -> bool:
+        """Whether writing in place costs less memory than save_model's clone of the graph:
+        an f16 copy of the f32 weights when compressing, and `fixed_bytes`."""
+        copy = self.f32_bytes // 2 if compress_to_fp16 else 0
+        return copy + fixed_bytes < self.ops * CLONE_BYTES_PER_OP
 
 
 def census(model: ov.Model) -> Weights:
     """Count `model`'s ops and weights (one walk over the bodies too)."""
-    return weigh(ovgraph.all_ops(model))
-
-
-def weigh(ops: Iterable[ov.Node]) -> Weights:
-    """Count `ops` and the weights among them (a census over the ops given)."""
-    count = f32_bytes = 0
+    ops = f32_bytes = 0
     has_f64 = False
-    for op in ops:
-        count += 1
+    for op in ovgraph.all_ops(model):
+        ops += 1
         if op.get_type_name() != "Constant":
             continue
         kind = op.get_output_element_type(0)
@@ -72,7 +67,7 @@ def weigh(ops: Iterable[ov.Node]) -> Weights:
             f32_bytes += op.get_byte_size()
         elif kind == ov.Type.f64:
             has_f64 = True
-    return Weights(count, f32_bytes, has_f64)
+    return Weights(ops, f32_bytes, has_f64)
 
 
 def save_owned(

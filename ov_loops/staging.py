@@ -29,7 +29,7 @@ from pathlib import Path
 
 import openvino as ov
 
-from ov_loops.borrowed_save import BorrowedModel
+from ov_loops.borrowed_save import PUT_BACK_BYTES, BorrowedModel
 from ov_loops.errors import ConversionError, InputError
 from ov_loops.heap import release_freed_heap
 from ov_loops.owned_save import census, save_owned
@@ -82,23 +82,22 @@ def stage(
     those to f16 too: conversion/precision.py). The result holds no reference to the model.
 
     The model is written in place, without `ov.save_model`'s clone, where that costs less
-    memory (`census(...).copy_is_cheaper()`; otherwise by save_model). `owned`: the caller owns
+    memory (`Weights.in_place_is_cheaper`; otherwise by save_model). `owned`: the caller owns
     the model and drops it after (`ov-loops convert`): it is left changed (ov_loops.owned_save).
     Otherwise it is put back as it was, on an error too (ov_loops.borrowed_save)."""
     started = time.perf_counter()
     release_freed_heap()  # what the conversion freed, before saving adds lxml and the validator
-    borrowed = None if owned else BorrowedModel(model)
-    weights = census(model) if borrowed is None else borrowed.weights
+    weights = census(model)
     if compress_to_fp16 and weights.has_f64:
         log.info("the model has f64 constants: no weights stored as f16 (f64 kept)")
         compress_to_fp16 = False
     xml.parent.mkdir(parents=True, exist_ok=True)
-    if compress_to_fp16 and not weights.copy_is_cheaper():
+    if not weights.in_place_is_cheaper(compress_to_fp16, 0 if owned else PUT_BACK_BYTES):
         ov.save_model(model, str(xml), compress_to_fp16=compress_to_fp16)
-    elif borrowed is not None:
-        borrowed.save(xml, compress_to_fp16)
-    else:
+    elif owned:
         save_owned(model, xml, compress_to_fp16)
+    else:
+        BorrowedModel(model).save(xml, compress_to_fp16)
     kind = "f16" if compress_to_fp16 else "f32"
     return StagedIR(xml, _has_subgraphs(model), kind, started)
 

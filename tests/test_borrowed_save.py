@@ -18,7 +18,7 @@ import pytest
 
 import ov_loops.api
 from benchmarks.generated_models import sequential_loops
-from ov_loops import ovgraph
+from ov_loops import ovgraph, staging
 from ov_loops.borrowed_save import BorrowedModel
 from ov_loops.errors import InputError
 from ov_loops.owned_save import census, save_owned
@@ -37,6 +37,13 @@ SAMPLE = (  # exporters, loops, If, sequences, f64 (saved uncompressed), save_mo
     "torch_ts_beam_search_topk",
 )
 BENCH_NAMES = tuple(sorted(path.stem for path in BENCH.glob("*.onnx")))
+
+
+@pytest.fixture(autouse=True)
+def _in_place(monkeypatch):
+    """`ov_loops.save` writes even a small model in place (by default save_model's clone of
+    a few ops costs less than putting the model back: test_staging)."""
+    monkeypatch.setattr(staging, "PUT_BACK_BYTES", 0)
 
 
 def _text(value: ov.OVAny | dict) -> str:
@@ -199,9 +206,16 @@ def test_an_error_while_writing_puts_the_model_back_and_writes_nothing(
     assert _state(model, tmp_path / "states") == before
 
 
-def test_the_census_is_taken_in_the_same_walk():
-    model = ov_loops.api.translate(BENCH / "torch_nested_lists.onnx").model
-    assert BorrowedModel(model).weights == census(model)
+def test_a_small_model_is_written_by_save_model_by_default(tmp_path, monkeypatch):
+    monkeypatch.undo()  # PUT_BACK_BYTES as shipped
+    model = ov_loops.api.translate(BENCH / "torch_rnn_stack.onnx").model
+    assert not census(model).in_place_is_cheaper(True, staging.PUT_BACK_BYTES)
+    assert census(model).in_place_is_cheaper(True)
+    written = []
+    monkeypatch.setattr(BorrowedModel, "save", lambda *args: written.append(args))
+    ov_loops.api.save(model, tmp_path / "api.xml")
+    assert not written
+    assert (tmp_path / "api.xml").exists()
 
 
 def test_rt_info_the_passes_add_or_replace_is_put_back(tmp_path, monkeypatch):

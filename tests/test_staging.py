@@ -13,6 +13,7 @@ import openvino.opset15 as ops
 import pytest
 
 import ov_loops.api
+from benchmarks.generated_models import sequential_loops
 from ov_loops import ovgraph, staging
 from ov_loops.checking.weights import f16_weights
 from ov_loops.owned_save import CLONE_BYTES_PER_OP
@@ -91,23 +92,30 @@ def _big_weights_model() -> ov.Model:
     )
 
 
+def _model(kind: str) -> ov.Model:
+    """'big' weights, 'many' ops (696), or a 'small' loop model."""
+    if kind == "big":
+        return _big_weights_model()
+    return ov_loops.api.convert(sequential_loops(40) if kind == "many" else f64_loop_model(T.FLOAT))
+
+
 @pytest.mark.parametrize(
-    ("owned", "big", "compress", "writer"),
+    ("owned", "kind", "compress", "writer"),
     [
-        (False, False, True, "borrowed"),
-        (False, True, True, "save_model"),
-        (False, True, False, "borrowed"),
-        (True, False, True, "owned"),
-        (True, True, True, "save_model"),
-        (True, True, False, "owned"),  # no compression: nothing copied
+        (False, "small", True, "save_model"),  # putting back costs more than a small clone
+        (False, "many", True, "borrowed"),
+        (False, "big", True, "save_model"),
+        (False, "many", False, "borrowed"),
+        (True, "small", True, "owned"),
+        (True, "big", True, "save_model"),
+        (True, "big", False, "owned"),  # no compression: nothing copied
     ],
 )
-def test_stage_writes_in_place_where_cheaper_a_borrowed_model_put_back(
-    tmp_path, monkeypatch, owned, big, compress, writer
+def test_stage_writes_in_place_where_that_costs_less_than_the_clone(
+    tmp_path, monkeypatch, owned, kind, compress, writer
 ):
     used = _spied(monkeypatch)
-    made = _big_weights_model() if big else ov_loops.api.convert(f64_loop_model(T.FLOAT))
-    staged = staging.stage(made, tmp_path / "m.xml", compress, owned=owned)
+    staged = staging.stage(_model(kind), tmp_path / "m.xml", compress, owned=owned)
     assert used == [writer]
     assert staged.weights == ("f16" if compress else "f32")
     assert ov.Core().read_model(str(staged.xml)) is not None
