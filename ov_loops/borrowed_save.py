@@ -1,27 +1,31 @@
 """Writing a caller's model in place and putting it back as it was: `ov_loops.save` without
 `ov.save_model`'s clone.
 
-`owned_save.save_owned` writes the files save_model writes but changes the model: the f16
-compression replaces each f32 Constant by an f16 Constant and a Convert (moving the Constant's
-tensor names), marks nodes in rt_info (`disable_fp16_compression`, `decompression`, ...), the
-fused-names cleanup drops every node's `fused_names` and the runtime's version is added to the
-model's rt_info. `save_borrowed` records before what those steps touch and undoes them after,
-in a `finally` (an error while compressing or serialising leaves the model as it was too):
+`owned_save.save_owned` writes the files save_model writes but changes the model. Found by
+experiment (OpenVINO 2026.4, every export of tests/models/exporters and benchmarks/models at
+default and max): the f16 compression replaces each f32 Constant by an f16 Constant and a
+Convert, which takes the Constant's readers and tensor names (a Constant a Result reads loses
+them), adds rt_info to the new ops and `DisablePrecisionConversion` to some Constants; the
+fused-names cleanup drops every op's `fused_names`; the runtime's version is added to the
+model's rt_info. `BorrowedModel` records before what those steps touch and `save` undoes them
+after, in a `finally` (an error while compressing or serialising leaves the model as it was
+too):
 
 - each f32 Constant (the Python reference keeps it and its data alive while the f16 copy is
   written), the inputs that read it and its tensor names: the inputs are reconnected to it, its
   names set back; the f16 Constants and Converts, read by nothing, are freed;
 - every op's rt_info (bodies' too) and the model's: keys added are removed, the values recorded
-  (the same `OVAny`s, so the same C++ attributes) set back.
+  (the same `OVAny`s, so the same C++ attributes) set back. An op that had no rt_info is not
+  recorded; a last walk removes what it was given (none was, in the experiments).
 
 What the tests compare before and after (tests/test_borrowed_save.py): `ov.serialize`'s XML
 and .bin, every op's type, names, output types, shapes and tensor names, inputs and rt_info in
 `get_ordered_ops` order (bodies' too), the model's rt_info, what the compiled model computes.
 The cost (seq1000: 17,016 ops, 3,006 with rt_info, 2,002 f32 Constants; CPU time, load 2-7):
-recording 0.2-0.3 s (RTMap.items() costs ~30 us a map, whence only the non-empty ones), putting
-back 0.11-0.15 s; the save 0.9-1.2 s against save_model's 0.65-0.93 s, for 37 MiB less peak
-RSS. Putting back costs about 1 MiB of its own (`PUT_BACK_BYTES`): a model whose clone costs
-less (a few hundred ops) is written by save_model (ov_loops.staging).
+recording 0.2-0.36 s (RTMap.items() costs ~30 us a map, whence only the non-empty ones),
+putting back 0.11-0.18 s; the save 0.9-1.2 s against save_model's 0.65-0.93 s, for 37 MiB
+less peak RSS. Putting back costs about 1 MiB of its own (`PUT_BACK_BYTES`): a model whose
+clone costs less (a few hundred ops) is written by save_model (ov_loops.staging).
 """
 
 from __future__ import annotations
