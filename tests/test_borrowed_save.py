@@ -39,11 +39,22 @@ SAMPLE = (  # exporters, loops, If, sequences, f64 (saved uncompressed), save_mo
 BENCH_NAMES = tuple(sorted(path.stem for path in BENCH.glob("*.onnx")))
 
 
+SAVED: list[Path] = []  # the IRs BorrowedModel.save wrote in the test
+
+
 @pytest.fixture(autouse=True)
 def _in_place(monkeypatch):
     """`ov_loops.save` writes even a small model in place (by default save_model's clone of
-    a few ops costs less than putting the model back: test_staging)."""
+    a few ops costs less than putting the model back: test_staging); SAVED says it did."""
     monkeypatch.setattr(staging, "PUT_BACK_BYTES", 0)
+    SAVED.clear()
+    save = BorrowedModel.save
+
+    def saved(borrowed: BorrowedModel, xml: Path, compress_to_fp16: bool) -> None:
+        SAVED.append(xml)
+        save(borrowed, xml, compress_to_fp16)
+
+    monkeypatch.setattr(BorrowedModel, "save", saved)
 
 
 def _text(value: ov.OVAny | dict) -> str:
@@ -103,6 +114,7 @@ def _assert_saved_and_put_back(model: ov.Model, tmp_path: Path, feeds: dict | No
     before = _state(model, tmp_path / "states")
     computed = _computed(model, feeds) if feeds is not None else None
     ov_loops.api.save(model, tmp_path / "api.xml")
+    assert len(SAVED) == 1  # in place
     assert _state(model, tmp_path / "states") == before
     if feeds is not None:
         for got, expected in zip(_computed(model, feeds), computed, strict=True):
@@ -167,6 +179,7 @@ def test_uncompressed_save_puts_the_model_back(tmp_path):
     model = ov_loops.api.translate(BENCH / "torch_rnn_stack.onnx").model
     before = _state(model, tmp_path / "states")
     ov_loops.api.save(model, tmp_path / "api.xml", compress_to_fp16=False)
+    assert len(SAVED) == 1
     assert _state(model, tmp_path / "states") == before
     ov.save_model(model, str(tmp_path / "cloned.xml"), compress_to_fp16=False)
     _assert_same_files(tmp_path / "cloned.xml", tmp_path / "api.xml")
@@ -201,6 +214,7 @@ def test_an_error_while_writing_puts_the_model_back_and_writes_nothing(
     _failing(monkeypatch, owner, name, error)
     with pytest.raises(raised):
         ov_loops.api.save(model, tmp_path / "new" / "model.xml")
+    assert len(SAVED) == 1
     monkeypatch.undo()
     assert not (tmp_path / "new").exists()
     assert _state(model, tmp_path / "states") == before
@@ -235,4 +249,5 @@ def test_rt_info_the_passes_add_or_replace_is_put_back(tmp_path, monkeypatch):
     before = _state(model, tmp_path / "states")
     monkeypatch.setattr(offline, "compress_model_transformation", marking)
     ov_loops.api.save(model, tmp_path / "api.xml")
+    assert len(SAVED) == 1
     assert _state(model, tmp_path / "states") == before
