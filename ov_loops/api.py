@@ -138,6 +138,12 @@ def save(model: ov.Model, path: str | os.PathLike, compress_to_fp16: bool = True
     rejects is never written (ConversionError naming the loop and the rule; warnings do not
     block). An IR without Loop, TensorIterator or If layers has nothing to validate. (The
     validation costs less once the model is freed: `ov_loops.staging` writes in two steps.)
+
+    `model` is written in place, without `openvino.save_model`'s clone of it, unless its
+    weights would cost more memory than the clone, and put back as it was after, on an error
+    too (`ov_loops.borrowed_save`): the same graph, names and rt_info; do not use it from
+    another thread meanwhile. The files are those `ov-loops convert` writes: save_model's but
+    for its quirks (docs/cli.md).
     """
     with IRPlace(ir_path(path)) as place:
         place.commit(stage(model, place.scratch_xml, compress_to_fp16))

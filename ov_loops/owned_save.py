@@ -5,14 +5,16 @@ serialises the clone: on a graph of many ops (seq1000: 19,017 layers) the clone 
 part of the save's peak memory (+47 MiB over 122). `save_owned` writes the same files in place:
 OpenVINO's f16 compression (`compress_model_transformation`, what save_model runs but not
 postponed), the fused-names cleanup, the runtime version save_model records, `ov.serialize`.
-The model is changed (its f32 weights become f16 Constants with a Convert): only a caller that
-owns it may (`ov-loops convert`, which drops the model once it is written).
+The model is changed (its f32 weights become f16 Constants with a Convert): a caller that owns
+it writes it so (`ov-loops convert`, which drops the model once it is written); `ov_loops.save`,
+whose caller holds the model, records what changes and puts it back after
+(`ov_loops.borrowed_save`).
 
 The compression in place is not postponed: it makes an f16 copy of every compressed weight (half
 its f32 size; the f32 data may stay alive, shared with the ONNX model's buffer), where the
-postponed form converts each weight as it is written. `copy_is_cheaper` weighs that copy against
-the clone: a model of big weights (big300: 150 MiB of copies against a clone of 0.3 MiB) is
-saved by save_model.
+postponed form converts each weight as it is written. `in_place_is_cheaper` weighs that copy
+against the clone: a model of big weights (big300: 150 MiB of copies against a clone of 0.3 MiB)
+is saved by save_model.
 
 Two differences to save_model's files are OpenVINO's, not ours: its clone drops the second name
 of a loop body's output that has two (big300's RNN body, `r_h_out,r_scan`; in place keeps
@@ -45,10 +47,11 @@ class Weights(Record):
     def __init__(self, ops: int, f32_bytes: int, has_f64: bool) -> None:
         self.ops, self.f32_bytes, self.has_f64 = ops, f32_bytes, has_f64
 
-    def copy_is_cheaper(self) -> bool:
-        """Whether compressing in place (an f16 copy of the f32 weights) costs less memory
-        than save_model's clone of the graph."""
-        return self.f32_bytes // 2 < self.ops * CLONE_BYTES_PER_OP
+    def in_place_is_cheaper(self, compress_to_fp16: bool, fixed_bytes: int = 0) -> bool:
+        """Whether writing in place costs less memory than save_model's clone of the graph:
+        an f16 copy of the f32 weights when compressing, and `fixed_bytes`."""
+        copy = self.f32_bytes // 2 if compress_to_fp16 else 0
+        return copy + fixed_bytes < self.ops * CLONE_BYTES_PER_OP
 
 
 def census(model: ov.Model) -> Weights:
@@ -67,17 +70,20 @@ def census(model: ov.Model) -> Weights:
     return Weights(ops, f32_bytes, has_f64)
 
 
-def save_owned(model: ov.Model, xml: Path, compress_to_fp16: bool) -> None:
+def save_owned(
+    model: ov.Model, xml: Path, compress_to_fp16: bool, converts: set[str] | None = None
+) -> None:
     """Write `model` as `ov.save_model(model, xml, compress_to_fp16)` writes it, changing the
     model instead of a clone of it (see the module): the caller must own it and not use it
-    after."""
+    after, or put it back (`borrowed_save.BorrowedModel`). `converts`: the unique names of the
+    model's Converts (bodies' too) when the caller has them (a walk over the model saved)."""
     from openvino._offline_transformations import (
         apply_fused_names_cleanup,
         compress_model_transformation,
     )
 
     if compress_to_fp16:
-        before = _convert_names(model)
+        before = _convert_names(model) if converts is None else converts
         compress_model_transformation(model)
         _names_back_to_constants(model, before)
     apply_fused_names_cleanup(model)

@@ -10,9 +10,10 @@ validates the scratch IR and moves it into place. On failure nothing is left hal
 Validation costs about twice the CPU while the converted model is alive in the process
 (seq1000: 1.7 s against 0.7 s once freed, not the cyclic GC): `ov-loops convert` frees it
 between the steps; `ov_loops.save`, whose caller holds the model, runs them back to back.
-`ov-loops convert` owns its model, so `stage(owned=True)` writes it without `ov.save_model`'s
-clone where that costs less memory (ov_loops.owned_save; seq1000: the save's peak 212 -> 173
-MiB); `ov_loops.save` leaves its caller's model as it was (save_model's clone).
+Both write the model without `ov.save_model`'s clone where that costs less memory (seq1000:
+the save's peak 212 -> 173 MiB): `ov-loops convert` owns its model, so `stage(owned=True)`
+changes it (ov_loops.owned_save); `ov_loops.save`'s caller holds the model, which is put back
+as it was after (ov_loops.borrowed_save). A model of big weights is written by save_model.
 The OVMS layout (ov_loops.serving) stages into its own place the same way.
 """
 
@@ -28,7 +29,7 @@ from pathlib import Path
 
 import openvino as ov
 
-from ov_loops.conversion.precision import keeps_f64_weights
+from ov_loops.borrowed_save import PUT_BACK_BYTES, BorrowedModel
 from ov_loops.errors import ConversionError, InputError
 from ov_loops.heap import release_freed_heap
 from ov_loops.owned_save import census, save_owned
@@ -80,23 +81,23 @@ def stage(
     as f16 when `compress_to_fp16`, unless the model has f64 constants (OpenVINO would round
     those to f16 too: conversion/precision.py). The result holds no reference to the model.
 
-    `owned`: the caller owns the model and drops it after (`ov-loops convert`): it is written
-    in place, without `ov.save_model`'s clone, where that costs less memory (ov_loops.owned_save;
-    the model is then changed). Otherwise the model is left as it was."""
+    The model is written in place, without `ov.save_model`'s clone, where that costs less
+    memory (`Weights.in_place_is_cheaper`; otherwise by save_model). `owned`: the caller owns
+    the model and drops it after (`ov-loops convert`): it is left changed (ov_loops.owned_save).
+    Otherwise it is put back as it was, on an error too (ov_loops.borrowed_save)."""
     started = time.perf_counter()
     release_freed_heap()  # what the conversion freed, before saving adds lxml and the validator
-    weights = census(model) if owned else None
-    has_f64 = (
-        weights.has_f64 if weights is not None else compress_to_fp16 and keeps_f64_weights(model)
-    )
-    if compress_to_fp16 and has_f64:
+    weights = census(model)
+    if compress_to_fp16 and weights.has_f64:
         log.info("the model has f64 constants: no weights stored as f16 (f64 kept)")
         compress_to_fp16 = False
     xml.parent.mkdir(parents=True, exist_ok=True)
-    if weights is not None and (not compress_to_fp16 or weights.copy_is_cheaper()):
+    if not weights.in_place_is_cheaper(compress_to_fp16, 0 if owned else PUT_BACK_BYTES):
+        ov.save_model(model, str(xml), compress_to_fp16=compress_to_fp16)
+    elif owned:
         save_owned(model, xml, compress_to_fp16)
     else:
-        ov.save_model(model, str(xml), compress_to_fp16=compress_to_fp16)
+        BorrowedModel(model).save(xml, compress_to_fp16)
     kind = "f16" if compress_to_fp16 else "f32"
     return StagedIR(xml, _has_subgraphs(model), kind, started)
 

@@ -93,5 +93,7 @@ def test_big_weights_make_the_copy_dearer_than_the_clone():
     rows = 4 * CLONE_BYTES_PER_OP // 1024 + 1  # f16 copy > a clone of the model's few ops
     big = ops.constant(np.ones((1024, rows), np.float32))
     model = ov.Model([ops.matmul(x, big, False, False)], [x])
-    assert not census(model).copy_is_cheaper()
-    assert census(_named_weights_model()).copy_is_cheaper()
+    assert not census(model).in_place_is_cheaper(True)
+    assert census(model).in_place_is_cheaper(False)  # nothing copied
+    assert census(_named_weights_model()).in_place_is_cheaper(True)
+    assert not census(_named_weights_model()).in_place_is_cheaper(True, 1 << 20)

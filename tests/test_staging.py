@@ -1,6 +1,7 @@
-"""ov_loops.staging.stage: the API's save leaves the caller's model as it was; a model the caller
-owns (`ov-loops convert`) is written in place where that costs less memory than save_model's
-clone, keeping f64 weights and `compress_to_fp16=False` as save_model does."""
+"""ov_loops.staging.stage: a model is written in place where that costs less memory than
+save_model's clone, keeping f64 weights and `compress_to_fp16=False` as save_model does; the
+API's save (a model the caller holds) puts the model back as it was, `ov-loops convert` (which
+owns its model) does not need to."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import openvino.opset15 as ops
 import pytest
 
 import ov_loops.api
+from benchmarks.generated_models import sequential_loops
 from ov_loops import ovgraph, staging
 from ov_loops.checking.weights import f16_weights
 from ov_loops.owned_save import CLONE_BYTES_PER_OP
@@ -59,9 +61,10 @@ def test_api_save_leaves_the_callers_model_as_it_was(tmp_path, compress):
 
 
 def _spied(monkeypatch) -> list[str]:
-    """Which writer stage uses: 'save_model' or 'owned', appended per call."""
+    """Which writer stage uses: 'save_model', 'owned' or 'borrowed', appended per call."""
     used: list[str] = []
     save_model, save_owned = ov.save_model, staging.save_owned
+    save_borrowed = staging.BorrowedModel.save
 
     def spy_save_model(*args, **kwargs):
         used.append("save_model")
@@ -71,8 +74,13 @@ def _spied(monkeypatch) -> list[str]:
         used.append("owned")
         save_owned(*args, **kwargs)
 
+    def spy_borrowed(*args, **kwargs):
+        used.append("borrowed")
+        save_borrowed(*args, **kwargs)
+
     monkeypatch.setattr(ov, "save_model", spy_save_model)
     monkeypatch.setattr(staging, "save_owned", spy_owned)
+    monkeypatch.setattr(staging.BorrowedModel, "save", spy_borrowed)
     return used
 
 
@@ -84,21 +92,30 @@ def _big_weights_model() -> ov.Model:
     )
 
 
+def _model(kind: str) -> ov.Model:
+    """'big' weights, 'many' ops (696), or a 'small' loop model."""
+    if kind == "big":
+        return _big_weights_model()
+    return ov_loops.api.convert(sequential_loops(40) if kind == "many" else f64_loop_model(T.FLOAT))
+
+
 @pytest.mark.parametrize(
-    ("owned", "big", "compress", "writer"),
+    ("owned", "kind", "compress", "writer"),
     [
-        (False, False, True, "save_model"),
-        (True, False, True, "owned"),
-        (True, True, True, "save_model"),
-        (True, True, False, "owned"),  # no compression: nothing copied
+        (False, "small", True, "save_model"),  # putting back costs more than a small clone
+        (False, "many", True, "borrowed"),
+        (False, "big", True, "save_model"),
+        (False, "many", False, "borrowed"),
+        (True, "small", True, "owned"),
+        (True, "big", True, "save_model"),
+        (True, "big", False, "owned"),  # no compression: nothing copied
     ],
 )
-def test_stage_writes_in_place_only_an_owned_model_and_where_cheaper(
-    tmp_path, monkeypatch, owned, big, compress, writer
+def test_stage_writes_in_place_where_that_costs_less_than_the_clone(
+    tmp_path, monkeypatch, owned, kind, compress, writer
 ):
     used = _spied(monkeypatch)
-    made = _big_weights_model() if big else ov_loops.api.convert(f64_loop_model(T.FLOAT))
-    staged = staging.stage(made, tmp_path / "m.xml", compress, owned=owned)
+    staged = staging.stage(_model(kind), tmp_path / "m.xml", compress, owned=owned)
     assert used == [writer]
     assert staged.weights == ("f16" if compress else "f32")
     assert ov.Core().read_model(str(staged.xml)) is not None
