@@ -7,14 +7,14 @@ for it); one that cancels loses far more: skl2onnx's GaussianProcessRegressor in
 std is sqrt(k(x,x) - v.v), is 8e-3 off onnxruntime's (its f32 export is 2.4e-2 off sklearn in
 onnxruntime too). And `compress_to_fp16` (`ov.save_model`, ovc) stores f64 constants as f16
 as it does f32 ones: 2**-11 of each weight, which moved that std by 1.17; `ov_loops.save`
-keeps them (`keeps_f64_weights`).
+keeps them (a model with f64 Constants stores no weight as f16: OpenVINO's compression
+takes f32 and f64 Constants together, and a Constant cannot be exempted from Python;
+owned_save.census finds them).
 """
 
 from __future__ import annotations
 
 import openvino as ov
-
-from ov_loops import ovgraph
 
 
 def f64_ports(model: ov.Model) -> tuple[list[str], list[str]]:
@@ -43,14 +43,4 @@ def f64_warning(model: ov.Model) -> str | None:
         f"f64 {named}: OpenVINO's CPU plugin computes f64 in f32 (about 7 significant digits; "
         "an output that cancels, such as a variance, loses more): `check` compares at f32's "
         "tolerance"
-    )
-
-
-def keeps_f64_weights(model: ov.Model) -> bool:
-    """Whether `model` (its loop and If bodies included) has f64 Constants, which `save` keeps
-    at f64: it then stores no weight as f16 (OpenVINO's compression takes f32 and f64
-    Constants together, and a Constant cannot be exempted from Python)."""
-    return any(
-        op.get_type_name() == "Constant" and op.get_output_element_type(0) == ov.Type.f64
-        for op in ovgraph.all_ops(model)
     )
