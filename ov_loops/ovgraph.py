@@ -228,15 +228,26 @@ def dynamic_besides(value: ov.Output, axis: int) -> bool:
 
 def all_ops(model: ov.Model) -> Iterator[ov.Node]:
     """Every op of `model` and of the bodies of its Loops, TensorIterators and Ifs, each op before
-    its bodies'."""
-    for op in model.get_ordered_ops():
-        yield op
-        kind = op.get_type_name()
-        if kind in ("Loop", "TensorIterator"):
-            yield from all_ops(op.get_function())
-        elif kind == "If":
-            yield from all_ops(op.get_then_body())
-            yield from all_ops(op.get_else_body())
+    its bodies' (an If's then body before its else body). A graph's ops are listed when the walk
+    enters it, after the ops before its holder were handed out. One generator, a stack of the
+    graphs entered: nested generators (`yield from`) passed each op up through one frame per
+    enclosing body (quadratic in depth)."""
+    entered: list[Iterator[ov.Node] | ov.Model] = [model]  # a Model: not entered yet
+    while entered:
+        ops = entered[-1]
+        if not isinstance(ops, Iterator):
+            ops = entered[-1] = iter(ops.get_ordered_ops())
+        for op in ops:
+            yield op
+            kind = op.get_type_name()
+            if kind in ("Loop", "TensorIterator"):
+                entered.append(op.get_function())
+                break
+            if kind == "If":
+                entered += (op.get_else_body(), op.get_then_body())
+                break
+        else:
+            entered.pop()
 
 
 def twin(node: ov.Node, excluded: Collection[int] = ()) -> ov.Node | None:

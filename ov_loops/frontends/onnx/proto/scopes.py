@@ -96,11 +96,28 @@ def fresh_name(base: str, taken: set[str]) -> str:
 
 
 def all_graphs(graph: schema.GraphProto, path: str) -> Iterator[tuple[schema.GraphProto, str]]:
-    """`graph` and every graph nested in it, each with its path (`main/Loop_0/body`)."""
+    """`graph` and every graph nested in it, each with its path (`main/Loop_0/body`), each graph
+    before those nested in it, in node order; a graph's nodes are read as the walk goes. One
+    generator per graph below a stack: nested generators (`yield from`) passed each graph up
+    through one frame per enclosing graph (quadratic in depth)."""
     yield graph, path
+    walks = [_subgraphs_of_nodes(graph, path)]
+    while walks:
+        found = next(walks[-1], None)
+        if found is None:
+            walks.pop()
+            continue
+        yield found
+        walks.append(_subgraphs_of_nodes(*found))
+
+
+def _subgraphs_of_nodes(
+    graph: schema.GraphProto, path: str
+) -> Iterator[tuple[schema.GraphProto, str]]:
+    """The subgraphs of `graph`'s nodes (not those nested deeper), each with its path."""
     for index, node in enumerate(graph.node):
         for attr_name, body in subgraphs(node):
-            yield from all_graphs(body, f"{path}/{node_label(node, index)}/{attr_name}")
+            yield body, f"{path}/{node_label(node, index)}/{attr_name}"
 
 
 def all_names(graph: schema.GraphProto) -> set[str]:

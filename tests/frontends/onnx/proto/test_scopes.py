@@ -80,3 +80,22 @@ def test_read_names_reads_nested_captures_as_told():
     told = scopes.read_names(body, lambda graph: [f"told:{graph.name}"])
     assert told == ["x0", "outer0", "y0", "told:body1", "c0", "z0"]
     assert scopes.read_names(body) == scopes.read_names(body, scopes.CapturedNames())
+
+
+def _recursive_all_graphs(graph: onnx.GraphProto, path: str):
+    """all_graphs as nested generators walk it: the order all_graphs keeps."""
+    yield graph, path
+    for index, node in enumerate(graph.node):
+        for attr_name, body in scopes.subgraphs(node):
+            label = scopes.node_label(node, index)
+            yield from _recursive_all_graphs(body, f"{path}/{label}/{attr_name}")
+
+
+def test_all_graphs_walks_each_graph_before_its_nested_ones_in_node_order():
+    nest = _nest()
+    branch = lambda name: helper.make_graph([], name, [], [_value("x")])  # noqa: E731
+    branches = helper.make_node("If", ["c"], ["b"], then_branch=branch("t"), else_branch=_nest())
+    nest.node.append(branches)
+    walked = [(graph.name, path) for graph, path in scopes.all_graphs(nest, "main")]
+    assert walked == [(g.name, path) for g, path in _recursive_all_graphs(nest, "main")]
+    assert len(walked) == 2 * (DEPTH + 1) + 1
