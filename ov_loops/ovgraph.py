@@ -290,6 +290,44 @@ def computation_key(node: ov.Node) -> tuple:
     return tuple(key)
 
 
+def sources_key(node: ov.Node) -> tuple:
+    """`node`'s type name and what it reads, each Constant as None: ops of equal
+    `computation_key`s have equal sources keys (a first test that reads no Constant's bytes)."""
+    key: list = [node.get_type_name()]
+    for value in node.input_values():
+        source = value.get_node()
+        if source.get_type_name() == "Constant":
+            key.append(None)
+        else:
+            key.append((source.get_instance_id(), value.get_index()))
+    return tuple(key)
+
+
+class Computations:
+    """Ops added one by one, by what they compute: whether an op computes what one added
+    before does (equal `computation_key`s and `same_attributes`). The keys, which read each
+    Constant's bytes, are made only for ops whose `sources_key` another op shares."""
+
+    __slots__ = ("_by_sources",)
+
+    def __init__(self) -> None:
+        # sources key -> [(op, its computation key once made)]
+        self._by_sources: dict[tuple, list[tuple[ov.Node, tuple | None]]] = {}
+
+    def add(self, node: ov.Node) -> bool:
+        """Add `node`; whether an op added before computes what it does."""
+        earlier = self._by_sources.setdefault(sources_key(node), [])
+        key = computation_key(node) if earlier else None
+        for index, (other, other_key) in enumerate(earlier):
+            if other_key is None:
+                other_key = computation_key(other)
+                earlier[index] = (other, other_key)
+            if other_key == key and same_attributes(node, other):
+                return True
+        earlier.append((node, key))
+        return False
+
+
 def same_attributes(node: ov.Node, other: ov.Node) -> bool:
     """Whether two ops have equal attributes."""
     return attributes_key(node) == attributes_key(other)

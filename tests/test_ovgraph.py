@@ -7,7 +7,14 @@ import numpy as np
 import openvino as ov
 import openvino.opset15 as ops
 
-from ov_loops.ovgraph import all_ops, if_outputs, twin
+from ov_loops.ovgraph import (
+    Computations,
+    all_ops,
+    computation_key,
+    if_outputs,
+    sources_key,
+    twin,
+)
 
 
 def _readers_of_one_value():
@@ -95,3 +102,23 @@ def test_all_ops_walks_each_op_before_its_bodies_in_order():
     assert walked == [op.get_instance_id() for op in _recursive_all_ops(model)]
     kinds = [op.get_type_name() for op in all_ops(model)]
     assert kinds.count("Loop") == 4 + 2 and kinds.count("If") == 1
+
+
+def test_computations_find_an_op_of_equal_sources_and_constants():
+    add, subtract, multiply, again = _readers_of_one_value()
+    seen = Computations()
+    assert [seen.add(op) for op in (add, subtract, multiply)] == [False, False, False]
+    assert seen.add(again)  # an Add of the same Parameter and an equal Constant
+    assert computation_key(again) == computation_key(add)
+    assert sources_key(again) == sources_key(add)
+
+
+def test_computations_tell_other_constants_and_attributes_apart():
+    x = ops.parameter([2, 3], np.float32)
+    seen = Computations()
+    assert not seen.add(ops.add(x, ops.constant(np.ones([2, 3], np.float32))))
+    assert not seen.add(ops.add(x, ops.constant(np.zeros([2, 3], np.float32))))
+    axis = ops.constant(np.int64(1))
+    assert not seen.add(ops.reduce_sum(x, axis, keep_dims=False))
+    assert not seen.add(ops.reduce_sum(x, axis, keep_dims=True))
+    assert seen.add(ops.reduce_sum(x, ops.constant(np.int64(1)), keep_dims=True))
