@@ -228,15 +228,26 @@ def dynamic_besides(value: ov.Output, axis: int) -> bool:
 
 def all_ops(model: ov.Model) -> Iterator[ov.Node]:
     """Every op of `model` and of the bodies of its Loops, TensorIterators and Ifs, each op before
-    its bodies'."""
-    for op in model.get_ordered_ops():
-        yield op
-        kind = op.get_type_name()
-        if kind in ("Loop", "TensorIterator"):
-            yield from all_ops(op.get_function())
-        elif kind == "If":
-            yield from all_ops(op.get_then_body())
-            yield from all_ops(op.get_else_body())
+    its bodies' (an If's then body before its else body). A graph's ops are listed when the walk
+    enters it, after the ops before its holder were handed out. One generator, a stack of the
+    graphs entered: nested generators (`yield from`) passed each op up through one frame per
+    enclosing body (quadratic in depth)."""
+    entered: list[Iterator[ov.Node] | ov.Model] = [model]  # a Model: not entered yet
+    while entered:
+        ops = entered[-1]
+        if not isinstance(ops, Iterator):
+            ops = entered[-1] = iter(ops.get_ordered_ops())
+        for op in ops:
+            yield op
+            kind = op.get_type_name()
+            if kind in ("Loop", "TensorIterator"):
+                entered.append(op.get_function())
+                break
+            if kind == "If":
+                entered += (op.get_else_body(), op.get_then_body())
+                break
+        else:
+            entered.pop()
 
 
 def twin(node: ov.Node, excluded: Collection[int] = ()) -> ov.Node | None:
@@ -277,6 +288,44 @@ def computation_key(node: ov.Node) -> tuple:
         else:
             key.append(_source(value))
     return tuple(key)
+
+
+def sources_key(node: ov.Node) -> tuple:
+    """`node`'s type name and what it reads, each Constant as None: ops of equal
+    `computation_key`s have equal sources keys (a first test that reads no Constant's bytes)."""
+    key: list = [node.get_type_name()]
+    for value in node.input_values():
+        source = value.get_node()
+        if source.get_type_name() == "Constant":
+            key.append(None)
+        else:
+            key.append((source.get_instance_id(), value.get_index()))
+    return tuple(key)
+
+
+class Computations:
+    """Ops added one by one, by what they compute: whether an op computes what one added
+    before does (equal `computation_key`s and `same_attributes`). The keys, which read each
+    Constant's bytes, are made only for ops whose `sources_key` another op shares."""
+
+    __slots__ = ("_by_sources",)
+
+    def __init__(self) -> None:
+        # sources key -> [(op, its computation key once made)]
+        self._by_sources: dict[tuple, list[tuple[ov.Node, tuple | None]]] = {}
+
+    def add(self, node: ov.Node) -> bool:
+        """Add `node`; whether an op added before computes what it does."""
+        earlier = self._by_sources.setdefault(sources_key(node), [])
+        key = computation_key(node) if earlier else None
+        for index, (other, other_key) in enumerate(earlier):
+            if other_key is None:
+                other_key = computation_key(other)
+                earlier[index] = (other, other_key)
+            if other_key == key and same_attributes(node, other):
+                return True
+        earlier.append((node, key))
+        return False
 
 
 def same_attributes(node: ov.Node, other: ov.Node) -> bool:

@@ -45,6 +45,7 @@ from ov_loops.frontends.onnx.ops.placeholders import (
 from ov_loops.frontends.onnx.proto import schema
 from ov_loops.frontends.onnx.proto.body_types import with_declared_inputs
 from ov_loops.frontends.onnx.proto.opsets import opset_version
+from ov_loops.frontends.onnx.proto.scopes import CapturedNames
 from ov_loops.frontends.onnx.proto.types import known_types, only_tensors
 from ov_loops.heap import without_fast_bins
 from ov_loops.logs import progress
@@ -73,6 +74,7 @@ class Converter:
         self._model = model = prepared.model
         self._shares_weights = shares_weights
         self._sequences = prepared.sequences
+        self._captured = CapturedNames()  # the loops' bodies at every depth, each walked once
         self._input_shapes = input_shapes or {}
         self._options = options
         # outer types only matter when a value may be other than a tensor (unsupported_types)
@@ -142,7 +144,8 @@ class Converter:
 
         def register(node: schema.NodeProto, path: str) -> tuple[int, list[str]]:
             opset = opset_version(self._model, node.domain)
-            loop = registry.lookup(node, opset).read(node, path, opset, self._sequences)
+            op_class = registry.lookup(node, opset)
+            loop = op_class.read(node, path, opset, self._sequences, self._captured)
             loop.in_main_graph = in_main_graph
             loop.in_loop_body = parent != MAIN
             self._unsupported.extend(loop.unsupported_types(self._outer_types))

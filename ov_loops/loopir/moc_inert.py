@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import openvino as ov
 
-from ov_loops.ovgraph import computation_key, is_constant, same_attributes
+from ov_loops.ovgraph import Computations, is_constant
 
 INERT_TYPES = frozenset(
     {
@@ -42,7 +42,7 @@ _FAMILY = {"Add": "+-", "Subtract": "+-", "Multiply": "*/", "Divide": "*/"}
 def moc_inert(body: ov.Model, deferred: bool = False) -> bool:
     """Whether MOC can remove no op of `body` (see the module's docstring); `deferred`: what
     MOC would do in nested Loops is left to MOC on an enclosing body."""
-    computed: dict[tuple, list[ov.Node]] = {}
+    computed = Computations()
     for node in body.get_ordered_ops():
         kind = node.get_type_name()
         if kind not in INERT_TYPES:
@@ -51,10 +51,8 @@ def moc_inert(body: ov.Model, deferred: bool = False) -> bool:
             continue
         if not _inert_op(node, kind):
             return False
-        earlier = computed.setdefault(computation_key(node), [])
-        if any(same_attributes(node, other) for other in earlier):
+        if computed.add(node):
             return False
-        earlier.append(node)
         if kind == "Loop" and not deferred and not _inert_loop(node):
             return False
     return True
@@ -83,9 +81,9 @@ def _inert_arithmetic(node: ov.Node, kind: str, constant: list[bool]) -> bool:
     if not any(constant):
         return True
     data = [value.get_node().get_data() for value, known in zip(values, constant) if known]
-    identity = 0 if _FAMILY[kind] == "+-" else 1
-    if any((each == identity).all() or (each == 0).all() for each in data):
-        return False  # x + 0, x * 1, x * 0
+    one = _FAMILY[kind] == "*/"  # x * 1 (x + 1 is no identity)
+    if any(not each.any() or (one and (each == 1).all()) for each in data):
+        return False  # x + 0, x * 0, x * 1
     (other,) = (value.get_node() for value, known in zip(values, constant) if not known)
     chained = _FAMILY.get(other.get_type_name()) == _FAMILY[kind]
     return not (chained and any(map(is_constant, other.input_values())))

@@ -149,8 +149,49 @@ def _parse(data: bytes, what: str, path: Path | None = None) -> schema.ModelProt
     return model
 
 
-def _require_utf8(message: Message, what: str, where: str = "model") -> None:
-    """Refuse string fields that are not UTF-8 (protobuf hands them over as bytes)."""
+def _require_utf8(message: Message, what: str) -> None:
+    """Refuse string fields that are not UTF-8 (protobuf hands them over as bytes), naming the
+    first one (`_refuse_non_utf8`): the walk that finds none builds no field paths."""
+    if not _all_utf8(message):
+        _refuse_non_utf8(message, what)
+
+
+# A field's kind for _all_utf8, by its descriptor (kinds of another type are 0: skipped).
+_STRING, _STRINGS, _MESSAGE, _MESSAGES = 1, 2, 3, 4
+_FIELD_KINDS: dict = {}
+
+
+def _all_utf8(message: Message) -> bool:
+    """Whether every string field of `message` and of the messages in it is UTF-8 (a str)."""
+    pending = [message]
+    while pending:
+        for field, value in pending.pop().ListFields():
+            kind = _FIELD_KINDS.get(field)
+            if kind is None:
+                kind = _FIELD_KINDS[field] = _field_kind(field)
+            if kind == _MESSAGE:
+                pending.append(value)
+            elif kind == _MESSAGES:
+                pending.extend(value)
+            elif kind == _STRING:
+                if isinstance(value, bytes):
+                    return False
+            elif kind == _STRINGS and any(isinstance(item, bytes) for item in value):
+                return False
+    return True
+
+
+def _field_kind(field) -> int:
+    if field.type == field.TYPE_STRING:
+        return _STRINGS if field.is_repeated else _STRING
+    if field.type == field.TYPE_MESSAGE:
+        return _MESSAGES if field.is_repeated else _MESSAGE
+    return 0
+
+
+def _refuse_non_utf8(message: Message, what: str, where: str = "model") -> None:
+    """Raise InputError naming the first string field of `message` (depth first, in field
+    order) that is not UTF-8."""
     for field, value in message.ListFields():
         items = value if field.is_repeated else [value]
         if field.type == field.TYPE_STRING:
@@ -161,7 +202,7 @@ def _require_utf8(message: Message, what: str, where: str = "model") -> None:
         elif field.type == field.TYPE_MESSAGE:
             for index, item in enumerate(items):
                 suffix = f"[{index}]" if field.is_repeated else ""
-                _require_utf8(item, what, f"{where}.{field.name}{suffix}")
+                _refuse_non_utf8(item, what, f"{where}.{field.name}{suffix}")
 
 
 def _load_external_data(model: schema.ModelProto, directory: Path | None, what: str) -> None:

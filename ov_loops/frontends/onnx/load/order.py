@@ -12,30 +12,41 @@ from collections.abc import Sequence
 
 from ov_loops.errors import InputError
 from ov_loops.frontends.onnx.proto import schema
-from ov_loops.frontends.onnx.proto.scopes import captured_names, node_label, subgraphs
+from ov_loops.frontends.onnx.proto.scopes import (
+    Captured,
+    CapturedNames,
+    captured_names,
+    node_label,
+    subgraphs,
+)
 
 
-def sort_nodes(nodes, path: str) -> None:
+def sort_nodes(nodes, path: str, captured: Captured = captured_names) -> None:
     """Sort `nodes` (a graph's or a function's) and those of every graph nested in them, in
-    place. Raises InputError naming a node on a cycle when there is no topological order."""
-    order = topological_order(nodes, path)
+    place. Raises InputError naming a node on a cycle when there is no topological order.
+    `captured` gives a nested graph's captures (a `CapturedNames` shared by the whole sort
+    reads each graph once, not once per enclosing graph)."""
+    order = topological_order(nodes, path, captured)
     if order != sorted(order):
-        _reorder(nodes, order)
+        _reorder(nodes, order)  # copies: their graphs are new to `captured`
     for index, node in enumerate(nodes):
         for attr_name, body in subgraphs(node):
-            sort_nodes(body.node, f"{path}/{node_label(node, index)}/{attr_name}")
+            sort_nodes(body.node, f"{path}/{node_label(node, index)}/{attr_name}", captured)
 
 
-def topological_order(nodes: Sequence[schema.NodeProto], path: str) -> list[int]:
+def topological_order(
+    nodes: Sequence[schema.NodeProto], path: str, captured: Captured = captured_names
+) -> list[int]:
     """Indices of `nodes` in a topological order that keeps the given order where it can:
-    each step takes the earliest node whose inputs are all available."""
+    each step takes the earliest node whose inputs are all available (a subgraph's reads as
+    `captured` gives them)."""
     producer: dict[str, int] = {}
     for index, node in enumerate(nodes):
         for name in node.output:
             if name:
                 producer.setdefault(name, index)
     # A node reading its own output waits for itself: a cycle of one.
-    waits_for = [_producers(node, producer) for node in nodes]
+    waits_for = [_producers(node, producer, captured) for node in nodes]
     feeds: list[list[int]] = [[] for _ in nodes]
     for index, needed in enumerate(waits_for):
         for before in needed:
@@ -58,11 +69,11 @@ def topological_order(nodes: Sequence[schema.NodeProto], path: str) -> list[int]
     return order
 
 
-def _producers(node: schema.NodeProto, producer: dict[str, int]) -> set[int]:
+def _producers(node: schema.NodeProto, producer: dict[str, int], captured: Captured) -> set[int]:
     """The nodes that produce what `node` reads, its subgraphs' captures included."""
     names = [name for name in node.input if name]
     for _, body in subgraphs(node):
-        names += captured_names(body)
+        names += captured(body)
     return {producer[name] for name in names if name in producer}
 
 
@@ -93,7 +104,8 @@ def sort_topologically(model: schema.ModelProto) -> schema.ModelProto:
     Why: onnxruntime and OpenVINO accept unsorted graphs (they sort them), the ONNX checker
     does not. A graph with a real cycle is an InputError naming a node on it.
     """
-    sort_nodes(model.graph.node, "main")
+    captured = CapturedNames()
+    sort_nodes(model.graph.node, "main", captured)
     for function in model.functions:
-        sort_nodes(function.node, f"function {function.name}")
+        sort_nodes(function.node, f"function {function.name}", captured)
     return model

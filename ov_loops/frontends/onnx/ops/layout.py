@@ -13,7 +13,6 @@ to_loop_ir.py maps the layout to Loop-5 ports, once for every op:
 
 from __future__ import annotations
 
-from functools import cached_property
 from typing import ClassVar, NamedTuple
 
 from ov_loops.contract.kinds import CarriedKind, CarriedValue, grouped, tensors
@@ -113,7 +112,7 @@ class OnnxLoopLayout(Record):
         "carried_kinds",
         "in_main_graph",
         "in_loop_body",
-        "__dict__",  # _body_reads is cached
+        "_reads",  # the names the body reads, once asked (a memo: not a field)
     )
 
     def __init__(
@@ -137,6 +136,7 @@ class OnnxLoopLayout(Record):
         carried_kinds: list[CarriedKind] | None = None,
         in_main_graph: bool = False,
         in_loop_body: bool = False,
+        body_reads: frozenset[str] | None = None,
     ) -> None:
         self.node = node
         self.path = path
@@ -159,6 +159,7 @@ class OnnxLoopLayout(Record):
         self.in_main_graph = in_main_graph
         # a node of a loop's body (any depth; set with in_main_graph)
         self.in_loop_body = in_loop_body
+        self._reads = body_reads  # scopes.read_names(body), when the reader knows them
 
     op = ""  # the op type, set when the class is registered (registry.loop_op)
     # Scan requires every sliced input to have the same length; Loop stops at the shortest.
@@ -181,10 +182,12 @@ class OnnxLoopLayout(Record):
     def reads_condition(self) -> bool:
         return self.condition_input is not None and self.condition_input in self._body_reads
 
-    @cached_property
+    @property
     def _body_reads(self) -> frozenset[str]:
         """The names the body reads (scopes.read_names), asked several times per loop."""
-        return frozenset(read_names(self.body))
+        if self._reads is None:
+            self._reads = frozenset(read_names(self.body))
+        return self._reads
 
     def placeholder_inputs(self) -> list[str]:
         """Inputs of the placeholder: [M] [cond] carried... captures... sliced... [sequence_lens]"""

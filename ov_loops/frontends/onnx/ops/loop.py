@@ -41,7 +41,7 @@ from ov_loops.frontends.onnx.ops.port_types import (
 from ov_loops.frontends.onnx.ops.registry import is_loop_op, loop_op
 from ov_loops.frontends.onnx.ops.slicing import slice_iteration_gathers
 from ov_loops.frontends.onnx.proto import schema
-from ov_loops.frontends.onnx.proto.scopes import captured_names
+from ov_loops.frontends.onnx.proto.scopes import Captured, captured_names, not_defined, read_names
 from ov_loops.frontends.onnx.proto.sequence_parts import SequenceParts
 
 T = schema.TensorProto
@@ -80,10 +80,17 @@ class OnnxLoop(OnnxLoopLayout):
 
     @classmethod
     def read(
-        cls, node: schema.NodeProto, path: str, opset: int | None, sequences: SequenceParts
+        cls,
+        node: schema.NodeProto,
+        path: str,
+        opset: int | None,
+        sequences: SequenceParts,
+        captured: Captured = captured_names,
     ) -> OnnxLoop:
         """Check the node's arity against its body; raise ConversionError naming the node.
-        `sequences` (the sequence rewrite's record) says which carried inputs are one value."""
+        `sequences` (the sequence rewrite's record) says which carried inputs are one value;
+        `captured` gives the captures of the graphs nested in the body (scopes.CapturedNames:
+        each walked once for the loops at every depth)."""
         bodies = [a.g for a in node.attribute if a.name == "body" and a.type == a.GRAPH]
         if not bodies:
             raise ConversionError(f"{path}: Loop has no 'body' graph attribute")
@@ -111,11 +118,13 @@ class OnnxLoop(OnnxLoopLayout):
                 f"{path}: Loop has {len(node.output)} outputs but its body yields "
                 f"{carried} loop-carried values and {scans} scan outputs"
             )
-        sliced, captures = [], captured_names(body)
+        sliced, reads = [], read_names(body, captured)
+        captures = not_defined(body, reads)
         if flag_shape(body.input[0]) == ():  # Gather at a [1] iteration number keeps the axis
             body, sliced = slice_iteration_gathers(body, captures)
         if sliced:
-            captures = captured_names(body)
+            reads = read_names(body, captured)
+            captures = not_defined(body, reads)
         slice_inputs = {entry.body_input for entry in sliced}
         return cls(
             node=node,
@@ -134,6 +143,7 @@ class OnnxLoop(OnnxLoopLayout):
             condition_input=body.input[1].name,
             condition_output=0,
             carried_kinds=sequences.carried_kinds(carried_inputs),
+            body_reads=frozenset(reads),
         )
 
     def check_own_ports(self, values: PlaceholderValues) -> None:

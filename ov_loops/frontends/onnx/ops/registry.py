@@ -7,11 +7,12 @@ opset range in which the op means the same::
     @loop_op("Scan", opsets=(9, None))      # Scan from opset 9 on (None: no last opset)
     class OnnxScan(OnnxLoopLayout): ...
 
-The class reads a node into its layout (`read(node, path, opset, sequences)`, raising
-ConversionError naming the node) and translates the loop from the values arriving at its
-placeholder (`layout.loop_ir(values, context)` -> (LoopIR, reports of its body's loops); see
-body.py). A registration that repeats or overlaps another's opsets raises. Importing the
-package `ops` imports each of its modules, so every op is registered before a lookup.
+The class reads a node into its layout (`read(node, path, opset, sequences[, captured])`,
+raising ConversionError naming the node; `captured`: a scopes.CapturedNames shared by a
+model's loops) and translates the loop from the values arriving at its placeholder
+(`layout.loop_ir(values, context)` -> (LoopIR, reports of its body's loops); see body.py). A
+registration that repeats or overlaps another's opsets raises. Importing the package `ops`
+imports each of its modules, so every op is registered before a lookup.
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ from ov_loops.frontends.onnx.ops.layout import (
 from ov_loops.frontends.onnx.ops.port_types import check_flag
 from ov_loops.frontends.onnx.ops.registry import loop_op
 from ov_loops.frontends.onnx.proto import schema
-from ov_loops.frontends.onnx.proto.scopes import captured_names
+from ov_loops.frontends.onnx.proto.scopes import Captured, captured_names
 from ov_loops.frontends.onnx.proto.sequence_parts import SequenceParts
 
 T = schema.TensorProto
@@ -84,10 +84,16 @@ class OnnxScan(OnnxLoopLayout):
 
     @classmethod
     def read(
-        cls, node: schema.NodeProto, path: str, opset: int | None, sequences: SequenceParts
+        cls,
+        node: schema.NodeProto,
+        path: str,
+        opset: int | None,
+        sequences: SequenceParts,
+        captured: Captured = captured_names,
     ) -> OnnxScan:
         """Check attributes and arity against the body; raise ConversionError naming the node.
-        A Scan carries no sequences (the sequence rewrite refuses them): `sequences` is unread."""
+        A Scan carries no sequences (the sequence rewrite refuses them): `sequences` is unread.
+        `captured` gives the body's captures (scopes.CapturedNames: walked once per graph)."""
         inputs = list(node.input[cls.input_offset :])
         bodies = [a.g for a in node.attribute if a.name == "body" and a.type == a.GRAPH]
         scan_inputs = [a.i for a in node.attribute if a.name == "num_scan_inputs"]
@@ -107,7 +113,7 @@ class OnnxScan(OnnxLoopLayout):
             path=path,
             opset=opset,
             body=body,
-            captures=captured_names(body),
+            captures=captured(body),
             sliced=sliced,
             carried_sources=inputs[:states],
             carried_inputs=[value.name for value in body.input[:states]],

@@ -6,9 +6,12 @@ enclosing graph by name. The translator turns these captures into explicit input
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from ov_loops.frontends.onnx.proto import schema
+
+# A graph's captured names (captured_names, or a CapturedNames memo of them)
+Captured = Callable[[schema.GraphProto], list[str]]
 
 
 def subgraphs(node: schema.NodeProto) -> Iterator[tuple[str, schema.GraphProto]]:
@@ -31,21 +34,50 @@ def defined_names(graph: schema.GraphProto) -> set[str]:
     return names
 
 
-def read_names(graph: schema.GraphProto) -> list[str]:
-    """Names `graph` reads: node inputs, its nested graphs' captures and its outputs, in order."""
+def read_names(graph: schema.GraphProto, captured: Captured | None = None) -> list[str]:
+    """Names `graph` reads: node inputs, its nested graphs' captures (`captured`: by default
+    `captured_names`) and its outputs, in order."""
+    captured = captured or captured_names
     read: dict[str, None] = {}
     for node in graph.node:
         read.update((name, None) for name in node.input if name)
         for _, body in subgraphs(node):
-            read.update((name, None) for name in captured_names(body))
+            read.update((name, None) for name in captured(body))
     read.update((value.name, None) for value in graph.output)
     return list(read)
 
 
-def captured_names(graph: schema.GraphProto) -> list[str]:
-    """Names `graph` (or any graph nested in it) reads but does not define, in first-use order."""
+def captured_names(graph: schema.GraphProto, captured: Captured | None = None) -> list[str]:
+    """Names `graph` (or any graph nested in it) reads but does not define, in first-use order
+    (those of its nested graphs as `captured` says: by default walked again)."""
+    return not_defined(graph, read_names(graph, captured))
+
+
+def not_defined(graph: schema.GraphProto, names: list[str]) -> list[str]:
+    """The `names` that `graph` does not define (`names` its reads: its captures), in order."""
     defined = defined_names(graph)
-    return [name for name in read_names(graph) if name not in defined]
+    return [name for name in names if name not in defined]
+
+
+class CapturedNames:
+    """`captured_names` of each graph asked, computed once, those of the graphs nested in it
+    with it: for the graphs of one model that do not change while it is in use (one conversion's,
+    one sort's). Asked for a graph and then for each graph nested in it, as loops at every depth
+    are read, `captured_names` walks each graph once per enclosing graph (quadratic in depth);
+    this walks it once. Graphs are told apart by identity (protobuf hands out one object per
+    message while it lives), each kept alive with its names so that no other takes its id."""
+
+    __slots__ = ("_known",)
+
+    def __init__(self) -> None:
+        self._known: dict[int, tuple[schema.GraphProto, list[str]]] = {}
+
+    def __call__(self, graph: schema.GraphProto) -> list[str]:
+        known = self._known.get(id(graph))
+        if known is None:
+            known = (graph, captured_names(graph, self))
+            self._known[id(graph)] = known
+        return list(known[1])
 
 
 def node_label(node: schema.NodeProto, index: int) -> str:
@@ -64,11 +96,28 @@ def fresh_name(base: str, taken: set[str]) -> str:
 
 
 def all_graphs(graph: schema.GraphProto, path: str) -> Iterator[tuple[schema.GraphProto, str]]:
-    """`graph` and every graph nested in it, each with its path (`main/Loop_0/body`)."""
+    """`graph` and every graph nested in it, each with its path (`main/Loop_0/body`), each graph
+    before those nested in it, in node order; a graph's nodes are read as the walk goes. One
+    generator per graph below a stack: nested generators (`yield from`) passed each graph up
+    through one frame per enclosing graph (quadratic in depth)."""
     yield graph, path
+    walks = [_subgraphs_of_nodes(graph, path)]
+    while walks:
+        found = next(walks[-1], None)
+        if found is None:
+            walks.pop()
+            continue
+        yield found
+        walks.append(_subgraphs_of_nodes(*found))
+
+
+def _subgraphs_of_nodes(
+    graph: schema.GraphProto, path: str
+) -> Iterator[tuple[schema.GraphProto, str]]:
+    """The subgraphs of `graph`'s nodes (not those nested deeper), each with its path."""
     for index, node in enumerate(graph.node):
         for attr_name, body in subgraphs(node):
-            yield from all_graphs(body, f"{path}/{node_label(node, index)}/{attr_name}")
+            yield body, f"{path}/{node_label(node, index)}/{attr_name}"
 
 
 def all_names(graph: schema.GraphProto) -> set[str]:
