@@ -95,29 +95,8 @@ class OnnxLoop(OnnxLoopLayout):
         if not bodies:
             raise ConversionError(f"{path}: Loop has no 'body' graph attribute")
         body = bodies[0]
-        carried = len(node.input) - 2
-        if carried < 0:
-            raise ConversionError(
-                f"{path}: Loop needs inputs M and cond (possibly empty), got {len(node.input)}"
-            )
-        if len(body.input) != carried + 2:
-            raise ConversionError(
-                f"{path}: body has {len(body.input)} inputs, expected {carried + 2} "
-                f"(iteration number, condition and {carried} loop-carried values)"
-            )
+        carried, scans = _arity(node, body, path)
         carried_inputs = [value.name for value in body.input[2:]]
-        refuse_omitted_inputs(path, "Loop", node.input[2:], 2, carried_inputs, "initial value")
-        scans = len(body.output) - 1 - carried
-        if scans < 0:
-            raise ConversionError(
-                f"{path}: body has {len(body.output)} outputs, expected at least {carried + 1} "
-                f"(condition and {carried} loop-carried values)"
-            )
-        if len(node.output) > carried + scans:
-            raise ConversionError(
-                f"{path}: Loop has {len(node.output)} outputs but its body yields "
-                f"{carried} loop-carried values and {scans} scan outputs"
-            )
         sliced, reads = [], read_names(body, captured)
         captures = not_defined(body, reads)
         if flag_shape(body.input[0]) == ():  # Gather at a [1] iteration number keeps the axis
@@ -159,3 +138,32 @@ class OnnxLoop(OnnxLoopLayout):
             if declared not in (0, elem_type):
                 found = f"is declared {type_name(declared)}"
                 raise ill_typed(self, f"body input {position} '{name}'", found, rule)
+
+
+def _arity(node: schema.NodeProto, body: schema.GraphProto, path: str) -> tuple[int, int]:
+    """(carried values, scan outputs) of Loop `node` with `body`, its inputs and outputs
+    checked against them; ConversionError naming the node."""
+    carried = len(node.input) - 2
+    if carried < 0:
+        raise ConversionError(
+            f"{path}: Loop needs inputs M and cond (possibly empty), got {len(node.input)}"
+        )
+    if len(body.input) != carried + 2:
+        raise ConversionError(
+            f"{path}: body has {len(body.input)} inputs, expected {carried + 2} "
+            f"(iteration number, condition and {carried} loop-carried values)"
+        )
+    carried_inputs = [value.name for value in body.input[2:]]
+    refuse_omitted_inputs(path, "Loop", node.input[2:], 2, carried_inputs, "initial value")
+    scans = len(body.output) - 1 - carried
+    if scans < 0:
+        raise ConversionError(
+            f"{path}: body has {len(body.output)} outputs, expected at least {carried + 1} "
+            f"(condition and {carried} loop-carried values)"
+        )
+    if len(node.output) > carried + scans:
+        raise ConversionError(
+            f"{path}: Loop has {len(node.output)} outputs but its body yields "
+            f"{carried} loop-carried values and {scans} scan outputs"
+        )
+    return carried, scans
