@@ -18,7 +18,10 @@ the other processes), in seconds, twice: the conversion call's (translate / conv
 the modules it needs imported before (`import ov_loops.api`: openvino, onnx and ov_loops'
 conversion modules; `import openvino`), and the imports plus the call (what a fresh process
 pays; `import ov_loops` alone imports nothing: its names load on first use); peak memory the
-child's peak RSS (`os.wait4`'s ru_maxrss: imports, conversion and writing the IR).
+child's peak RSS (`os.wait4`'s ru_maxrss: imports, conversion and writing the IR). The two
+Python methods run in benchmarks/fresh_child.py, which imports nothing before them (this module
+as the child had loaded modules openvino's import needs too: it favoured convert_model's
+imports by 20-30 ms of CPU until 2026-11-29).
 The tree's modules are compiled to bytecode once before measuring (`compileall`), as an
 installed package is: with PYTHONDONTWRITEBYTECODE set, every child compiled ov_loops' 110
 modules again, about 0.25 s of CPU time that convert_model, whose modules are installed
@@ -50,27 +53,6 @@ FAILED: set[tuple[str, str, str]] = set()  # (method, model, last line of its er
 BENCH_MODELS = sorted(str(path) for path in (HERE.parent / "models").glob("*.onnx"))
 
 
-def child(method: str, model: str, out: str) -> None:
-    """In the fresh process: convert `model` by `method`, write the IR to `out`, print the
-    conversion call's seconds and those of the imports before it."""
-    started = time.process_time()
-    if method == "convert_model":
-        import openvino as ov
-
-        imported = time.process_time()
-        converted = ov.convert_model(model)
-        seconds = time.process_time() - imported
-        ov.save_model(converted, out)
-    else:
-        import ov_loops.api
-
-        imported = time.process_time()
-        converted = ov_loops.api.translate(model, optimize=method).model
-        seconds = time.process_time() - imported
-        ov_loops.api.save(converted, out)
-    print(json.dumps([seconds, imported - started]), flush=True)
-
-
 def run(method: str, model: str, scratch: Path, tree: Path = TREE) -> tuple[float, float, float]:
     """(seconds of the call, of imports and call, peak RSS in MiB) of one conversion in a fresh
     process with the ov_loops of `tree`; for ovc both are the whole process's wall time, for cli
@@ -81,7 +63,7 @@ def run(method: str, model: str, scratch: Path, tree: Path = TREE) -> tuple[floa
     elif method == "cli":
         command = [sys.executable, "-m", "ov_loops", "convert", model, "-o", out, "-q"]
     else:
-        command = [sys.executable, str(HERE), "--child", method, model, out]
+        command = [sys.executable, str(HERE.parent / "fresh_child.py"), method, model, out]
     environment = {**os.environ, "PYTHONPATH": str(tree)}
     started = time.perf_counter()
     process = subprocess.Popen(
@@ -102,7 +84,7 @@ def run(method: str, model: str, scratch: Path, tree: Path = TREE) -> tuple[floa
     if method == "cli":
         seconds = usage.ru_utime + usage.ru_stime
         return seconds, seconds, usage.ru_maxrss / 1024
-    seconds, imports = json.loads(stdout.decode().splitlines()[-1])
+    seconds, imports = map(float, stdout.decode().split())
     return seconds, imports + seconds, usage.ru_maxrss / 1024
 
 
@@ -193,15 +175,11 @@ def arguments(description: str, methods: tuple[str, ...]) -> argparse.Namespace:
     scratch = Path(tempfile.gettempdir()) / "ov-loops-bench"
     parser.add_argument("--directory", type=Path, default=scratch, help="generated models")
     parser.add_argument("--tree", type=Path, default=TREE, help="the ov_loops checkout to run")
-    parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     return parser.parse_args()
 
 
 def main(description: str = __doc__.splitlines()[0], tables: str = "time,memory") -> int:
     args = arguments(description, METHODS)
-    if args.child:
-        child(*args.child)
-        return 0
     sys.path.insert(0, str(TREE))  # the generated models (the child imports the tree's)
     methods = args.methods.split(",")
     paths = model_paths(args.models.split(","), args.directory)

@@ -163,3 +163,22 @@ def test_fresh_conversion_runs_the_cli_in_a_fresh_process(tmp_path: Path) -> Non
     assert seconds == whole and seconds > 0
     assert peak > 50  # MiB: OpenVINO alone is more
     assert not fresh_conversion.FAILED and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("method", ["default", "convert_model"])
+def test_fresh_conversion_times_a_python_child_that_imports_nothing_before(
+    tmp_path: Path, method: str
+) -> None:
+    """fresh_conversion's Python methods run in benchmarks/fresh_child.py: the call's seconds
+    and the imports' before it, the child's peak RSS, on a model both convert; the IR it wrote
+    is cleared."""
+    from benchmarks import fresh_conversion
+
+    model = next(path for path in fresh_conversion.BENCH_MODELS if "rnn_stack" in path)
+    seconds, whole, peak = fresh_conversion.run(method, model, tmp_path)
+    assert 0 < seconds < whole
+    assert peak > 50  # MiB: OpenVINO alone is more
+    assert not fresh_conversion.FAILED and list(tmp_path.iterdir()) == []
+    code = (Path(fresh_conversion.HERE).parent / "fresh_child.py").read_text()
+    imports = [line for line in code.splitlines() if line.startswith(("import ", "from "))]
+    assert imports == ["from __future__ import annotations", "import sys", "import time"]
