@@ -7,6 +7,7 @@ conversion, a model read from a path may leave its weights in its files (load/we
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 from collections.abc import Callable, Iterator
@@ -156,9 +157,8 @@ def _require_utf8(message: Message, what: str) -> None:
         _refuse_non_utf8(message, what)
 
 
-# A field's kind for _all_utf8, by its descriptor (kinds of another type are 0: skipped).
+# A field's kind for _all_utf8 (fields of another type are 0: skipped).
 _STRING, _STRINGS, _MESSAGE, _MESSAGES = 1, 2, 3, 4
-_FIELD_KINDS: dict = {}
 
 
 def _all_utf8(message: Message) -> bool:
@@ -166,9 +166,7 @@ def _all_utf8(message: Message) -> bool:
     pending = [message]
     while pending:
         for field, value in pending.pop().ListFields():
-            kind = _FIELD_KINDS.get(field)
-            if kind is None:
-                kind = _FIELD_KINDS[field] = _field_kind(field)
+            kind = _field_kind(field)
             if kind == _MESSAGE:
                 pending.append(value)
             elif kind == _MESSAGES:
@@ -181,6 +179,7 @@ def _all_utf8(message: Message) -> bool:
     return True
 
 
+@functools.cache  # by descriptor: a model's walk asks for the same few fields again and again
 def _field_kind(field) -> int:
     if field.type == field.TYPE_STRING:
         return _STRINGS if field.is_repeated else _STRING

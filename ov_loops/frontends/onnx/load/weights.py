@@ -345,6 +345,7 @@ class MappedFiles:
 
     def __init__(self) -> None:
         self._maps: dict[str, tuple[BinaryIO, mmap.mmap, int]] = {}
+        self._resident: set[str] = set()  # mapped and not released since
 
     def refer_to_memory(self, model: schema.ModelProto) -> None:
         """Make each tensor of `model` kept in a file refer to its bytes in memory instead."""
@@ -357,19 +358,23 @@ class MappedFiles:
             file = open(path, "rb")  # noqa: SIM115 -- open until close()
             mapped = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
             self._maps[path] = (file, mapped, np.frombuffer(mapped, np.uint8).ctypes.data)
+            self._resident.add(path)
         return self._maps[path][2]
 
     def release_resident_pages(self) -> None:
-        """Take the mapped files' pages out of the process's resident memory: they stay mapped,
-        and a later read faults them in again from the file (the same bytes)."""
-        for _, mapped, _ in self._maps.values():
-            mapped.madvise(mmap.MADV_DONTNEED)
+        """Take the pages of the files mapped since the last call out of the process's resident
+        memory (once each: the driver calls this at every loop): they stay mapped, and a later
+        read faults them in again from the file (the same bytes)."""
+        for path in self._resident:
+            self._maps[path][1].madvise(mmap.MADV_DONTNEED)
+        self._resident.clear()
 
     def close(self) -> None:
         for file, mapped, _ in self._maps.values():
             mapped.close()
             file.close()
         self._maps.clear()
+        self._resident.clear()
 
     def __enter__(self) -> MappedFiles:
         return self

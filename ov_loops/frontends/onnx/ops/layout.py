@@ -62,6 +62,18 @@ def refuse_omitted_inputs(
             )
 
 
+def refuse_surplus_outputs(
+    path: str, op: str, outputs: int, kept: int, kept_role: str, scans: int
+) -> None:
+    """Raise ConversionError naming the node when it has more than the `kept` values (each a
+    `kept_role`) and `scans` scan outputs its body yields."""
+    if outputs > kept + scans:
+        raise ConversionError(
+            f"{path}: {op} has {outputs} outputs but its body yields "
+            f"{kept} {kept_role} and {scans} scan outputs"
+        )
+
+
 def flag_shape(declared: schema.ValueInfoProto, fed: tuple[int, ...] = ()) -> tuple[int, ...]:
     """The shape a Loop body's iteration-number or condition input is fed with: () when the body
     declares a scalar, (1,) when it declares any other rank (an old form declares [1];

@@ -31,6 +31,7 @@ from ov_loops.frontends.onnx.ops.layout import (
     StackedOutput,
     flag_shape,
     refuse_omitted_inputs,
+    refuse_surplus_outputs,
 )
 from ov_loops.frontends.onnx.ops.port_types import (
     check_flag,
@@ -161,9 +162,5 @@ def _arity(node: schema.NodeProto, body: schema.GraphProto, path: str) -> tuple[
             f"{path}: body has {len(body.output)} outputs, expected at least {carried + 1} "
             f"(condition and {carried} loop-carried values)"
         )
-    if len(node.output) > carried + scans:
-        raise ConversionError(
-            f"{path}: Loop has {len(node.output)} outputs but its body yields "
-            f"{carried} loop-carried values and {scans} scan outputs"
-        )
+    refuse_surplus_outputs(path, "Loop", len(node.output), carried, "loop-carried values", scans)
     return carried, scans

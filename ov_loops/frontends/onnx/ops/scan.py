@@ -28,6 +28,7 @@ from ov_loops.frontends.onnx.ops.layout import (
     SlicedRead,
     StackedOutput,
     refuse_omitted_inputs,
+    refuse_surplus_outputs,
 )
 from ov_loops.frontends.onnx.ops.port_types import check_flag
 from ov_loops.frontends.onnx.ops.registry import loop_op
@@ -176,11 +177,7 @@ class OnnxScan(OnnxLoopLayout):
             raise ConversionError(
                 f"{path}: body has {len(body.output)} outputs, expected at least {states} states"
             )
-        if len(node.output) > states + scans_out:
-            raise ConversionError(
-                f"{path}: Scan has {len(node.output)} outputs but its body yields "
-                f"{states} states and {scans_out} scan outputs"
-            )
+        refuse_surplus_outputs(path, "Scan", len(node.output), states, "states", scans_out)
         return states, scans_out
 
     @staticmethod
